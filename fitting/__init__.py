@@ -1,0 +1,12 @@
+"""Maximum-likelihood fitting of candidate laws, goodness of fit (λ², W², A²) and selection.
+
+    >>> from fitting import fit
+    >>> report = fit(sample)             # doctest: +SKIP
+    >>> report.best.name, report.best.frozen.mean()   # doctest: +SKIP
+    >>> print(report.summary())          # doctest: +SKIP
+"""
+from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample, law
+from .report import CandidateFit, FitReport, fit, is_discrete
+
+__all__ = ["fit", "FitReport", "CandidateFit", "Law", "LAWS", "CONTINUOUS", "DISCRETE", "law",
+           "Sample", "FitFailed", "is_discrete"]
