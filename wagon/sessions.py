@@ -8,7 +8,9 @@ Rules (documented in docs/methods.md):
   sheet, script, font) less than ``embed_window`` after it; otherwise it starts a new click;
 - a click whose idle time (from the last request of the previous click) exceeds ``tmax`` starts a
   new session; with ``timeout`` a session is also cut at the first click past ``timeout`` seconds
-  from its start.
+  from its start;
+- logs with whole-second timestamps get their session starts spread uniformly within the second
+  (seeded), so that session inter-arrival times have no ties at zero.
 """
 from __future__ import annotations
 
@@ -130,8 +132,10 @@ def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: fl
                 begin = t_click[k]
 
 
-def sessionize(req: Requests, rules: SessionRules = SessionRules()) -> Sessions:
-    """Group requests into clicks and sessions and draw the model's samples from them."""
+def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 0) -> Sessions:
+    """Group requests into clicks and sessions and draw the model's samples from them.
+
+    ``seed`` drives the dithering of whole-second session starts (module docstring)."""
     client = _client_codes(req, rules.identity)
     counts = {"requests": len(req), "clients": int(len(np.unique(client)))}
     robots = np.zeros(0, np.int64) if rules.keep_robots else _robot_clients(req, client, rules.robot_agent)
@@ -171,7 +175,12 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules()) -> Sessions:
     member = np.ones(n, bool)
     member[cs] = False                                # embedded requests (not the click's page)
     obj_ok = member & ok200 & (size > 0)
-    starts = np.sort(click_time[new_session])
+    starts = click_time[new_session]
+    if n and np.all(t == np.floor(t)):
+        # whole-second timestamps: spread each session start uniformly inside its second so that
+        # inter-arrival times are continuous (no ties at 0); seeded, so the model is reproducible
+        starts = starts + np.random.default_rng(seed).uniform(0.0, 1.0, len(starts))
+    starts = np.sort(starts)
     samples = {
         "interarrival": np.diff(starts),
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),

@@ -1,0 +1,158 @@
+"""The ``wagon`` command line (click)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import __version__
+from .model import save_model
+from .modeling import FitOptions, FitResult, fit_logs
+from .parse import LogError
+from .sessions import SessionRules
+
+PROGRESS_MIN_BYTES = 64 << 20          # about two seconds of parsing
+
+
+class WagonError(click.ClickException):
+    """A one-line error with exit status 2 (bad input, unreadable file)."""
+
+    exit_code = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="wagon")
+def main() -> None:
+    """wagon: model, synthesize and replay web workloads."""
+
+
+def _progress_reader(paths: list[str]):
+    """A (callback, bar) pair: a click progress bar when the inputs are large, else (None, None)."""
+    total = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
+    if total < PROGRESS_MIN_BYTES:
+        return None, None
+    bar = click.progressbar(length=total, label="parsing", file=sys.stderr)
+    return bar.update, bar
+
+
+@main.command("fit")
+@click.argument("logs", nargs=-1, required=True)
+@click.option("-o", "--output", default="model.json", show_default=True,
+              help="Where to write the model.")
+@click.option("--format", "fmt", default="auto", show_default=True,
+              help="auto, common, combined, epa, or an Apache LogFormat string.")
+@click.option("--identity", type=click.Choice(["host", "host+agent"]), default="host",
+              show_default=True, help="What identifies a client.")
+@click.option("--tmin", type=float, default=2.0, show_default=True,
+              help="Requests closer than this (s) belong to the same click.")
+@click.option("--tmax", type=float, default=600.0, show_default=True,
+              help="An idle time above this (s) ends the session.")
+@click.option("--timeout", type=float, default=None,
+              help="Also cut a session once it has lasted this long (s).")
+@click.option("--embed-window", type=float, default=10.0, show_default=True,
+              help="An image/style/script within this (s) of the previous request is embedded.")
+@click.option("--keep-robots", is_flag=True, help="Keep robots (excluded by default).")
+@click.option("--keep-query", is_flag=True, help="Keep query strings in URLs.")
+@click.option("--base-month", default=None, metavar="YYYY-MM",
+              help="Month and year for logs whose timestamps lack them (EPA).")
+@click.option("--bootstrap", type=int, default=0, show_default=True,
+              help="Parametric bootstrap replicates for p-values (0: off; it costs).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--plots", "plots_dir", default=None, metavar="DIR",
+              help="Write a CDF + QQ plot per variable here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def fit_cmd(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep_robots,
+            keep_query, base_month, bootstrap, seed, plots_dir, as_json) -> None:
+    """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
+    try:
+        rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
+                             identity=identity, keep_robots=keep_robots)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
+                         bootstrap=bootstrap, seed=seed)
+    progress, bar = _progress_reader(list(logs))
+    try:
+        if bar is not None:
+            with bar:
+                result = fit_logs(logs, options, progress)
+        else:
+            result = fit_logs(logs, options, progress)
+    except LogError as e:
+        raise WagonError(str(e)) from None
+    if result.sessions.counts["sessions"] == 0:
+        raise WagonError("no session left to model (every client was a robot?)")
+    try:
+        save_model(result.model, output)
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    plots = []
+    if plots_dir:
+        from .plots import write_plots
+        plots = [str(p) for p in write_plots(result.fits, result.sessions.samples, plots_dir)]
+    if as_json:
+        click.echo(json.dumps(_summary_json(result, output, plots), indent=1))
+    else:
+        click.echo(_summary_text(result, output, plots))
+    for name, line, reason, text in result.stats.examples:
+        click.echo(f"wagon: skipped {os.path.basename(name)}:{line} ({reason}): {text}", err=True)
+
+
+def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
+    st = result.stats
+    return {
+        "lines": st.lines, "parsed": st.parsed, "malformed": st.malformed_total,
+        "malformed_by_reason": dict(st.malformed), "formats": st.formats,
+        "sessions": result.sessions.counts["sessions"], "counts": result.sessions.counts,
+        "variables": {name: {k: v for k, v in result.model.data["variables"][name].items()}
+                      for name in result.model.data["variables"]},
+        "skipped_variables": result.skipped,
+        "arrivals": result.model.arrivals, "model": output, "plots": plots,
+    }
+
+
+def _summary_text(result: FitResult, output: str, plots: list[str]) -> str:
+    from fitting.report import format_params
+
+    st, c = result.stats, result.sessions.counts
+    out = []
+    for path, fmt in st.formats.items():
+        out.append(f"{os.path.basename(path)}: format {fmt}")
+    bad = ", ".join(f"{k} {v:,}" for k, v in st.malformed.most_common())
+    out.append(f"lines {st.lines:,}  parsed {st.parsed:,}  malformed {st.malformed_total:,}"
+               + (f" ({bad})" if bad else ""))
+    out.append(f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
+               f"({c['robot_requests']:,} requests left out)  sessions {c['sessions']:,}  "
+               f"clicks {c['clicks']:,}  embedded requests {c['embedded_requests']:,}")
+    out.append("")
+    out.append(f"{'variable':17s} {'n':>8s} {'law':18s} {'mean':>10s} {'λ²':>9s} {'W²':>8s} "
+               f"{'A²':>9s}  parameters")
+    for name, rep in result.fits.items():
+        b = rep.best
+        if b is None:
+            out.append(f"{name:17s} {rep.n:>8,} no law could be fitted")
+            continue
+        out.append(f"{name:17s} {rep.n:>8,} {b.name:18s} {b.frozen.mean():>10.4g} "
+                   f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g}  {format_params(b.params)}")
+    for name, why in result.skipped.items():
+        out.append(f"{name:17s} not fitted: {why}")
+    a = result.model.arrivals
+    if a:
+        verdict = "Poisson" if a["poisson"] else ("renewal, not exponential" if a["renewal"]
+                                                  else "not renewal (correlated gaps)")
+        lb = "n/a" if a["ljung_box_p"] is None else f"{a['ljung_box_p']:.3g}"
+        disp = " ".join(f"{k}={v:.2f}" for k, v in a["dispersion_index"].items())
+        out.append("")
+        out.append(f"session arrivals: {verdict}  (rate {a['rate_per_s']:.4g}/s, cv {a['cv']:.3g}, "
+                   f"Ljung-Box p {lb}, |acf| > band at {a['acf_outside_band']}/{len(a['acf'])} "
+                   f"lags, dispersion {disp or 'n/a'})")
+    out.append("")
+    out.append(f"model written to {output}" + (f"; plots in {os.path.dirname(plots[0])}"
+                                               if plots else ""))
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""PNG plots of fitted laws: empirical vs fitted CDF on log axes, and a QQ plot."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from fitting import FitReport
+
+__all__ = ["plot_fit", "write_plots"]
+
+
+def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> None:
+    """One PNG: left the empirical CDF against the chosen law's, right the QQ plot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    best = report.best
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    ranks = np.unique(np.linspace(0, n - 1, min(n, 1000)).astype(int))   # a readable subset
+    probs = (ranks + 0.5) / n
+    frozen = best.frozen
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax1.step(x[ranks], (ranks + 1) / n, where="post", label=f"data (n={n:,})", color="black", lw=1)
+    positive = x[0] > 0
+    grid = np.geomspace(x[0], x[-1], 400) if positive else np.linspace(x[0], x[-1], 400)
+    ax1.plot(grid, frozen.cdf(grid), label=best.name, color="tab:red")
+    ax1.set_xlabel(report.name)
+    ax1.set_ylabel("P(X ≤ x)")
+    ax1.legend(loc="lower right")
+    ax1.set_title(f"{report.name}: CDF")
+    theo = frozen.ppf(probs)
+    ax2.plot(theo, x[ranks], ".", ms=3, color="black")
+    finite = theo[np.isfinite(theo)]
+    lo, hi = min(finite.min(), x[0]), max(finite.max(), x[-1])
+    ax2.plot([lo, hi], [lo, hi], color="tab:red", lw=1)
+    if positive and lo > 0:
+        for ax in (ax1, ax2):
+            ax.set_xscale("log")
+        ax2.set_yscale("log")
+    ax2.set_xlabel(f"{best.name} quantiles")
+    ax2.set_ylabel("data quantiles")
+    ax2.set_title("QQ plot")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
+                outdir: str | os.PathLike) -> list[Path]:
+    """A PNG per fitted variable in ``outdir`` (created); returns the paths written."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, report in fits.items():
+        if report.best is None:
+            continue
+        path = outdir / f"{name}.png"
+        plot_fit(report, samples[name], path)
+        written.append(path)
+    return written
