@@ -159,7 +159,9 @@ def _measure(c: CandidateFit, s: Sample, edges: np.ndarray, obs: np.ndarray) -> 
 def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray) -> CandidateFit:
     mode = "continuous" if not s.discrete else ("discrete" if law.kind == "discrete" else "rounded")
     c = CandidateFit(law=law, mode=mode)
-    if law.kind == "discrete" and not s.discrete:
+    if s.x[0] == s.x[-1]:
+        c.error = "all values are equal"
+    elif law.kind == "discrete" and not s.discrete:
         c.error = "needs integer values"
     elif law.positive and not s.positive:
         c.error = "needs values > 0"

@@ -1,0 +1,196 @@
+"""Fitting: parameters recovered, right family chosen, statistics against direct computations,
+published reference fits, MLE optimality against scipy's numerical fits."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fitting import LAWS, fit
+from fitting import gof
+from fitting.laws import Sample
+
+# (family, frozen truth, parameters as fitting names them)
+TRUTHS = [
+    ("exponential", stats.expon(scale=30), {"scale": 30}),
+    ("lognormal", stats.lognorm(s=1.1, scale=math.exp(3)), {"mu": 3, "sigma": 1.1}),
+    ("weibull", stats.weibull_min(c=0.6, scale=20), {"shape": 0.6, "scale": 20}),
+    ("pareto", stats.pareto(b=1.5, scale=1000), {"shape": 1.5, "scale": 1000}),
+    ("inverse_gaussian", stats.invgauss(mu=5 / 3, scale=3), {"mu": 5, "lambda": 3}),
+    ("gamma", stats.gamma(a=2.5, scale=4), {"shape": 2.5, "scale": 4}),
+    ("loglogistic", stats.fisk(c=3, scale=10), {"shape": 3, "scale": 10}),
+    ("normal", stats.norm(loc=-2, scale=5), {"mu": -2, "sigma": 5}),
+]
+
+
+@pytest.mark.parametrize("family, truth, params", TRUTHS, ids=[t[0] for t in TRUTHS])
+def test_parameters_recovered_and_family_chosen(family, truth, params):
+    n, seeds = 4000, range(6)
+    chosen = 0
+    for seed in seeds:
+        x = truth.rvs(size=n, random_state=np.random.default_rng(seed))
+        report = fit(x, name=family)
+        got = next(c for c in report.candidates if c.name == family)
+        assert got.ok, got.error
+        for k, v in params.items():
+            # MLEs are √n-consistent: 8/√n relative covers every parameter here at n=4000
+            assert got.params[k] == pytest.approx(v, rel=8 / math.sqrt(n)), (k, got.params)
+        chosen += report.best.name == family
+    assert chosen >= 5, f"{family} chosen in {chosen}/6 seeds"
+
+
+def test_exponential_sample_comes_out_exponential_not_weibull():
+    picks = [fit(stats.expon(scale=7).rvs(size=3000, random_state=np.random.default_rng(s)))
+             .best.name for s in range(10)]
+    assert picks.count("exponential") >= 9, picks
+
+
+@pytest.mark.parametrize("factor", [1e-3, 1.0, 1e6])
+def test_fits_do_not_depend_on_the_scale_of_the_values(factor):
+    x = stats.weibull_min(c=0.7, scale=1).rvs(size=2000, random_state=np.random.default_rng(3))
+    ref = fit(x, candidates=["weibull", "gamma", "loglogistic", "lognormal"])
+    scaled = fit(x * factor, candidates=["weibull", "gamma", "loglogistic", "lognormal"])
+    for a, b in zip(ref.candidates, scaled.candidates):
+        assert b.params.get("shape", b.params.get("sigma")) == pytest.approx(
+            a.params.get("shape", a.params.get("sigma")), rel=1e-7)
+        assert b.a2 == pytest.approx(a.a2, rel=1e-6)
+
+
+@pytest.mark.parametrize("name, dist", [("weibull", stats.weibull_min), ("gamma", stats.gamma),
+                                        ("loglogistic", stats.fisk),
+                                        ("inverse_gaussian", stats.invgauss)])
+def test_likelihood_at_least_scipys_numerical_fit(name, dist):
+    x = stats.lognorm(s=0.8, scale=50).rvs(size=3000, random_state=np.random.default_rng(9))
+    ours = next(c for c in fit(x, candidates=[name]).candidates)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = dist.fit(x, floc=0)
+    assert ours.loglik >= np.sum(dist.logpdf(x, *theirs)) - 1e-6
+
+
+def test_fitdistrplus_reference_normal_fit():
+    # fitdistrplus::fitdist(x1, "norm"): mean 10.411111, sd 4.747033, loglik -53.57625
+    x1 = [6.4, 13.3, 4.1, 1.3, 14.1, 10.6, 9.9, 9.6, 15.3, 22.1, 13.4, 13.2, 8.4, 6.3, 8.9, 5.2,
+          10.9, 14.4]
+    c = fit(x1, candidates=["normal"]).candidates[0]
+    assert c.params["mu"] == pytest.approx(10.411111, abs=1e-6)
+    assert c.params["sigma"] == pytest.approx(4.747033, abs=1e-6)
+    assert c.loglik == pytest.approx(-53.57625, abs=1e-5)
+
+
+def test_fitdistrplus_reference_poisson_fit():
+    # fitdistrplus example: x2 <- c(rep(4,1), rep(2,3), rep(1,7), rep(0,12)); lambda = 17/23
+    x2 = [4] + [2] * 3 + [1] * 7 + [0] * 12
+    c = fit(x2, candidates=["poisson"], discrete=True).candidates[0]
+    assert c.params == {"mu": pytest.approx(17 / 23), "loc": 0}
+    assert c.loglik == pytest.approx(stats.poisson(17 / 23).logpmf(x2).sum(), rel=1e-12)
+
+
+def test_discrete_laws_recover_parameters():
+    rng = np.random.default_rng(4)
+    k = stats.nbinom(2.0, 0.3).rvs(size=20000, random_state=rng) + 1     # support from 1
+    c = next(c for c in fit(k, discrete=True).candidates if c.name == "negative_binomial")
+    assert c.params["n"] == pytest.approx(2.0, rel=0.08)
+    assert c.params["p"] == pytest.approx(0.3, rel=0.05) and c.params["loc"] == 1
+    z = stats.zipf(1.8).rvs(size=20000, random_state=rng)
+    rep = fit(z[z <= 100], discrete=True, candidates=["zipf", "geometric"])
+    assert rep.candidates[0].params["a"] == pytest.approx(1.8, rel=0.05)
+    g = stats.geom(0.25).rvs(size=20000, random_state=rng)
+    rep = fit(g, discrete=True)
+    assert rep.best.name == "geometric"
+    assert rep.best.params["p"] == pytest.approx(0.25, rel=0.03)
+
+
+def test_continuous_statistics_against_direct_computation():
+    x = np.sort(stats.gamma(a=2).rvs(size=500, random_state=np.random.default_rng(5)))
+    frozen = stats.gamma(a=2.1, scale=0.95)
+    w2, a2 = gof.cvm_ad(x, frozen)
+    assert w2 == pytest.approx(stats.cramervonmises(x, frozen.cdf).statistic, rel=1e-10)
+    n = len(x)
+    direct = -n - sum((2 * i - 1) * (math.log(frozen.cdf(x[i - 1])) + math.log(1 - frozen.cdf(
+        x[n - i]))) for i in range(1, n + 1)) / n
+    assert a2 == pytest.approx(direct, rel=1e-9)
+
+
+def test_lambda2_against_direct_computation():
+    x = stats.expon(scale=2).rvs(size=1000, random_state=np.random.default_rng(6))
+    rep = fit(x, candidates=["exponential"])
+    c = rep.candidates[0]
+    s = Sample(x)
+    edges = gof.bin_edges(s)
+    cuts = [-np.inf, *edges, np.inf]
+    x2 = k = 0.0
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        y = np.sum((x >= lo) & (x < hi))
+        e = len(x) * (stats.expon(scale=c.params["scale"]).cdf(hi)
+                      - stats.expon(scale=c.params["scale"]).cdf(lo))
+        x2 += (y - e) ** 2 / e
+        k += (y - e) / e
+    df = len(cuts) - 2 - 1
+    assert c.lambda2 == pytest.approx((x2 - k - df) / (len(x) - 1), rel=1e-9)
+    assert c.df == df
+
+
+def test_discrete_statistics_against_direct_computation():
+    k = stats.poisson(3).rvs(size=400, random_state=np.random.default_rng(7))
+    law = stats.poisson(3.1)
+    s = Sample(k, discrete=True)
+    loglik, w2, a2 = gof.cell_stats(s, law, "discrete")
+    n, w_direct, a_direct, cum_o, cum_e = len(k), 0.0, 0.0, 0, 0.0
+    for j in range(0, int(k.max()) + 1):
+        cum_o += np.sum(k == j)
+        cum_e += n * law.pmf(j)
+        h = law.cdf(j)
+        z = cum_o - cum_e
+        w_direct += z * z * law.pmf(j) / n
+        a_direct += z * z * law.pmf(j) / (h * (1 - h)) / n
+    assert w2 == pytest.approx(w_direct, rel=1e-9)
+    assert a2 == pytest.approx(a_direct, rel=1e-9)
+    assert loglik == pytest.approx(law.logpmf(k).sum(), rel=1e-12)
+
+
+def test_stephens_normal_p_value_agrees_with_statsmodels():
+    from statsmodels.stats.diagnostic import normal_ad
+    for seed in range(5):
+        x = stats.norm(10, 2).rvs(size=300, random_state=np.random.default_rng(seed))
+        c = fit(x, candidates=["normal"]).candidates[0]
+        _, p = normal_ad(x)            # same Stephens formula, sd with n−1
+        assert c.p_a2 == pytest.approx(p, abs=0.03)
+
+
+def test_bootstrap_is_seeded_and_accepts_the_true_law():
+    x = stats.weibull_min(c=1.5, scale=3).rvs(size=300, random_state=np.random.default_rng(8))
+    a = fit(x, candidates=["weibull"], bootstrap=99, seed=1).candidates[0]
+    b = fit(x, candidates=["weibull"], bootstrap=99, seed=1).candidates[0]
+    assert (a.p_a2, a.p_w2) == (b.p_a2, b.p_w2)
+    assert a.p_method == "bootstrap(99)" and a.p_a2 > 0.01
+    wrong = fit(x, candidates=["exponential"], bootstrap=99, seed=1).candidates[0]
+    assert wrong.p_a2 <= 0.02
+
+
+def test_unfit_candidates_say_why():
+    rep = fit([-1.0, 2.0, 3.5, 4.0])
+    errors = {c.name: c.error for c in rep.candidates}
+    assert errors["lognormal"] == "needs values > 0" and errors["normal"] is None
+    assert rep.best.name == "normal"
+    flat = fit([5.0, 5.0, 5.0])
+    assert flat.best is None and all(c.error for c in flat.candidates)
+    with pytest.raises(ValueError, match="at least 2"):
+        fit([1.0])
+
+
+def test_report_table_and_summary():
+    x = stats.lognorm(s=1.1, scale=math.exp(3)).rvs(size=2000, random_state=np.random.default_rng(0))
+    rep = fit(x, name="think")
+    assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items() if law.kind == "continuous"}
+    row = next(r for r in rep.table if r["law"] == "lognormal")
+    assert set(row) >= {"lambda2", "w2", "a2", "loglik", "aic", "p_a2", "params"}
+    text = rep.summary()
+    assert text.splitlines()[0].startswith("think: n=2,000")
+    assert any(line.startswith(" *lognormal") for line in text.splitlines())
+    frozen = rep.best.frozen
+    assert frozen.mean() == pytest.approx(math.exp(3 + 1.1 ** 2 / 2), rel=0.05)
+    assert 0 < frozen.cdf(20) < 1 and frozen.ppf(0.5) == pytest.approx(math.exp(3), rel=0.05)

@@ -1,0 +1,138 @@
+"""The model file and ``wagon fit``: outputs, JSON keys, errors as one line with exit status 2."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from wagon import load_model
+from wagon.cli import main
+from wagon.model import ModelError
+
+VARIABLES = ("interarrival", "clicks", "think", "page_size", "objects_per_page")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(map(str, args)), input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def sample_model(tmp_path, sample):
+    out = tmp_path / "model.json"
+    result = run("fit", sample, "-o", out, "--json")
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+def test_fit_json_summary_keys(sample_model):
+    _, summary = sample_model
+    assert {"lines", "parsed", "malformed", "sessions", "variables"} <= set(summary)
+    assert summary["lines"] == summary["parsed"] + summary["malformed"] == 24_545
+    assert summary["malformed"] == 5
+    for name in VARIABLES:
+        v = summary["variables"][name]
+        assert {"best", "params", "table"} <= set(v)
+        assert v["best"] in {row["law"] for row in v["table"]}
+
+
+def test_model_round_trip_and_privacy(sample_model):
+    path, summary = sample_model
+    model = load_model(path)
+    assert model.provenance["sessions"] == summary["sessions"]
+    think = model.variables["think"]
+    assert think.law == "lognormal" and think.frozen.mean() > 0
+    text = path.read_text()
+    assert "example.net" not in text.replace("www.example.net", "")   # no client host names
+    assert "Mozilla" not in text                                        # no user agents
+    pages = model.site["pages"]
+    assert pages[0]["url"] == "/" and all(0 <= o < len(model.site["objects"])
+                                          for p in pages for o in p["objects"])
+
+
+def _damaged(tmp_path, sample_model, edit):
+    data = json.loads(sample_model[0].read_text())
+    edit(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    return bad
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(format="something-else"), "'format' is not"),
+    (lambda d: d.update(version=99), "newer than this wagon reads"),
+    (lambda d: d["variables"]["think"].update(best="cauchy"), "unknown law 'cauchy'"),
+    (lambda d: d["variables"]["think"]["params"].update(sigma=-1), "out of range"),
+    (lambda d: d["site"]["pages"][0]["objects"].append(10**6), "object that does not exist"),
+    (lambda d: d.pop("site"), "'site' is missing"),
+])
+def test_damaged_models_give_one_line_errors(tmp_path, sample_model, edit, message):
+    bad = _damaged(tmp_path, sample_model, edit)
+    with pytest.raises(ModelError, match=message) as e:
+        load_model(bad)
+    assert "\n" not in str(e.value)
+
+
+def test_foreign_files(tmp_path):
+    for content, message in ((b"{not json", "JSON error"), (b"\xff\xfe\x00", "not text"),
+                             (b"[1, 2]", "not a JSON object")):
+        p = tmp_path / "f.json"
+        p.write_bytes(content)
+        with pytest.raises(ModelError, match=message):
+            load_model(p)
+    with pytest.raises(ModelError, match="No such file"):
+        load_model(tmp_path / "missing.json")
+
+
+def test_fit_real_traces_text_output(tmp_path, nasa, epa):
+    r = run("fit", nasa, "-o", tmp_path / "nasa.json")
+    assert r.exit_code == 0, r.output
+    assert "lines 20,000  parsed 20,000  malformed 0" in r.stdout
+    assert "format common (auto-detected" in r.stdout
+    r = run("fit", epa, "--base-month", "1995-08", "-o", tmp_path / "epa.json", "--json")
+    assert r.exit_code == 0
+    summary = json.loads(r.stdout)
+    assert summary["malformed_by_reason"] == {"bad request line": 1}
+    assert "skipped epa-http-aug95-half.log:4531 (bad request line)" in r.stderr
+    assert load_model(tmp_path / "epa.json").provenance["malformed"] == 1
+
+
+def test_fit_several_files_and_stdin(tmp_path, sample):
+    raw = gzip.decompress(sample.read_bytes()).splitlines(keepends=True)
+    (tmp_path / "a.log").write_bytes(b"".join(raw[: len(raw) // 2]))
+    (tmp_path / "b.log").write_bytes(b"".join(raw[len(raw) // 2:]))
+    r = run("fit", tmp_path / "b.log", tmp_path / "a.log", "-o", tmp_path / "m.json", "--json")
+    assert json.loads(r.stdout)["lines"] == len(raw)
+    r = run("fit", "-", "-o", tmp_path / "s.json", "--json", input=b"".join(raw))
+    assert r.exit_code == 0 and json.loads(r.stdout)["lines"] == len(raw)
+
+
+def test_fit_plots(tmp_path, sample):
+    r = run("fit", sample, "-o", tmp_path / "m.json", "--plots", tmp_path / "plots")
+    assert r.exit_code == 0
+    for name in VARIABLES:
+        png = (tmp_path / "plots" / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_fit_errors_are_one_line_with_status_2(tmp_path):
+    junk = tmp_path / "junk.log"
+    junk.write_text("this is not\na log\n")
+    for args in (("fit", junk), ("fit", tmp_path / "missing.log"),
+                 ("fit", junk, "--format", "%h %Q")):
+        r = run(*args, "-o", tmp_path / "m.json")
+        assert r.exit_code == 2, r.output
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
+    r = run("fit", junk, "--tmin", "9", "--tmax", "1")
+    assert r.exit_code == 2 and "tmin <= tmax" in r.stderr
+
+
+def test_custom_format_option(tmp_path):
+    log = tmp_path / "custom.log"
+    log.write_text("".join(f'10.0.0.{i % 7}|{i // 60:02d}/Aug/2024:10:{i % 60:02d}:00 +0000|'
+                           f'GET /p{i % 5}.html HTTP/1.1|200|{100 + i}\n' for i in range(60, 400)))
+    r = run("fit", log, "--format", "%h|%{%d/%b/%Y:%H:%M:%S %z}t|%r|%>s|%b", "-o",
+            tmp_path / "m.json", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parsed"] == 340

@@ -1,0 +1,228 @@
+"""Log parsing: every format, compressed inputs, merging, time zones, odd lines, real traces."""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wagon.logformat import FormatError, compile_format, resolve_format
+from wagon.parse import LogError, parse_bytes, parse_logs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from baseline_parser import parse_file  # noqa: E402
+
+CLF_LINES = [
+    b'a.example - - [01/Aug/1995:00:00:01 -0400] "GET /index.html HTTP/1.0" 200 1839',
+    b'b.example - frank [01/Aug/1995:00:00:07 +0200] "GET /img/a.gif HTTP/1.0" 304 -',
+    b'a.example - - [01/Aug/1995:00:00:09 -0400] "POST /cgi-bin/form?mail=x@y.z HTTP/1.0" 200 12',
+]
+
+
+def test_common_log_format_fields():
+    req, stats = parse_bytes(b"\n".join(CLF_LINES) + b"\n", "common")
+    assert (stats.lines, stats.parsed, stats.malformed_total) == (3, 3, 0)
+    first = datetime(1995, 8, 1, 0, 0, 1, tzinfo=timezone(timedelta(hours=-4))).timestamp()
+    second = datetime(1995, 8, 1, 0, 0, 7, tzinfo=timezone(timedelta(hours=2))).timestamp()
+    assert req.time.tolist() == [first, second, first + 8]
+    assert [req.hosts[h] for h in req.host] == ["a.example", "b.example", "a.example"]
+    assert [req.urls[u] for u in req.url] == ["/index.html", "/img/a.gif", "/cgi-bin/form"]
+    assert [req.methods[m] for m in req.method] == ["GET", "GET", "POST"]
+    assert req.status.tolist() == [200, 304, 200]
+    assert req.size.tolist() == [1839, 0, 12]
+    assert (req.agent == -1).all()
+
+
+def test_query_strings_kept_only_on_request():
+    req, _ = parse_bytes(CLF_LINES[2] + b"\n", "common", keep_query=True)
+    assert req.urls[req.url[0]] == "/cgi-bin/form?mail=x@y.z"
+
+
+def test_combined_format_has_agents():
+    line = (b'h1 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.1" 200 2326 '
+            b'"http://example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"')
+    req, stats = parse_bytes(line + b"\n")
+    assert stats.formats["<bytes>"].startswith("combined")
+    assert req.agents[req.agent[0]] == "Mozilla/4.08 [en] (Win98; I ;Nav)"
+    assert req.time[0] == datetime(2000, 10, 10, 20, 55, 36, tzinfo=timezone.utc).timestamp()
+
+
+def test_epa_format_and_base_month():
+    line = b'port11.annex1.naples.net [30:00:00:02] "GET /icons/c.gif HTTP/1.0" 200 2624'
+    req, stats = parse_bytes(line + b"\n", base_month="1995-08")
+    assert stats.formats["<bytes>"].startswith("epa")
+    assert req.time[0] == datetime(1995, 8, 30, 0, 0, 2, tzinfo=timezone.utc).timestamp()
+
+
+def test_custom_logformat_with_duration_and_agent_first():
+    fmt = '%{User-Agent}i|%a|%{%d/%b/%Y:%H:%M:%S %z}t|%r|%>s|%B|%D'
+    line = b'curl/8.0|10.1.2.3|05/Mar/2024:10:00:00 +0000|GET /x?q=1 HTTP/1.1|404|0|1500'
+    req, stats = parse_bytes(line + b"\n", fmt)
+    assert stats.parsed == 1
+    assert req.agents[req.agent[0]] == "curl/8.0"
+    assert req.hosts[req.host[0]] == "10.1.2.3"
+    assert req.duration[0] == pytest.approx(0.0015)
+    assert req.status[0] == 404 and req.urls[req.url[0]] == "/x"
+
+
+def test_epoch_time_and_seconds_duration():
+    req, _ = parse_bytes(b'h [1700000000] "GET / HTTP/1.1" 200 5 3\n',
+                         '%h [%{sec}t] "%r" %>s %b %T')
+    assert req.time[0] == 1700000000 and req.duration[0] == 3.0
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("%h%l %t \"%r\"", "nothing between"),
+    ("%h \"%r\"", "no time field"),
+    ("%h %{%Y}t \"%r\"", "unsupported time format"),
+    ("%h %t", "no request line"),
+])
+def test_bad_formats_are_one_line_errors(spec, message):
+    with pytest.raises(FormatError, match=message):
+        compile_format(spec)
+
+
+def test_unknown_named_format():
+    with pytest.raises(FormatError, match="unknown format"):
+        resolve_format("nginx-json")
+
+
+def test_odd_lines_counted_by_reason_with_line_numbers():
+    data = b"\n".join([
+        CLF_LINES[0],
+        b"",                                                              # empty
+        b"garbage",                                                       # structure
+        b'h - - [32/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',     # day 32
+        b'h - - [01/Aug/1995:00:00:01 -0400] "GET" 200 1',                # no URL
+        b'h - - [01/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 2x0 1',     # status
+        b'h - - [01/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1k',    # size
+        CLF_LINES[1],
+    ]) + b"\n"
+    req, stats = parse_bytes(data, "common")
+    assert stats.lines == 8 and stats.parsed == 2
+    assert dict(stats.malformed) == {"empty line": 1, "does not match format": 1,
+                                     "bad timestamp": 1, "bad request line": 1, "bad status": 1,
+                                     "bad size": 1}
+    assert [e[1] for e in stats.examples] == [2, 3, 4, 5, 6]   # first five kept, 1-based lines
+
+
+def test_quote_inside_request_recovered_by_regex_fallback():
+    line = b'h [30:09:36:04] "GET /gif/blue.gifalt=" HTTP/1.0" 404 -'
+    req, stats = parse_bytes(line + b"\n", "epa")
+    assert stats.parsed == 1
+    assert req.urls[req.url[0]] == '/gif/blue.gifalt="'
+    assert req.status[0] == 404
+
+
+def test_crlf_and_missing_final_newline():
+    req, stats = parse_bytes(CLF_LINES[0] + b"\r\n" + CLF_LINES[1], "common")
+    assert stats.lines == 2 and stats.parsed == 2
+    assert req.size.tolist() == [1839, 0]
+
+
+@pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2"),
+                                            (lzma.open, ".xz"), (open, ".log")])
+def test_compressed_inputs(tmp_path, opener, suffix):
+    path = tmp_path / f"access{suffix}"
+    with opener(path, "wb") as f:
+        f.write(b"\n".join(CLF_LINES) + b"\n")
+    req, stats = parse_logs([str(path)])
+    assert stats.parsed == 3
+
+
+def test_several_files_merge_in_time_order(tmp_path):
+    late = tmp_path / "late.log"
+    early = tmp_path / "early.log"
+    late.write_bytes(CLF_LINES[2] + b"\n")
+    early.write_bytes(CLF_LINES[0] + b"\n" + CLF_LINES[1] + b"\n")
+    req, stats = parse_logs([str(late), str(early)])
+    assert stats.lines == 3
+    assert np.all(np.diff(req.time) >= 0)
+    assert req.file.tolist() == [1, 1, 0]
+
+
+def test_unreadable_and_unparseable_inputs_are_log_errors(tmp_path):
+    with pytest.raises(LogError, match="No such file"):
+        parse_logs([str(tmp_path / "missing.log")])
+    junk = tmp_path / "junk.log"
+    junk.write_bytes(b"hello\nworld\n")
+    with pytest.raises(LogError, match="no line could be parsed"):
+        parse_logs([str(junk)])
+
+
+def test_vocabulary_shared_across_chunks(monkeypatch):
+    import wagon.parse as P
+    monkeypatch.setattr(P, "CHUNK_BYTES", 100)
+    data = b"\n".join(CLF_LINES * 20) + b"\n"
+    req, stats = parse_bytes(data, "common")
+    assert stats.parsed == 60
+    assert len(req.hosts) == 2 and len(req.urls) == 3
+
+
+# ---- real traces ------------------------------------------------------------------------------
+
+def test_nasa_matches_the_plain_regex_parser_field_by_field(nasa):
+    records, rejected = parse_file(str(nasa))
+    req, stats = parse_logs([str(nasa)])
+    assert rejected == 0 and stats.lines == 20_000 and stats.parsed == 20_000
+    ours = list(zip((req.hosts[h] for h in req.host), req.time.tolist(),
+                    (req.methods[m] for m in req.method), (req.urls[u] for u in req.url),
+                    req.status.tolist(), req.size.tolist()))
+    assert ours == records
+
+
+def test_epa_odd_lines(epa):
+    req, stats = parse_logs([str(epa)], base_month="1995-08")
+    assert stats.lines == 15_754
+    assert stats.parsed + stats.malformed_total == stats.lines
+    assert dict(stats.malformed) == {"bad request line": 1}       # "GET  HTTP/1.0": empty URL
+    assert stats.examples[0][1] == 4531
+    assert req.time.min() == datetime(1995, 8, 30, tzinfo=timezone.utc).timestamp()
+    assert (req.time.max() - req.time.min()) == pytest.approx(12 * 3600 - 1, abs=1)
+
+
+# ---- properties -------------------------------------------------------------------------------
+
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2000), st.sampled_from(["auto", "common", "combined", "epa"]))
+def test_parser_never_raises_and_never_loses_a_line(data, fmt):
+    req, stats = parse_bytes(data, fmt)
+    assert stats.lines == _line_count(data)
+    assert stats.parsed + stats.malformed_total == stats.lines
+    assert len(req) == stats.parsed
+
+
+LINE_PIECES = st.lists(st.sampled_from(
+    [b" ", b'"', b"[", b"]", b"-", b"GET", b"/x", b"HTTP/1.0", b"200", b"12", b"\r",
+     b"01/Aug/1995:00:00:01 -0400", b"30:00:00:00", b"\x00", b"\xff", b"?", b"\n"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINE_PIECES, st.sampled_from(["auto", "common", "combined", "epa"]))
+def test_parser_survives_near_miss_lines(pieces, fmt):
+    data = b"".join(pieces)
+    req, stats = parse_bytes(data, fmt)
+    assert stats.parsed + stats.malformed_total == stats.lines == _line_count(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2099, 12, 30)),
+       st.integers(min_value=-14 * 60, max_value=14 * 60))
+def test_timestamps_match_datetime(when, zone_minutes):
+    zone = timezone(timedelta(minutes=zone_minutes))
+    when = when.replace(microsecond=0, tzinfo=zone)
+    line = f'h - - [{when.strftime("%d/%b/%Y:%H:%M:%S %z")}] "GET / HTTP/1.0" 200 1\n'
+    req, stats = parse_bytes(line.encode(), "common")
+    assert stats.parsed == 1
+    assert req.time[0] == when.timestamp()
