@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from fitting import LAWS, fit
@@ -194,3 +196,29 @@ def test_report_table_and_summary():
     frozen = rep.best.frozen
     assert frozen.mean() == pytest.approx(math.exp(3 + 1.1 ** 2 / 2), rel=0.05)
     assert 0 < frozen.cdf(20) < 1 and frozen.ppf(0.5) == pytest.approx(math.exp(3), rel=0.05)
+
+
+FAMILY_SPACE = {
+    "exponential": (lambda a, b: stats.expon(scale=a), lambda a, b: {"scale": a}),
+    "lognormal": (lambda a, b: stats.lognorm(s=b, scale=a), lambda a, b: {"mu": math.log(a),
+                                                                           "sigma": b}),
+    "weibull": (lambda a, b: stats.weibull_min(c=b, scale=a), lambda a, b: {"shape": b, "scale": a}),
+    "gamma": (lambda a, b: stats.gamma(b, scale=a), lambda a, b: {"shape": b, "scale": a}),
+    "loglogistic": (lambda a, b: stats.fisk(c=2 * b + 1, scale=a),
+                    lambda a, b: {"shape": 2 * b + 1, "scale": a}),
+    "inverse_gaussian": (lambda a, b: stats.invgauss(mu=1 / b, scale=a * b),
+                         lambda a, b: {"mu": a, "lambda": a * b}),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(FAMILY_SPACE)), st.floats(1e-3, 1e6), st.floats(0.3, 3.0),
+       st.integers(0, 2**31))
+def test_estimators_recover_random_parameters(family, scale, shape, seed):
+    make, expected = FAMILY_SPACE[family]
+    x = make(scale, shape).rvs(size=3000, random_state=np.random.default_rng(seed))
+    got = fit(x, candidates=[family]).candidates[0]
+    assert got.ok, got.error
+    for k, v in expected(scale, shape).items():
+        tol = 0.15 * abs(v) + (0.15 if k == "mu" and family == "lognormal" else 0)
+        assert abs(got.params[k] - v) <= tol, (k, got.params, v)
