@@ -65,7 +65,8 @@ def _damaged(tmp_path, sample_model, edit):
     (lambda d: d["variables"]["think"].update(best="cauchy"), "unknown law 'cauchy'"),
     (lambda d: d["variables"]["think"]["params"].update(sigma=-1), "out of range"),
     (lambda d: d["site"]["pages"][0]["objects"].append(10**6), "object that does not exist"),
-    (lambda d: d.pop("site"), "'site' is missing"),
+    (lambda d: d.update(site=[]), "'site' is not an object"),
+    (lambda d: d.pop("variables"), "'variables' is missing"),
 ])
 def test_damaged_models_give_one_line_errors(tmp_path, sample_model, edit, message):
     bad = _damaged(tmp_path, sample_model, edit)

@@ -100,6 +100,160 @@ def fit_cmd(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep
         click.echo(f"wagon: skipped {os.path.basename(name)}:{line} ({reason}): {text}", err=True)
 
 
+def _load_model(path: str):
+    from .model import ModelError, load_model
+    try:
+        return load_model(path)
+    except ModelError as e:
+        raise WagonError(str(e)) from None
+
+
+@main.command("synth")
+@click.argument("model")
+@click.option("-o", "--output", default="scenario.jsonl", show_default=True)
+@click.option("--duration", type=float, default=None, help="Seconds of arrivals to generate.")
+@click.option("--sessions", type=int, default=None, help="Number of sessions to generate.")
+@click.option("--rate", type=float, default=None, help="Sessions per second (default: the model's).")
+@click.option("--rate-scale", type=float, default=1.0, show_default=True,
+              help="Multiply the model's session rate.")
+@click.option("--profile", default="constant", show_default=True,
+              help="constant, steps:T=M,..., flash:at=T,duration=D,peak=P, "
+                   "bursts:ratio=R,fraction=F,period=T.")
+@click.option("--arrivals", type=click.Choice(["poisson", "renewal"]), default="poisson",
+              show_default=True, help="Poisson, or the model's fitted inter-arrival law.")
+@click.option("--classes", default=None,
+              help="Client classes NETWORK/PROTOCOL:WEIGHT,... (see docs/synth.md).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--deterministic", is_flag=True, help="Every random variable replaced by its mean.")
+@click.option("--speedup", type=float, default=1.0, show_default=True,
+              help="Divide every time (arrivals, think times) by this.")
+@click.option("--pages", type=int, default=1000, show_default=True,
+              help="Pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=1.0, show_default=True,
+              help="Zipf exponent of that site's page popularity.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def synth_cmd(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
+              seed, deterministic, speedup, pages, zipf, as_json) -> None:
+    """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
+    from synth import Generator, SynthError, SynthOptions, write_scenario
+    from synth.classes import DEFAULT_CLASSES, ClassError
+    from synth.profiles import ProfileError
+
+    m = _load_model(model)
+    opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
+                        profile=profile, arrivals=arrivals, classes=classes or DEFAULT_CLASSES,
+                        seed=seed, deterministic=deterministic, speedup=speedup, pages=pages,
+                        zipf=zipf)
+    try:
+        gen = Generator(m, opts)
+    except (SynthError, ClassError, ProfileError) as e:
+        raise WagonError(str(e)) from None
+    expected = sessions or int(duration * gen.rate * parse_mean(gen))
+    try:
+        with open(output, "w") as out:
+            if expected > 200_000:
+                with click.progressbar(length=expected, label="sessions", file=sys.stderr) as bar:
+                    summary = write_scenario(gen, out, os.path.basename(model), bar.update)
+            else:
+                summary = write_scenario(gen, out, os.path.basename(model))
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    info = summary.as_dict()
+    info.update(scenario=output, rate=gen.rate, speedup=speedup, deterministic=deterministic)
+    if as_json:
+        click.echo(json.dumps(info, indent=1))
+        return
+    note = []
+    if speedup != 1:
+        note.append(f"times divided by {speedup:g} (--speedup)")
+    if deterministic:
+        note.append("deterministic: every variable at its mean")
+    click.echo(f"{output}: {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
+               f"{info['requests']:,} requests; base rate {gen.rate:.4g} sessions/s, "
+               f"profile {profile}" + (f"; {'; '.join(note)}" if note else ""))
+    rates, width = info["offered_requests_per_s"], info["bucket_s"]
+    if rates:
+        click.echo(f"offered requests/s per {width:.4g} s (at think-time offsets, before "
+                   "transfer times):")
+        shown = rates[:20]
+        peak = max(shown) or 1
+        for k, r in enumerate(shown):
+            click.echo(f"  {k * width:>10.1f} s  {r:>10.2f}  {'#' * int(40 * r / peak)}")
+        if len(rates) > 20:
+            later = sum(rates[20:]) * width
+            click.echo(f"  after {20 * width:.1f} s: {later:,.0f} more requests from sessions "
+                       "still running")
+
+
+def parse_mean(gen) -> float:
+    """Mean rate multiplier of the generator's profile over its horizon (progress estimate)."""
+    o = gen.options
+    return gen.profile.mean_multiplier(o.duration) if o.duration else 1.0
+
+
+@main.group("site")
+def site_group() -> None:
+    """The modeled site."""
+
+
+@site_group.command("build")
+@click.argument("model")
+@click.argument("outdir")
+@click.option("--pages", type=int, default=1000, show_default=True,
+              help="Pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=1.0, show_default=True)
+def site_build_cmd(model, outdir, pages, zipf) -> None:
+    """Write MODEL's site (pages of their size referencing their objects) under OUTDIR."""
+    from synth.site import resolve_site
+    from synth.sitebuild import build_site
+
+    site = resolve_site(_load_model(model), pages, zipf)
+    try:
+        report = build_site(site, outdir)
+    except OSError as e:
+        raise WagonError(f"cannot write under {outdir}: {e.strerror or e}") from None
+    skipped = ", ".join(f"{why} {n}" for why, n in report.skipped.items())
+    click.echo(f"{outdir}: {report.pages:,} pages, {report.objects:,} objects, "
+               f"{report.bytes / 1e6:.1f} MB"
+               + (f"; {report.grown} pages larger than modeled (their links need more room)"
+                  if report.grown else "")
+               + (f"; skipped: {skipped}" if skipped else ""))
+
+
+@main.command("export")
+@click.argument("scenario")
+@click.option("--to", "fmt", type=click.Choice(["httperf", "tsung", "clf"]), required=True)
+@click.option("-o", "--output", required=True)
+@click.option("--target", default="http://127.0.0.1:8080/", show_default=True,
+              help="Server the httperf or Tsung run will load.")
+@click.option("--max-sessions", type=int, default=None,
+              help="Export only the first N sessions (Tsung: default 1000).")
+@click.option("--start", "start_epoch", type=float, default=996624000.0, show_default=True,
+              help="clf: Unix time of the scenario's time 0.")
+def export_cmd(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
+    """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common Log Format log."""
+    from synth.export import export_clf, export_httperf, export_tsung
+    from synth.scenario import ScenarioError, read_scenario
+
+    try:
+        sc = read_scenario(scenario)
+        with open(output, "w") as out:
+            if fmt == "httperf":
+                n = export_httperf(sc, out, target, max_sessions)
+                what = f"{n:,} sessions"
+            elif fmt == "tsung":
+                n = export_tsung(sc, out, target, max_sessions or 1000)
+                what = f"{n:,} sessions"
+            else:
+                n = export_clf(sc, out, start_epoch)
+                what = f"{n:,} log lines"
+    except ScenarioError as e:
+        raise WagonError(str(e)) from None
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    click.echo(f"{output}: {what} ({fmt})")
+
+
 def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
     st = result.stats
     return {

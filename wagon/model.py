@@ -68,7 +68,7 @@ class Model:
 
     @property
     def site(self) -> dict:
-        return self.data["site"]
+        return self.data.get("site", {})
 
     @property
     def arrivals(self) -> dict:
@@ -76,7 +76,7 @@ class Model:
 
     @property
     def provenance(self) -> dict:
-        return self.data["provenance"]
+        return self.data.get("provenance", {})
 
 
 def _site_json(sessions: Sessions) -> dict:
@@ -160,8 +160,9 @@ def validate(data: object, path: str = "model") -> None:
     if version > MODEL_VERSION:
         raise ModelError(f"{path}: model version {version} is newer than this wagon reads "
                          f"({MODEL_VERSION}); upgrade wagon-workload")
-    for key in ("variables", "site", "provenance"):
-        _check(isinstance(data.get(key), dict), path, f"'{key}' is missing or not an object")
+    _check(isinstance(data.get("variables"), dict), path, "'variables' is missing or not an object")
+    for key in ("site", "provenance"):          # optional: a hand-written model may omit them
+        _check(isinstance(data.get(key, {}), dict), path, f"'{key}' is not an object")
     for name, v in data["variables"].items():
         _check(isinstance(v, dict), path, f"variable {name!r} is not an object")
         law = v.get("best")
@@ -177,10 +178,10 @@ def validate(data: object, path: str = "model") -> None:
         except (TypeError, ValueError) as e:
             raise ModelError(f"{path}: variable {name!r}: bad parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
-    site = data["site"]
-    pages, objects = site.get("pages"), site.get("objects")
+    site = data.get("site", {})
+    pages, objects = site.get("pages", []), site.get("objects", [])
     _check(isinstance(pages, list) and isinstance(objects, list), path,
-           "'site' needs 'pages' and 'objects' lists")
+           "'site' 'pages' and 'objects' must be lists")
     for i, page in enumerate(pages):
         _check(isinstance(page, dict) and isinstance(page.get("url"), str), path,
                f"page {i} has no url")

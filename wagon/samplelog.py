@@ -16,6 +16,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from .logformat import clf_timestamp
+
 __all__ = ["SampleLaws", "generate_lines", "write_sample"]
 
 AGENTS = ("Mozilla/4.0 (compatible; MSIE 5.5; Windows 98)", "Mozilla/4.76 [en] (X11; U; Linux)",
@@ -90,8 +92,9 @@ def generate_lines(hours: float = 1.0, laws: SampleLaws = SampleLaws(), seed: in
 
 def _line(start: datetime, offset: float, host: str, url: str, size: int, referer: str,
           agent: str) -> bytes:
-    when = start + timedelta(seconds=int(offset))
-    stamp = when.strftime("%d/%b/%Y:%H:%M:%S %z")
+    zone = start.utcoffset()
+    stamp = clf_timestamp(start.timestamp() + int(offset),
+                          int(zone.total_seconds() // 60) if zone else 0)
     ref = referer if referer == "-" else f"http://www.example.net{referer}"
     return (f'{host} - - [{stamp}] "GET {url} HTTP/1.0" 200 {size} "{ref}" "{agent}"').encode()
 

@@ -1,0 +1,116 @@
+"""Client classes: a network profile (delay, down/up bandwidth) and a browser protocol profile.
+
+A class is written ``NETWORK[/PROTOCOL][:WEIGHT]``, several separated by commas, e.g.
+``modem/http10x4:0.3,t1-dsl/http11:0.5,satellite/pipeline:0.2``. NETWORK is a preset or
+``RTTms-DOWNkbps[-UPkbps]`` (e.g. ``100ms-1000kbps-256kbps``); PROTOCOL is ``http10xK`` (HTTP/1.0,
+one connection per object, up to K at once), ``http11`` (one persistent connection),
+``http11xK`` (K persistent connections), ``pipeline`` (one persistent connection, pipelined
+requests) or ``early-close`` (persistent, closed by the client after each page).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+__all__ = ["Network", "Protocol", "ClientClass", "NETWORKS", "parse_classes", "DEFAULT_CLASSES",
+           "ClassError"]
+
+
+class ClassError(ValueError):
+    """A client-class specification that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Network:
+    """Round-trip propagation delay and bandwidths of a client's access link."""
+
+    name: str
+    rtt_ms: float
+    down_kbps: float
+    up_kbps: float
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a client's browser uses connections."""
+
+    name: str
+    connections: int = 1          # connections used at once for a page's objects
+    persistent: bool = True       # HTTP/1.1 keep-alive
+    pipeline: bool = False        # requests sent without waiting for responses
+    close_after_page: bool = False  # early close: the client drops the connection after a page
+
+
+@dataclass(frozen=True)
+class ClientClass:
+    name: str
+    weight: float
+    network: Network
+    protocol: Protocol
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "weight": self.weight, "network": asdict(self.network),
+                "protocol": asdict(self.protocol)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ClientClass":
+        return cls(d["name"], float(d["weight"]), Network(**d["network"]), Protocol(**d["protocol"]))
+
+
+#: WAGON's client classes (Liu et al. 2001) and a LAN; rtt in ms, bandwidths in kbit/s
+NETWORKS = {
+    "modem": Network("modem", 300.0, 56.0, 33.6),
+    "t1-dsl": Network("t1-dsl", 20.0, 1500.0, 1500.0),
+    "wan": Network("wan", 180.0, 150.0, 150.0),
+    "satellite": Network("satellite", 500.0, 2000.0, 2000.0),
+    "lan": Network("lan", 0.0, 1e6, 1e6),
+}
+
+DEFAULT_CLASSES = "modem/http10x4:0.25,t1-dsl/http11:0.35,wan/http11x2:0.25,satellite/pipeline:0.15"
+
+_CUSTOM_NET = re.compile(r"^(?P<rtt>[\d.]+)ms-(?P<down>[\d.]+)kbps(?:-(?P<up>[\d.]+)kbps)?$")
+
+
+def _network(text: str) -> Network:
+    if text in NETWORKS:
+        return NETWORKS[text]
+    m = _CUSTOM_NET.match(text)
+    if not m:
+        raise ClassError(f"unknown network {text!r}: use {', '.join(NETWORKS)} or "
+                         "RTTms-DOWNkbps[-UPkbps]")
+    down = float(m["down"])
+    return Network(text, float(m["rtt"]), down, float(m["up"]) if m["up"] else down)
+
+
+def _protocol(text: str) -> Protocol:
+    m = re.fullmatch(r"(http10|http11)(?:x(\d+))?|pipeline|early-close", text)
+    if not m:
+        raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline "
+                         "or early-close")
+    if text == "pipeline":
+        return Protocol("pipeline", 1, True, True, False)
+    if text == "early-close":
+        return Protocol("early-close", 1, True, False, True)
+    k = int(m.group(2) or (4 if m.group(1) == "http10" else 1))
+    if not 1 <= k <= 64:
+        raise ClassError(f"{text}: between 1 and 64 connections")
+    return Protocol(text, k, m.group(1) == "http11")
+
+
+def parse_classes(spec: str) -> list[ClientClass]:
+    """Parse a class list; weights default to 1 and are normalised to sum to 1."""
+    classes = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        body, _, weight = part.partition(":")
+        net, _, proto = body.partition("/")
+        try:
+            w = float(weight) if weight else 1.0
+        except ValueError:
+            raise ClassError(f"{part!r}: weight {weight!r} is not a number") from None
+        if not w > 0:
+            raise ClassError(f"{part!r}: weight must be positive")
+        classes.append(ClientClass(body, w, _network(net), _protocol(proto or "http11")))
+    if not classes:
+        raise ClassError("no client class given")
+    total = sum(c.weight for c in classes)
+    return [ClientClass(c.name, c.weight / total, c.network, c.protocol) for c in classes]

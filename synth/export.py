@@ -1,0 +1,133 @@
+"""Scenario exports for the tools people already use: httperf, Tsung, and a Common Log Format log.
+
+- ``httperf``: a ``--wsesslog`` file. Sessions are separated by blank lines; a click is a
+  non-indented line (its page) followed by its embedded objects indented (one burst), with
+  ``think=`` on the page line: the pause after that burst before the next. httperf starts the
+  sessions itself (``--rate``); the first comment line suggests the command.
+- ``tsung``: a Tsung XML configuration: arrival phases follow the scenario's rate profile, each
+  exported session is a Tsung session (chosen with equal probability), think times as
+  ``thinktime`` elements.
+- ``clf``: the requests as a server would have logged them at their offered times (transfer
+  times unknown: the objects of a click at the same second as its page), one host per session.
+"""
+from __future__ import annotations
+
+import math
+from typing import TextIO
+from urllib.parse import urlsplit
+from xml.sax.saxutils import quoteattr
+
+from wagon.logformat import clf_timestamp
+
+from .profiles import parse_profile
+from .scenario import Scenario
+from .timeline import offered_requests
+
+__all__ = ["export_httperf", "export_tsung", "export_clf", "EXPORTERS"]
+
+
+def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = None
+                   ) -> int:
+    """Write a wsesslog; returns the number of sessions written."""
+    opts = sc.header.get("options", {})
+    rate = float(opts.get("rate") or 1.0) / float(opts.get("speedup") or 1.0)
+    u = urlsplit(target)
+    count = 0
+    body = []
+    for s in sc.sessions():
+        if max_sessions is not None and count >= max_sessions:
+            break
+        for k, (page, _) in enumerate(s.clicks):
+            nxt = s.clicks[k + 1][1] if k + 1 < len(s.clicks) else 0.0
+            body.append(f"{sc.page_urls[page]} think={nxt:.3f}\n" if nxt > 0 else
+                        f"{sc.page_urls[page]}\n")
+            body.extend(f"    {sc.object_urls[o]}\n" for o in sc.page_objects[page])
+        body.append("\n")
+        count += 1
+    out.write(f"# wagon scenario {sc.path}: {count} sessions. Suggested command:\n"
+              f"# httperf --hog --server {u.hostname or '127.0.0.1'} --port {u.port or 80} "
+              f"--wsesslog={count},0,FILE --rate={rate:.6g} --timeout=30\n")
+    out.write("".join(body))
+    return count
+
+
+def _phases(sc: Scenario, horizon: float) -> list[tuple[float, float]]:
+    """(duration, rate) arrival phases following the scenario's profile over ``horizon``."""
+    opts = sc.header.get("options", {})
+    speed = float(opts.get("speedup") or 1.0)
+    rate = float(opts.get("rate") or 1.0) * speed
+    prof = parse_profile(opts.get("profile") or "constant")
+    edges, mult = list(prof.edges), list(prof.mult)
+    if prof.period:
+        reps = min(int(math.ceil(horizon * speed / prof.period)), 1000)
+        edges = [e + r * prof.period for r in range(reps) for e in prof.edges]
+        mult = mult * reps
+    bounds = [e / speed for e in edges if e / speed < horizon] + [horizon]
+    return [(b - a, rate * m) for a, b, m in zip(bounds[:-1], bounds[1:], mult) if b > a]
+
+
+def export_tsung(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = 1000) -> int:
+    """Write a Tsung configuration; returns the number of sessions written."""
+    u = urlsplit(target)
+    sessions = []
+    last_start = 0.0
+    for s in sc.sessions():
+        last_start = s.start
+        if max_sessions is None or len(sessions) < max_sessions:
+            sessions.append(s)
+    n = len(sessions)
+    opts = sc.header.get("options", {})
+    horizon = float(opts.get("duration") or 0) / float(opts.get("speedup") or 1.0) \
+        or max(last_start, 1.0)
+    # probabilities in thousandths of a percent that add up to exactly 100
+    share = [100_000 // n] * n
+    share[0] += 100_000 - sum(share)
+    w = out.write
+    w('<?xml version="1.0"?>\n<!DOCTYPE tsung SYSTEM "/usr/share/tsung/tsung-1.0.dtd">\n')
+    w('<tsung loglevel="notice" version="1.0">\n')
+    w('  <clients>\n    <client host="localhost" use_controller_vm="true" maxusers="30000"/>\n'
+      '  </clients>\n')
+    w(f'  <servers>\n    <server host={quoteattr(u.hostname or "127.0.0.1")} '
+      f'port="{u.port or 80}" type="tcp"/>\n  </servers>\n  <load>\n')
+    for k, (dur, rate) in enumerate(_phases(sc, horizon), start=1):
+        inter = 1.0 / rate if rate > 0 else 1e9
+        w(f'    <arrivalphase phase="{k}" duration="{max(round(dur * 1000), 1)}" '
+          f'unit="millisecond">\n'
+          f'      <users interarrival="{inter:.6g}" unit="second"/>\n    </arrivalphase>\n')
+    w('  </load>\n  <sessions>\n')
+    for s, p in zip(sessions, share):
+        w(f'    <session name="s{s.id}" probability="{p / 1000:.3f}" type="ts_http">\n')
+        for k, (page, think) in enumerate(s.clicks):
+            if k and think > 0:
+                w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
+            for url in [sc.page_urls[page]] + [sc.object_urls[o] for o in sc.page_objects[page]]:
+                w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"/>'
+                  '</request>\n')
+        w('    </session>\n')
+    w('  </sessions>\n</tsung>\n')
+    return n
+
+
+def export_clf(sc: Scenario, out: TextIO, start_epoch: float = 996624000.0) -> int:
+    """Write a Common Log Format log (default epoch 2001-08-01 00:00:00 UTC); returns lines."""
+    stamps: dict[int, str] = {}
+    lines = 0
+    for req in offered_requests(sc):
+        urls = [sc.page_urls[u] if p else sc.object_urls[u]
+                for u, p in zip(req.url.tolist(), req.is_page.tolist())]
+        rows = []
+        for t, sid, c, url, size in zip(req.time.tolist(), req.session.tolist(),
+                                        req.cls.tolist(), urls, req.size.tolist()):
+            sec = int(start_epoch + t)
+            stamp = stamps.get(sec)
+            if stamp is None:
+                if len(stamps) > 100_000:
+                    stamps.clear()
+                stamp = stamps[sec] = clf_timestamp(sec)
+            rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "GET {url} HTTP/1.0" 200 {size}\n')
+        out.write("".join(rows))
+        lines += len(rows)
+    return lines
+
+
+EXPORTERS = ("httperf", "tsung", "clf")

@@ -1,0 +1,91 @@
+"""A scenario's requests at their offered times, in time order, streamed with bounded memory.
+
+The offered time of a click is its session's start plus the think times before it (transfer
+times are unknown before a replay); its embedded objects are offered at the same time. Sessions
+are read in batches; since no later request can precede the next batch's first session start,
+everything before it is sorted and released, and only the requests of sessions still running
+stay in memory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+from typing import Iterator
+
+import numpy as np
+
+from .scenario import Scenario
+
+__all__ = ["Requests", "offered_requests"]
+
+
+@dataclass
+class Requests:
+    """Requests in time order: ``url`` indexes ``Scenario.page_urls`` for pages (is_page) and
+    ``Scenario.object_urls`` for objects."""
+
+    time: np.ndarray
+    session: np.ndarray
+    cls: np.ndarray
+    url: np.ndarray
+    is_page: np.ndarray
+    size: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def take(self, idx) -> "Requests":
+        return Requests(*(getattr(self, k)[idx] for k in
+                          ("time", "session", "cls", "url", "is_page", "size")))
+
+    @staticmethod
+    def concat(parts: list["Requests"]) -> "Requests":
+        return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in
+                          ("time", "session", "cls", "url", "is_page", "size")))
+
+
+def _expand(sc: Scenario, sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
+            page_sizes: np.ndarray, object_sizes: np.ndarray) -> Requests:
+    """All requests of a batch of sessions (unsorted)."""
+    counts = np.array([len(s.clicks) for s in sessions])
+    pages = np.fromiter((p for s in sessions for p, _ in s.clicks), np.int64, int(counts.sum()))
+    thinks = np.fromiter((t for s in sessions for _, t in s.clicks), float, len(pages))
+    sid = np.repeat(np.array([s.id for s in sessions]), counts)
+    cls = np.repeat(np.array([s.cls for s in sessions]), counts)
+    starts = np.repeat(np.array([s.start for s in sessions]), counts)
+    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    cum = np.cumsum(thinks)
+    click_time = starts + cum - np.repeat(cum[first], counts)
+    n_obj = obj_ptr[pages + 1] - obj_ptr[pages]
+    per_click = 1 + n_obj
+    rows = np.repeat(np.arange(len(pages)), per_click)
+    k = np.arange(len(rows)) - np.repeat(np.cumsum(per_click) - per_click, per_click)
+    is_page = k == 0
+    obj = obj_flat[np.minimum(obj_ptr[pages[rows]] + k - 1, max(len(obj_flat) - 1, 0))] \
+        if len(obj_flat) else np.zeros(len(rows), np.int64)
+    url = np.where(is_page, pages[rows], obj)
+    size = np.where(is_page, page_sizes[pages[rows]], object_sizes[obj] if len(object_sizes)
+                    else 0)
+    return Requests(click_time[rows], sid[rows], cls[rows], url, is_page, size)
+
+
+def offered_requests(sc: Scenario, batch: int = 10_000) -> Iterator[Requests]:
+    """Time-ordered chunks of all the scenario's requests."""
+    obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.page_objects]))).astype(np.int64)
+    obj_flat = np.array([o for objs in sc.page_objects for o in objs], np.int64)
+    page_sizes = np.array(sc.page_sizes, np.int64)
+    object_sizes = np.array(sc.object_sizes, np.int64)
+    sessions = sc.sessions()
+    pending: Requests | None = None
+    chunk = list(islice(sessions, batch))
+    while chunk:
+        nxt = list(islice(sessions, batch))
+        part = _expand(sc, chunk, obj_ptr, obj_flat, page_sizes, object_sizes)
+        pending = part if pending is None else Requests.concat([pending, part])
+        horizon = min(s.start for s in nxt) if nxt else np.inf
+        pending = pending.take(np.argsort(pending.time, kind="stable"))
+        cut = int(np.searchsorted(pending.time, horizon, side="left"))
+        if cut:
+            yield pending.take(slice(0, cut))
+        pending = pending.take(slice(cut, None))
+        chunk = nxt
