@@ -254,6 +254,123 @@ def export_cmd(scenario, fmt, output, target, max_sessions, start_epoch) -> None
     click.echo(f"{output}: {what} ({fmt})")
 
 
+PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
+
+
+@main.command("replay")
+@click.argument("scenario")
+@click.option("--target", required=True, help="The server: http://HOST:PORT/")
+@click.option("--results", default=None, metavar="FILE",
+              help="CSV of every request (and FILE's .pages.csv of every page).")
+@click.option("--workers", type=int, default=1, show_default=True,
+              help="Processes sharing the sessions (one per core).")
+@click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
+@click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
+@click.option("--connect-timeout", type=float, default=10.0, show_default=True)
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds to wait for a response.")
+@click.option("--max-time", type=float, default=None, help="Stop after this many seconds.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress line on stderr (default: when stderr is a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def replay_cmd(scenario, target, results, workers, protocol, no_emulation, connect_timeout,
+               timeout, max_time, progress, as_json) -> None:
+    """Play SCENARIO against the server at --target and report what clients saw."""
+    from replay import ReplayError, ReplayOptions, replay
+    from replay.record import summary_text
+    from replay.runner import estimate_connections, raise_nofile
+    from synth.classes import ClassError, parse_classes
+    from synth.scenario import ScenarioError, read_scenario
+
+    try:
+        proto = parse_classes(f"lan/{protocol}")[0].protocol if protocol else None
+        sc = read_scenario(scenario)
+        limit = raise_nofile()
+        need = estimate_connections(sc, proto)
+    except ClassError as e:
+        raise WagonError(f"--protocol: {e}") from None
+    except ScenarioError as e:
+        raise WagonError(str(e)) from None
+    if need > limit * max(workers, 1):
+        click.echo(f"wagon: this run would hold about {need:,} connections at its peak; the "
+                   f"open-files limit is {limit:,} per process: expect 'too_many_open_files' "
+                   "errors (use --workers, or raise the hard limit)", err=True)
+    opts = ReplayOptions(target=target, results=results, workers=workers, protocol=protocol,
+                         emulation=not no_emulation, connect_timeout=connect_timeout,
+                         timeout=timeout, max_time=max_time,
+                         progress=sys.stderr.isatty() if progress is None else progress)
+    try:
+        summary = replay(scenario, opts)
+    except (ReplayError, ScenarioError) as e:
+        raise WagonError(str(e)) from None
+    except OSError as e:
+        raise WagonError(f"cannot write results: {e.strerror or e}") from None
+    click.echo(json.dumps(summary, indent=1) if as_json else summary_text(summary))
+
+
+@main.command("serve")
+@click.option("--model", default=None, help="Serve this model's site from memory.")
+@click.option("--site", "site_dir", default=None, help="Serve the files under this directory.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--max-connections", type=int, default=None,
+              help="Connections served at once (others wait unread), like Apache's MaxClients.")
+@click.option("--keepalive-timeout", type=float, default=75.0, show_default=True)
+@click.option("--service-time", type=float, default=0.0, show_default=True,
+              help="Seconds added to every request.")
+@click.option("--pages", type=int, default=1000, show_default=True,
+              help="Pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=1.0, show_default=True)
+@click.option("--max-time", type=float, default=None, help="Stop after this many seconds.")
+def serve_cmd(model, site_dir, host, port, max_connections, keepalive_timeout, service_time,
+              pages, zipf, max_time) -> None:
+    """Serve the modeled site (embedded aiohttp server)."""
+    import asyncio
+
+    from replay.server import make_app, serve
+    from synth.site import resolve_site
+
+    if (model is None) == (site_dir is None):
+        raise WagonError("give exactly one of --model and --site")
+    try:
+        app = (make_app(resolve_site(_load_model(model), pages, zipf), service_time=service_time)
+               if model else make_app(directory=site_dir, service_time=service_time))
+    except FileNotFoundError as e:
+        raise WagonError(str(e)) from None
+
+    async def main_() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        import signal as _signal
+        for sig in (_signal.SIGINT, _signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if max_time:
+            loop.call_later(max_time, stop.set)
+        await serve(app, host, port, max_connections, keepalive_timeout, stop,
+                    ready=lambda p: click.echo(f"serving on http://{host}:{p}/", err=True))
+    try:
+        asyncio.run(main_())
+    except OSError as e:
+        raise WagonError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+
+
+@main.command("demo")
+@click.option("--outdir", default="wagon-demo", show_default=True)
+@click.option("--duration", type=float, default=120.0, show_default=True,
+              help="Modeled seconds of session arrivals.")
+@click.option("--speedup", type=float, default=10.0, show_default=True)
+@click.option("--rate-scale", type=float, default=20.0, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def demo_cmd(outdir, duration, speedup, rate_scale, seed) -> None:
+    """Fit the bundled log, synthesize, serve, replay, report: the whole pipeline."""
+    from .demo import DemoError, run_demo
+    try:
+        run_demo(outdir, duration, speedup, rate_scale, seed, echo=click.echo,
+                 progress=sys.stderr.isatty())
+    except DemoError as e:
+        raise WagonError(str(e)) from None
+
+
 def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
     st = result.stats
     return {

@@ -62,3 +62,39 @@ def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
         plot_fit(report, samples[name], path)
         written.append(path)
     return written
+
+
+def plot_replay(summary: dict, results_csv: str | os.PathLike, class_names: list[str],
+                path: str | os.PathLike) -> None:
+    """Requests completed per second, and the latency distribution of each client class."""
+    import csv
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_class: dict[int, list[float]] = {}
+    with open(results_csv, newline="") as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        for r in rows:
+            if not r["error"] and r["start"] and r["last_byte"]:
+                by_class.setdefault(int(r["class"]), []).append(
+                    1e3 * (float(r["last_byte"]) - float(r["start"])))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    series = summary["throughput"]["per_second"]
+    ax1.plot(np.arange(len(series)), series, color="black", lw=1)
+    ax1.set_xlabel("time (s)")
+    ax1.set_ylabel("requests completed per second")
+    ax1.set_title("throughput")
+    for cls, lat in sorted(by_class.items()):
+        lat = np.sort(lat)
+        ax2.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post",
+                 label=f"{class_names[cls]} (n={len(lat):,})")
+    ax2.set_xscale("log")
+    ax2.set_xlabel("request latency (ms), from its send")
+    ax2.set_ylabel("P(latency ≤ x)")
+    ax2.set_title("latency by client class")
+    ax2.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

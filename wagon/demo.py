@@ -1,0 +1,96 @@
+"""``wagon demo``: from nothing to a result in about a minute, on the bundled sample log.
+
+Fit the sample → synthesize a short scenario (WAGON's client classes, times sped up) → start
+``wagon serve`` on a free loopback port → replay → print the summary, write the plots."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .model import save_model
+from .modeling import fit_logs
+
+__all__ = ["run_demo", "SAMPLE", "DemoError"]
+
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample-combined.log.gz"
+DEMO_CLASSES = "modem/http10x4:0.15,t1-dsl/http11:0.45,wan/http11x2:0.25,satellite/pipeline:0.15"
+
+
+class DemoError(RuntimeError):
+    pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise DemoError("the embedded server exited: " + proc.stderr.read().decode()[-500:])
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise DemoError(f"the embedded server did not listen on port {port}")
+
+
+def run_demo(outdir: str, duration: float = 120.0, speedup: float = 10.0, rate_scale: float = 20.0,
+             seed: int = 1, echo=print, progress: bool = False) -> dict:
+    """Run the whole pipeline; returns the replay summary. Files go under ``outdir``."""
+    from replay import ReplayOptions, replay
+    from replay.record import summary_text
+    from synth import Generator, SynthOptions, read_scenario, write_scenario
+    from wagon.plots import plot_replay, write_plots
+
+    if not SAMPLE.exists():
+        raise DemoError(f"{SAMPLE} is missing: run the demo from a source checkout "
+                        "(pip install -e .)")
+    out = Path(outdir)
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    t_start = time.monotonic()
+    echo(f"1/4 fit {SAMPLE.name}")
+    fitted = fit_logs([str(SAMPLE)])
+    save_model(fitted.model, out / "model.json")
+    for name, rep in fitted.fits.items():
+        b = rep.best
+        echo(f"    {name:17s} {b.name:18s} mean {b.frozen.mean():10.4g}  (n={rep.n:,})")
+    write_plots(fitted.fits, fitted.sessions.samples, out / "plots")
+    echo(f"2/4 synth {duration:g} s of arrivals at {rate_scale:g}x the logged rate, "
+         f"times /{speedup:g}")
+    gen = Generator(fitted.model, SynthOptions(duration=duration, rate_scale=rate_scale,
+                                               speedup=speedup, seed=seed, classes=DEMO_CLASSES))
+    scenario = out / "scenario.jsonl"
+    with open(scenario, "w") as f:
+        info = write_scenario(gen, f, "model.json").as_dict()
+    echo(f"    {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
+         f"{info['requests']:,} requests, classes {DEMO_CLASSES}")
+    port = _free_port()
+    echo(f"3/4 serve the modeled site on http://127.0.0.1:{port}/")
+    server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--model",
+                               str(out / "model.json"), "--port", str(port), "--max-time", "600"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_port(port, server)
+        echo("4/4 replay (each session with its class' delay, bandwidth and browser)")
+        summary = replay(str(scenario), ReplayOptions(
+            target=f"http://127.0.0.1:{port}/", results=str(out / "results.csv"),
+            max_time=duration / speedup + 40, progress=progress))
+    finally:
+        server.terminate()
+        server.wait(10)
+    names = [c.name for c in read_scenario(scenario).classes]
+    plot_replay(summary, out / "results.csv", names, out / "plots" / "replay.png")
+    echo("")
+    echo(summary_text(summary))
+    echo(f"\ndemo done in {time.monotonic() - t_start:.0f} s; model, scenario, results and plots "
+         f"in {os.path.abspath(out)}/")
+    return summary
