@@ -90,3 +90,86 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+FAULT_BODY = b"x" * 100
+
+
+class _Fault(__import__("asyncio").Protocol):
+    """Answers by path: /ok 200, /500 a 500, /reset a RST mid-body, /truncate a short body then
+    FIN, /hang nothing, /close a FIN without answer."""
+
+    def connection_made(self, transport):
+        self.t = transport
+        self.buf = b""
+
+    def data_received(self, data):
+        import socket as _s
+        import struct
+        self.buf += data
+        while b"\r\n\r\n" in self.buf:
+            head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+            path = head.split(b" ")[1]
+            if path == b"/ok":
+                self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + FAULT_BODY)
+            elif path == b"/500":
+                self.t.write(b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno")
+            elif path == b"/reset":
+                self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"y" * 1000)
+                sock = self.t.get_extra_info("socket")
+                sock.setsockopt(_s.SOL_SOCKET, _s.SO_LINGER, struct.pack("ii", 1, 0))
+                self.t.abort()
+                return
+            elif path == b"/truncate":
+                self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"z" * 10)
+                self.t.close()
+                return
+            elif path == b"/close":
+                self.t.close()
+                return
+            # /hang: say nothing
+
+
+@contextlib.contextmanager
+def fault_server():
+    """The fault server in a thread of its own; yields its port."""
+    import asyncio
+    import threading
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+
+    def run():
+        asyncio.set_event_loop(loop)
+        server = loop.run_until_complete(loop.create_server(_Fault, "127.0.0.1", port))
+        ready.set()
+        loop.run_forever()
+        server.close()
+        loop.run_until_complete(server.wait_closed())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ready.wait(5)
+    try:
+        yield port
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+
+
+def write_scenario_file(path: Path, pages: list[tuple[str, int, list[int]]],
+                        objects: list[tuple[str, int]], classes: list[str],
+                        sessions: list[tuple[float, int, list[tuple[int, float]]]]) -> Path:
+    """A hand-made scenario: pages (url, size, object indices), objects (url, size), class
+    specs, sessions (start, class, [(page, think)])."""
+    import json
+    from synth.classes import parse_classes
+    header = {"format": "wagon-scenario", "version": 1, "seed": 0, "model": {},
+              "options": {}, "classes": [c.to_dict() for c in parse_classes(",".join(classes))],
+              "site": {"pages": [{"url": u, "size": s, "objects": o} for u, s, o in pages],
+                       "objects": [{"url": u, "size": s} for u, s in objects]}}
+    lines = [json.dumps(header)] + [json.dumps({"id": i, "start": st, "class": c,
+                                                "clicks": [list(x) for x in clicks]})
+                                    for i, (st, c, clicks) in enumerate(sessions)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
