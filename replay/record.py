@@ -94,10 +94,11 @@ class Stats:
             self.h["page_html_latency"].record_value(_us(page.html_latency))
 
     def on_session_start(self, session: int, intended: float, actual: float) -> None:
+        """Send lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
         lag = actual - intended
         self.c["sessions_started"] += 1
         self.c["sessions_late"] += lag > LATE_S
-        self.h["send_lag"].record_value(_us(lag))
+        self.h["send_lag"].record_value(_us(abs(lag)))
 
     def on_session_end(self, session: int, completed: bool) -> None:
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1

@@ -32,7 +32,7 @@ class Scheduler:
         self.target, self.classes, self.sessions = target, classes, sessions
         self.t0, self.stop, self.hooks = t0, stop, hooks
         self.loop = asyncio.get_running_loop()
-        self.skew = clock() - self.loop.time()       # clock() = loop.time() + skew
+        self.skew = 0.0                              # clock() = loop.time() + skew, set in run()
         self.tasks: set[asyncio.Task] = set()
         self.scheduled = 0
         self.finished = 0
@@ -43,6 +43,8 @@ class Scheduler:
 
     async def run(self) -> None:
         """Schedule every session, then wait for them (or for ``stop``)."""
+        await asyncio.sleep(0)           # a fresh loop iteration: loop.time() is not stale now
+        self.skew = clock() - self.loop.time()
         for s in self.sessions:
             due = self.t0 + s.start
             wait = due - LOOKAHEAD - clock()

@@ -19,9 +19,10 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CONF = """daemon off;
 master_process off;
 worker_processes 1;
+worker_rlimit_nofile {nofile};
 error_log {d}/error.log warn;
 pid {d}/nginx.pid;
-events {{ worker_connections 8192; }}
+events {{ worker_connections {connections}; }}
 http {{
   log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_uri';
   access_log {d}/access.log wagon;
@@ -71,13 +72,18 @@ class Nginx:
 
 
 @contextlib.contextmanager
-def nginx(root: Path, workdir: Path, keepalive: int = 65):
+def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
+          access_log: bool = True):
     if not Path(NGINX).exists():
         pytest.fail("nginx is not installed (apt-get install nginx-light); .ci/run installs it")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
-    conf.write_text(CONF.format(d=workdir, port=port, root=root, keepalive=keepalive))
+    text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
+                       connections=connections, nofile=min(connections * 2 + 100, 19_000))
+    if not access_log:
+        text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
+    conf.write_text(text)
     proc = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(workdir)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

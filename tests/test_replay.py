@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from replay import ReplayOptions, replay
+from replay.capture import response_times
 from synth import Generator, SynthOptions, read_scenario, write_scenario
 from synth.site import resolve_site
 from synth.sitebuild import build_site
@@ -188,27 +189,7 @@ def test_mean_response_time_matches_a_packet_capture(tmp_path, site_and_scenario
         time.sleep(0.5)
         shark.send_signal(signal.SIGINT)
         shark.wait(20)
-    fields = subprocess.run(["tshark", "-r", str(cap), "-T", "fields", "-E", "separator=,",
-                             "-e", "frame.time_epoch", "-e", "tcp.stream", "-e", "tcp.srcport",
-                             "-e", "tcp.len"], capture_output=True, text=True, check=True).stdout
-    per_stream: dict[str, list] = collections.defaultdict(list)
-    for line in fields.splitlines():
-        t, stream, src, length = line.split(",")
-        if int(length or 0) > 0:
-            per_stream[stream].append((float(t), int(src) == server.port))
-    captured = []
-    for packets in per_stream.values():
-        request_at = None
-        last = None
-        for t, from_server in packets:
-            if not from_server:
-                if request_at is not None and last is not None:
-                    captured.append(last - request_at)
-                request_at, last = t, None
-            else:
-                last = t
-        if request_at is not None and last is not None:
-            captured.append(last - request_at)
+    captured = response_times(str(cap), server.port)
     ours = [float(r["last_byte"]) - float(r["start"]) for r in rows(tmp_path / "r.csv")]
     assert len(captured) == len(ours)
     assert abs(np.mean(ours) - np.mean(captured)) < 100e-6, (np.mean(ours), np.mean(captured))

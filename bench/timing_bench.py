@@ -1,0 +1,90 @@
+"""How far the engine's timings are from an independent observer and from theory.
+
+1. Mean response time reported by the engine vs a packet capture (tshark on loopback) of the
+   same requests, at moderate load against nginx (target: within 100 µs).
+2. Emulated links: a 200 KB object to 100 clients at once, each 1.5 Mbit/s / 20 ms: measured
+   time vs the theoretical one (two RTTs + upload + 200 KB at 1.5 Mbit/s; target: within 10 %).
+
+    python bench/timing_bench.py
+"""
+from __future__ import annotations
+
+import csv
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from replay import ReplayOptions, replay  # noqa: E402
+from replay.capture import response_times  # noqa: E402
+from tests.servers import nginx, write_scenario_file  # noqa: E402
+
+
+def _rows(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def capture(tmp: Path) -> None:
+    site = tmp / "site"
+    site.mkdir()
+    for i in range(20):
+        (site / f"p{i}.html").write_bytes(b"p" * (1000 * (i + 1)))
+    pages = [(f"/p{i}.html", 1000 * (i + 1), []) for i in range(20)]
+    rng = np.random.default_rng(1)
+    sessions = [(i * 0.02, 0, [(int(rng.integers(20)), 0.05 * k) for k in range(5)])
+                for i in range(400)]
+    scenario = write_scenario_file(tmp / "c.jsonl", pages, [], ["lan/http11"], sessions)
+    cap = tmp / "cap.pcap"
+    with nginx(site, tmp / "ng", access_log=False) as server:
+        shark = subprocess.Popen(["tshark", "-i", "lo", "-f", f"tcp port {server.port}", "-w",
+                                  str(cap)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+        while "Capturing" not in shark.stderr.readline():
+            pass
+        s = replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp / "r.csv"),
+                                                emulation=False))
+        time.sleep(0.5)
+        shark.send_signal(signal.SIGINT)
+        shark.wait(30)
+    seen = np.array(response_times(str(cap), server.port))
+    ours = np.array([float(r["last_byte"]) - float(r["start"]) for r in _rows(tmp / "r.csv")])
+    print(f"1. {len(ours):,} requests at {s['throughput']['requests_per_s']:.0f} req/s: engine mean "
+          f"{1e6 * ours.mean():.1f} µs, capture mean {1e6 * seen.mean():.1f} µs ({len(seen):,} "
+          f"exchanges): difference {1e6 * (ours.mean() - seen.mean()):+.1f} µs (target within "
+          f"100 µs); medians {1e6 * np.median(ours):.1f} vs {1e6 * np.median(seen):.1f} µs")
+
+
+def fidelity(tmp: Path) -> None:
+    site = tmp / "big"
+    site.mkdir()
+    (site / "big.bin").write_bytes(b"\0" * 200_000)
+    scenario = write_scenario_file(tmp / "b.jsonl", [("/big.bin", 200_000, [])], [],
+                                   ["20ms-1500kbps/http11"],
+                                   [(0.001 * i, 0, [(0, 0.0)]) for i in range(100)])
+    with nginx(site, tmp / "ng2", access_log=False) as server:
+        replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp / "b.csv")))
+    rows = _rows(tmp / "b.csv")
+    request = 96 + len(str(server.port))
+    theory = 0.040 + request * 8 / 1.5e6 + (200_000 + 240) * 8 / 1.5e6
+    t = np.array([float(r["last_byte"]) - float(r["intended"]) for r in rows])
+    print(f"2. 100 clients x 200 KB at 1.5 Mbit/s, 20 ms: theory {theory * 1e3:.0f} ms, measured "
+          f"mean {t.mean() * 1e3:.0f} ms, min {t.min() * 1e3:.0f}, max {t.max() * 1e3:.0f} "
+          f"(worst {100 * np.max(np.abs(t / theory - 1)):.1f} % off; target 10 %)")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        capture(Path(tmp))
+        fidelity(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
