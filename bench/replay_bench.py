@@ -59,10 +59,13 @@ def keepalive(tmp: Path) -> None:
 
 def _httperf(port: int, rate: int, conns: int) -> tuple[float, int]:
     """(request rate, errors) of one httperf run; a run that prints no summary failed."""
-    out = subprocess.run(["httperf", "--hog", "--server", "127.0.0.1", "--port", str(port),
-                          "--uri", "/p.html", "--num-conns", str(conns), "--num-calls", "1",
-                          "--rate", str(rate), "--timeout", "5"],
-                         capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run(["httperf", "--hog", "--server", "127.0.0.1", "--port", str(port),
+                              "--uri", "/p.html", "--num-conns", str(conns), "--num-calls", "1",
+                              "--rate", str(rate), "--timeout", "5"],
+                             capture_output=True, text=True, timeout=60).stdout
+    except subprocess.TimeoutExpired:             # httperf can spin when overloaded
+        return 0.0, 1
     got = re.search(r"Request rate: ([\d.]+) req/s", out)
     errors = re.search(r"Errors: total (\d+)", out)
     if got is None or errors is None:

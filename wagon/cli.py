@@ -371,6 +371,150 @@ def demo_cmd(outdir, duration, speedup, rate_scale, seed) -> None:
         raise WagonError(str(e)) from None
 
 
+def _workload(paths, fmt="auto", base_month=None):
+    from .parse import LogError
+    from .workload import WorkloadError, load_workload
+    try:
+        return load_workload(list(paths), fmt, base_month)
+    except (WorkloadError, LogError) as e:
+        raise WagonError(str(e)) from None
+
+
+@main.command("hurst")
+@click.argument("inputs", nargs=-1)
+@click.option("--counts", "counts_file", default=None, metavar="FILE",
+              help="A plain series of counts, one number per line.")
+@click.option("--scales", default="0.01,0.1,1", show_default=True,
+              help="Bin widths (s) at which requests are counted.")
+@click.option("--format", "fmt", default="auto", show_default=True)
+@click.option("--base-month", default=None, metavar="YYYY-MM")
+@click.option("--json", "as_json", is_flag=True)
+def hurst_cmd(inputs, counts_file, scales, fmt, base_month, as_json) -> None:
+    """Hurst parameter of request counts of INPUTS (logs, a scenario or replay results)."""
+    import numpy as np
+
+    from .selfsim import counts_per_bin, hurst_all
+
+    if (counts_file is None) == (not inputs):
+        raise WagonError("give INPUTS or --counts FILE")
+    series: list[tuple[str, object]] = []
+    skipped = []
+    if counts_file:
+        try:
+            series.append(("counts", np.loadtxt(counts_file, ndmin=1)))
+        except (OSError, ValueError) as e:
+            raise WagonError(f"{counts_file}: {e}") from None
+    else:
+        w = _workload(inputs, fmt, base_month)
+        for width in (float(x) for x in scales.split(",")):
+            if width < w.resolution:
+                skipped.append(f"{width:g} s: finer than the input's {w.resolution:g} s timestamps")
+                continue
+            c = counts_per_bin(w.time, width)
+            if len(c) < 256:
+                skipped.append(f"{width:g} s: only {len(c)} bins (at least 256)")
+                continue
+            series.append((f"{width:g}s", c))
+    out = []
+    for label, c in series:
+        try:
+            estimates = hurst_all(c)
+        except ValueError as e:
+            skipped.append(f"{label}: {e}")
+            continue
+        out += [{"scale": label, "bins": len(c), **e.as_dict()} for e in estimates]
+    if not out:
+        raise WagonError("no series long enough to estimate: " + "; ".join(skipped))
+    if as_json:
+        click.echo(json.dumps({"estimates": out, "skipped": skipped}, indent=1))
+        return
+    click.echo(f"{'scale':>7s} {'bins':>8s}  {'estimator':20s} {'H':>7s}  {'95% CI':17s} fit range")
+    for e in out:
+        ci = f"[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]" if e["ci"] else ""
+        click.echo(f"{e['scale']:>7s} {e['bins']:>8,}  {e['estimator']:20s} {e['H']:7.3f}  "
+                   f"{ci:17s} {e['fit_range']}")
+    for why in skipped:
+        click.echo(f"skipped {why}", err=True)
+
+
+@main.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt", default="auto", show_default=True, help="Format of log inputs.")
+@click.option("--json", "as_json", is_flag=True)
+def compare_cmd(a, b, fmt, as_json) -> None:
+    """Compare workload B (log, scenario or replay results) against workload A."""
+    from .compare import compare
+
+    rows = compare(_workload([a], fmt), _workload([b], fmt))
+    if as_json:
+        click.echo(json.dumps({"a": a, "b": b, "rows": rows}, indent=1, default=float))
+        return
+    click.echo(f"{'':34s} {'A':>12s} {'B':>12s}  {'p':>7s}  verdict")
+    for r in rows:
+        fa = "" if r["a"] is None else f"{r['a']:12.4g}"
+        fb = "" if r["b"] is None else f"{r['b']:12.4g}"
+        p = "" if r["p"] is None else f"{r['p']:7.3f}"
+        click.echo(f"{r['row']:34s} {fa:>12s} {fb:>12s}  {p:>7s}  {r['verdict']}")
+
+
+@main.group("advise")
+def advise_group() -> None:
+    """Advice from models."""
+
+
+@advise_group.command("keepalive")
+@click.option("--model", default=None, help="Take the think-time law and clicks from a model.")
+@click.option("--think", default=None, help='A law, e.g. "lognormal(mu=3, sigma=1.1)".')
+@click.option("--clicks-mean", type=float, default=None, help="E[N] (default: the model's, or 5).")
+@click.option("--delta", type=float, default=None,
+              help="Transfer-time gain of a persistent connection, s (E[X1] - E[X2]).")
+@click.option("--x1", type=float, default=None, help="Mean transfer time on a new connection, s.")
+@click.option("--x2", type=float, default=None, help="Mean transfer time when kept alive, s.")
+@click.option("--servers", type=int, default=None, help="Server processes m (stability).")
+@click.option("--json", "as_json", is_flag=True)
+def advise_keepalive_cmd(model, think, clicks_mean, delta, x1, x2, servers, as_json) -> None:
+    """Keep-alive timeout that minimises the work sessions bring (WAGON's queueing model)."""
+    from .keepalive import LawSyntaxError, advise, parse_law
+
+    if (model is None) == (think is None):
+        raise WagonError("give exactly one of --model and --think")
+    if model is not None:
+        m = _load_model(model)
+        var = m.variables.get("think")
+        if var is None:
+            raise WagonError(f"{model}: the model has no think-time law")
+        law = var.frozen
+        if clicks_mean is None and "clicks" in m.variables:
+            clicks_mean = float(m.variables["clicks"].frozen.mean())
+    else:
+        try:
+            law = parse_law(think)
+        except LawSyntaxError as e:
+            raise WagonError(str(e)) from None
+    clicks_mean = clicks_mean or 5.0
+    if delta is None and (x1 is None or x2 is None):
+        raise WagonError("give --delta, or --x1 and --x2")
+    if x1 is None or x2 is None:
+        x2 = 0.0 if x2 is None else x2
+        x1 = x2 + delta
+    try:
+        a = advise(law, clicks_mean, x1, x2, servers)
+    except ValueError as e:
+        raise WagonError(str(e)) from None
+    if as_json:
+        click.echo(json.dumps(a.as_dict(), indent=1))
+        return
+    click.echo(f"optimal keep-alive timeout: {a.optimal_timeout:.3f} s  (delta = {a.delta:.4g} s, "
+               f"E[N] = {clicks_mean:.3g}, E[X1] = {x1:.4g} s, E[X2] = {x2:.4g} s)")
+    click.echo(f"work per session E[W]: {a.work_at_optimum:.4g} s at the optimum, "
+               f"{a.work_without_keepalive:.4g} s without keep-alive")
+    if a.max_rate:
+        for m_, rate in a.max_rate.items():
+            click.echo(f"  stable with {m_} server process(es) while sessions arrive at < "
+                       f"{rate:.4g}/s (lambda E[W] < m)")
+
+
 def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
     st = result.stats
     return {

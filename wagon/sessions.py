@@ -87,7 +87,7 @@ def _client_codes(req: Requests, identity: str) -> np.ndarray:
     return req.host.astype(np.int64)
 
 
-def _extension_flags(urls: list[str], extensions: frozenset[str]) -> np.ndarray:
+def extension_flags(urls: list[str], extensions: frozenset[str]) -> np.ndarray:
     """True for URLs whose last path segment ends in one of ``extensions``."""
     flags = np.zeros(len(urls), bool)
     for i, u in enumerate(urls):
@@ -146,7 +146,7 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     order = idx[np.lexsort((req.time[idx], client[idx]))]
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
-    is_object = _extension_flags(req.urls, rules.object_extensions)[url] if len(url) else url.astype(bool)
+    is_object = extension_flags(req.urls, rules.object_extensions)[url] if len(url) else url.astype(bool)
     n = len(t)
 
     first = np.ones(n, bool)
