@@ -515,6 +515,33 @@ def advise_keepalive_cmd(model, think, clicks_mean, delta, x1, x2, servers, as_j
                        f"{rate:.4g}/s (lambda E[W] < m)")
 
 
+@main.command("report")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--output", default="report.html", show_default=True)
+@click.option("--compare", "as_compare", is_flag=True, help="Compare the two INPUTS.")
+@click.option("--format", "fmt", default="auto", show_default=True, help="Format of log inputs.")
+def report_cmd(inputs, output, as_compare, fmt) -> None:
+    """One self-contained HTML report of a model, a workload, or (--compare) two workloads."""
+    from . import report
+
+    if as_compare:
+        if len(inputs) != 2:
+            raise WagonError("--compare takes exactly two inputs")
+        from .compare import compare
+        a, b = _workload([inputs[0]], fmt), _workload([inputs[1]], fmt)
+        page = report.compare_report(a, b, compare(a, b))
+    elif inputs[0].endswith(".json"):
+        page = report.model_report(_load_model(inputs[0]), f"wagon model: {inputs[0]}")
+    else:
+        page = report.workload_report(_workload(inputs, fmt))
+    try:
+        with open(output, "w") as f:
+            f.write(page)
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    click.echo(f"{output}: {len(page) / 1e3:,.0f} kB")
+
+
 def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
     st = result.stats
     return {

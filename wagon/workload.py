@@ -33,6 +33,7 @@ class Workload:
     clicks: np.ndarray
     think: np.ndarray
     resolution: float              # finest meaningful time bin (s)
+    source: str = ""               # the file it was read from
 
 
 def _kind(path: str) -> str:
@@ -105,7 +106,7 @@ def _from_replay(path: str) -> Workload:
                     list(vocab), np.array([r["kind"] == "page" for r in rows]),
                     np.array([int(r["status"] or 0) for r in rows]),
                     np.array([float(r["bytes"] or 0) for r in rows]), np.sort(starts),
-                    np.array(clicks), np.array(think), 1e-6)
+                    np.array(clicks), np.array(think), 1e-6, path)
 
 
 def load_workload(paths: list[str] | str, fmt: str = "auto",
