@@ -56,6 +56,15 @@ class Target:
         return raw
 
 
+def _expire(calls: list[Call], conn: Connection) -> None:
+    """The request timeout: what has not completed is a timeout, and the connection goes."""
+    now = clock()
+    for c in calls:
+        if c.last_byte is None:
+            c.error, c.last_byte = "timeout", now
+    conn.abort()
+
+
 class Client:
     """One session's user: its link, its connections, its protocol."""
 
@@ -86,18 +95,20 @@ class Client:
         now = clock()
         for c in calls:
             c.start = now
-        await self.net.before_exchange(sum(map(len, reqs)))
+        wait = self.net.exchange_delay(sum(map(len, reqs)))
+        if wait > 0:
+            await asyncio.sleep(wait)
         if not conn.open:
             for c in calls:
                 c.error, c.last_byte = "closed", clock()
             return
         futures = conn.send(calls, reqs)
-        done, late = await asyncio.wait(futures, timeout=self.t.timeout)
-        if late:
-            for c in calls:
-                if c.last_byte is None:
-                    c.error, c.last_byte = "timeout", clock()
-            conn.abort()
+        # responses come in order and a failure resolves them all: the last one is enough
+        timer = self.loop.call_later(self.t.timeout, _expire, calls, conn)
+        try:
+            await futures[-1]
+        finally:
+            timer.cancel()
 
     async def _one_shot(self, call: Call) -> None:
         """A request on a connection of its own (HTTP/1.0)."""

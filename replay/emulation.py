@@ -10,8 +10,6 @@ in-process emulation cannot reproduce them (``tc netem`` would, and is not avail
 """
 from __future__ import annotations
 
-import asyncio
-
 from synth.classes import Network
 
 from .events import clock
@@ -62,10 +60,9 @@ class ClientNet:
         # writes blocked instead of letting the kernel swallow the whole response
         self.rcvbuf = int(max(RCVBUF_MIN, down * max(self.rtt, 0.01))) if slow else None
 
-    async def before_exchange(self, request_bytes: int) -> None:
-        """Wait for one round trip and for the request's upload time."""
+    def exchange_delay(self, request_bytes: int) -> float:
+        """Seconds before a request goes out: one round trip and its upload time."""
         wait = self.rtt
         if self.up is not None:        # serialisation time, or the debt of earlier uploads
             wait += max(self.up.take(request_bytes), request_bytes / self.up.rate)
-        if wait > 0:
-            await asyncio.sleep(wait)
+        return wait

@@ -244,8 +244,9 @@ async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, net.rcvbuf)
     sock.setblocking(False)
     try:
-        await asyncio.wait_for(loop.sock_connect(sock, (host, port)), timeout)
-    except asyncio.TimeoutError:
+        async with asyncio.timeout(timeout):
+            await loop.sock_connect(sock, (host, port))
+    except TimeoutError:
         sock.close()
         raise ConnectFailed("connect_timeout") from None
     except ConnectionRefusedError:
