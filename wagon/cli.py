@@ -148,7 +148,7 @@ def synth_cmd(model, output, duration, sessions, rate, rate_scale, profile, arri
         gen = Generator(m, opts)
     except (SynthError, ClassError, ProfileError) as e:
         raise WagonError(str(e)) from None
-    expected = sessions or int(duration * gen.rate * parse_mean(gen))
+    expected = sessions or int(duration * gen.rate * _mean_multiplier(gen))
     try:
         with open(output, "w") as out:
             if expected > 200_000:
@@ -185,7 +185,7 @@ def synth_cmd(model, output, duration, sessions, rate, rate_scale, profile, arri
                        "still running")
 
 
-def parse_mean(gen) -> float:
+def _mean_multiplier(gen) -> float:
     """Mean rate multiplier of the generator's profile over its horizon (progress estimate)."""
     o = gen.options
     return gen.profile.mean_multiplier(o.duration) if o.duration else 1.0
