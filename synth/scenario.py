@@ -130,11 +130,18 @@ class Scenario:
     object_sizes: list[int]
 
     def sessions(self) -> Iterator[ScenarioSession]:
+        """The sessions, checked line by line (in order of start time, as the format says)."""
+        last = 0.0
         with open(self.path, "rb") as f:
             f.readline()
             for lineno, raw in enumerate(f, start=2):
                 if raw.strip():
-                    yield self._session(raw, lineno)
+                    s = self._session(raw, lineno)
+                    if s.start < last:
+                        raise ScenarioError(f"{self.path}:{lineno}: sessions must be in order of "
+                                            f"start time ({s.start} after {last})")
+                    last = s.start
+                    yield s
 
     def _session(self, raw: bytes, lineno: int) -> ScenarioSession:
         where = f"{self.path}:{lineno}"

@@ -137,3 +137,20 @@ def test_custom_format_option(tmp_path):
             tmp_path / "m.json", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["parsed"] == 340
+
+
+def test_a_log_of_robots_only_is_a_one_line_error(tmp_path):
+    log = tmp_path / "robots.log"
+    log.write_text('bot - - [01/Aug/1995:00:00:01 -0400] "GET /robots.txt HTTP/1.0" 200 10\n')
+    r = run("fit", log, "-o", tmp_path / "m.json")
+    assert r.exit_code == 2 and "no session left" in r.stderr and "Traceback" not in r.output
+
+
+def test_one_line_log(tmp_path):
+    log = tmp_path / "one.log"
+    log.write_text('h - - [01/Aug/1995:00:00:01 -0400] "GET /a.html HTTP/1.0" 200 10\n')
+    r = run("fit", log, "-o", tmp_path / "m.json", "--json")
+    summary = json.loads(r.stdout)
+    assert r.exit_code == 0 and summary["formats"][str(log)].startswith("common (auto-detected: 1/1")
+    assert set(summary["skipped_variables"]) == {"interarrival", "clicks", "think", "page_size",
+                                                 "objects_per_page", "object_size"}

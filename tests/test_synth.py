@@ -182,6 +182,9 @@ def test_scenario_reader_names_the_bad_line(tmp_path):
         p.write_text("\n".join(good[:2] + [line] + good[2:]) + "\n")
         with pytest.raises(ScenarioError, match=rf"s.jsonl:3: .*{re.escape(message)}"):
             list(read_scenario(p).sessions())
+    p.write_text("\n".join([good[0], good[2], good[1]]) + "\n")       # starts out of order
+    with pytest.raises(ScenarioError, match="s.jsonl:3: sessions must be in order of start"):
+        list(read_scenario(p).sessions())
     p.write_text('{"format": "something"}\n')
     with pytest.raises(ScenarioError, match="not a wagon scenario"):
         read_scenario(p)

@@ -520,7 +520,7 @@ def detect_format(sample: bytes) -> tuple[LogFormat, int, int]:
 
     Returns (format, lines parsed, lines tried)."""
     cut = sample.rfind(b"\n") + 1
-    head = b"\n".join(sample[:cut].split(b"\n")[:200]) + b"\n" if cut else sample + b"\n"
+    head = (b"\n".join(sample[:cut].split(b"\n")[:-1][:200]) + b"\n") if cut else sample + b"\n"
     best, best_ok, total = None, -1, 0
     for name in _DETECT_ORDER:
         fmt = compile_format(NAMED_FORMATS[name], name)

@@ -152,7 +152,7 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     first = np.ones(n, bool)
     first[1:] = c[1:] != c[:-1]
     gap = np.empty(n)
-    gap[0] = np.inf
+    gap[:1] = np.inf
     gap[1:] = np.diff(t)
     gap[first] = np.inf
     in_click = (gap < rules.tmin) | (is_object & (gap < rules.embed_window))
