@@ -148,7 +148,7 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     keeper = asyncio.ensure_future(housekeeping())
     if opts.max_time is not None:
         loop.call_later(t0 + opts.max_time - clock(), halt, "max_time")
-    cpu0 = time.process_time()
+    cpu0, began = time.process_time(), clock()
     try:
         await sched.run()
     finally:
@@ -159,10 +159,9 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
             f.close()
         if opts.progress and worker <= 0:
             print(file=sys.stderr)
-    duration = max(clock() - t0, 1e-9)
     state = stats.state()
-    state["duration"] = duration
-    state["cpu"] = (time.process_time() - cpu0) / duration
+    state["duration"] = max(clock() - t0, 0.0)
+    state["cpu"] = (time.process_time() - cpu0) / max(clock() - began, 1e-3)
     state["stopped_by"] = stopped_by[0] if stopped_by else None
     return state
 

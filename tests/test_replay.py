@@ -276,3 +276,12 @@ def test_cli_replay_json_keys_and_errors(tmp_path, site_and_scenario):
                             "http3"], "unknown protocol")):
         r = CliRunner().invoke(main, args)
         assert r.exit_code == 2 and message in r.stderr, r.output
+
+
+def test_a_scenario_without_sessions_replays_to_an_empty_summary(tmp_path, site_and_scenario):
+    scenario = site_and_scenario("lan/http11", sessions=3)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(scenario.read_text().splitlines()[0] + "\n")
+    s = replay(str(empty), ReplayOptions(target="http://127.0.0.1:1/"))
+    assert s["requests"]["total"] == 0 and s["sessions"]["started"] == 0
+    assert s["warnings"] == [] and s["cpu_fraction"] < 1
