@@ -127,6 +127,14 @@ def test_fit_errors_are_one_line_with_status_2(tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
     r = run("fit", junk, "--tmin", "9", "--tmax", "1")
     assert r.exit_code == 2 and "tmin <= tmax" in r.stderr
+    (tmp_path / "afile").write_text("")
+    good = tmp_path / "good.log"
+    good.write_text('h - - [01/Aug/1995:00:00:01 -0400] "GET /a.html HTTP/1.0" 200 10\n'
+                    'h - - [01/Aug/1995:00:01:01 -0400] "GET /b.html HTTP/1.0" 200 10\n')
+    for args, message in ((("--plots", tmp_path / "afile" / "p"), "cannot write plots"),
+                          (("-o", tmp_path / "none" / "m.json"), "cannot write")):
+        r = run("fit", good, *args)
+        assert r.exit_code == 2 and message in r.stderr, r.output
 
 
 def test_custom_format_option(tmp_path):

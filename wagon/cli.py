@@ -91,7 +91,10 @@ def fit_cmd(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep
     plots = []
     if plots_dir:
         from .plots import write_plots
-        plots = [str(p) for p in write_plots(result.fits, result.sessions.samples, plots_dir)]
+        try:
+            plots = [str(p) for p in write_plots(result.fits, result.sessions.samples, plots_dir)]
+        except OSError as e:
+            raise WagonError(f"cannot write plots under {plots_dir}: {e.strerror or e}") from None
     if as_json:
         click.echo(json.dumps(_summary_json(result, output, plots), indent=1))
     else:
