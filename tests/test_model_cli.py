@@ -6,6 +6,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wagon import load_model
 from wagon.cli import main
@@ -162,3 +164,42 @@ def test_one_line_log(tmp_path):
     assert r.exit_code == 0 and summary["formats"][str(log)].startswith("common (auto-detected: 1/1")
     assert set(summary["skipped_variables"]) == {"interarrival", "clicks", "think", "page_size",
                                                  "objects_per_page", "object_size"}
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
+                    st.text(max_size=10),
+                    lambda inner: st.lists(inner, max_size=4) |
+                    st.dictionaries(st.sampled_from(["format", "version", "variables", "site",
+                                                     "best", "params", "pages", "objects",
+                                                     "entry", "transitions", "url", "mu"]),
+                                    inner, max_size=5), max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(JSON)
+def test_load_model_only_ever_raises_model_error(tmp_path, doc):
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps({"format": "wagon-model", "version": 1, **doc}
+                            if isinstance(doc, dict) else doc))
+    try:
+        load_model(p)
+    except ModelError as e:
+        assert "\n" not in str(e)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(max_size=60) | JSON.map(json.dumps), max_size=5))
+def test_scenario_reader_only_ever_raises_scenario_error(tmp_path, lines):
+    from synth.scenario import ScenarioError, read_scenario
+    header = json.dumps({"format": "wagon-scenario", "version": 1,
+                         "classes": [{"name": "c", "weight": 1, "network": {
+                             "name": "lan", "rtt_ms": 0, "down_kbps": 1e6, "up_kbps": 1e6},
+                             "protocol": {"name": "http11"}}],
+                         "site": {"pages": [{"url": "/", "size": 1, "objects": []}],
+                                  "objects": []}})
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join([header] + [line.replace("\n", " ") for line in lines]) + "\n")
+    try:
+        list(read_scenario(p).sessions())
+    except ScenarioError as e:
+        assert "\n" not in str(e)
