@@ -23,7 +23,7 @@ from .profiles import parse_profile
 from .scenario import Scenario
 from .timeline import offered_requests
 
-__all__ = ["export_httperf", "export_tsung", "export_clf", "EXPORTERS"]
+__all__ = ["export_httperf", "export_tsung", "export_clf"]
 
 
 def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = None
@@ -129,5 +129,3 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = 996624000.0) -> i
         lines += len(rows)
     return lines
 
-
-EXPORTERS = ("httperf", "tsung", "clf")

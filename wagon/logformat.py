@@ -36,11 +36,6 @@ TIME_FORMATS = {
     "msec": "epoch_ms",
 }
 
-#: roles a field can play; anything else is parsed as text and dropped
-ROLES = ("host", "time", "request", "status", "size", "referer", "agent",
-         "duration_us", "duration_s", "skip")
-
-
 @dataclass(frozen=True)
 class Field:
     """One ``%`` directive: what it holds (role) and, for times, how it is written."""
