@@ -285,3 +285,16 @@ def test_a_scenario_without_sessions_replays_to_an_empty_summary(tmp_path, site_
     s = replay(str(empty), ReplayOptions(target="http://127.0.0.1:1/"))
     assert s["requests"]["total"] == 0 and s["sessions"]["started"] == 0
     assert s["warnings"] == [] and s["cpu_fraction"] < 1
+
+
+def test_warns_before_a_run_that_needs_more_files_than_the_limit(tmp_path):
+    import resource
+    sessions = [(0.0, 0, [(0, 0.0), (0, 30.0)])] * 200          # 200 connections held 30 s
+    scenario = write_scenario_file(tmp_path / "n.jsonl", [("/a", 10, [])], [], ["lan/http11"],
+                                   sessions)
+    r = subprocess.run([sys.executable, "-m", "wagon", "replay", str(scenario), "--target",
+                        f"http://127.0.0.1:{free_port()}/", "--max-time", "1"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+    assert r.returncode == 0, r.stderr
+    assert "would hold about 200 connections" in r.stderr and "limit is 64" in r.stderr
