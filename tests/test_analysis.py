@@ -131,5 +131,12 @@ def test_cli_hurst_advise_compare(tmp_path, nasa, sample):
     assert json.loads(r.stdout)["optimal_timeout"] == pytest.approx(10 * math.log(1.08), rel=1e-6)
     r = CliRunner().invoke(main, ["compare", str(sample), str(sample), "--json"])
     assert r.exit_code == 0 and len(json.loads(r.stdout)["rows"]) >= 15
+    r = CliRunner().invoke(main, ["compare", str(sample), str(nasa), "--json"])
+    loose = CliRunner().invoke(main, ["compare", str(sample), str(nasa), "--json", "--tolerance",
+                                      "100", "--alpha", "0"])
+    count = [sum(row["verdict"] in ("same", "close") for row in json.loads(x.stdout)["rows"])
+             for x in (r, loose)]
+    assert count[1] > count[0]
+    assert all(row["verdict"] in ("same", "close", "n/a") for row in json.loads(loose.stdout)["rows"])
     r = CliRunner().invoke(main, ["hurst", str(tmp_path / "none.log")])
     assert r.exit_code == 2 and "No such file" in r.stderr

@@ -444,12 +444,17 @@ def hurst_cmd(inputs, counts_file, scales, fmt, base_month, as_json) -> None:
 @click.argument("a")
 @click.argument("b")
 @click.option("--format", "fmt", default="auto", show_default=True, help="Format of log inputs.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=0.01, show_default=True,
+              help="Level of the two-sample tests: p >= alpha is 'same'.")
+@click.option("--tolerance", type=click.FloatRange(0, min_open=True), default=0.10,
+              show_default=True, help="Relative difference still 'close' (half, absolute, for "
+                                      "shares and exponents).")
 @click.option("--json", "as_json", is_flag=True)
-def compare_cmd(a, b, fmt, as_json) -> None:
+def compare_cmd(a, b, fmt, alpha, tolerance, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
     from .compare import compare
 
-    rows = compare(_workload([a], fmt), _workload([b], fmt))
+    rows = compare(_workload([a], fmt), _workload([b], fmt), alpha, tolerance)
     if as_json:
         click.echo(json.dumps({"a": a, "b": b, "rows": rows}, indent=1, default=float))
         return

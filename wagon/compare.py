@@ -8,9 +8,9 @@ per second; and Arlitt & Williamson's invariants (success rate, HTML + image sha
 mean transfer size, distinct URLs per request, one-time references, concentration of references
 on the top 10 % of URLs).
 
-Verdict per row: distributions are ``same`` when the two-sample test's p ≥ 0.01, numbers are
-``close`` when they differ by at most 10 % (0.05 in absolute terms for shares and exponents),
-else ``differs``; rows one side cannot give are ``n/a``.
+Verdict per row: distributions are ``same`` when the two-sample test's p ≥ alpha (0.01), numbers
+are ``close`` when they differ by at most the tolerance (10 %; half of it in absolute terms for
+shares and exponents), else ``differs``; rows one side cannot give are ``n/a``.
 """
 from __future__ import annotations
 
@@ -84,17 +84,18 @@ def _invariants(w: Workload) -> dict[str, float]:
     return out
 
 
-def _number_row(name: str, a: float, b: float, absolute: bool = False) -> dict:
+def _number_row(name: str, a: float, b: float, tolerance: float, absolute: bool = False) -> dict:
+    """``close`` within ``tolerance`` relative (half of it absolute for shares and exponents)."""
     if not (np.isfinite(a) and np.isfinite(b)):
         verdict = "n/a"
     elif absolute:
-        verdict = "close" if abs(a - b) <= 0.05 else "differs"
+        verdict = "close" if abs(a - b) <= tolerance / 2 else "differs"
     else:
-        verdict = "close" if abs(a - b) <= 0.10 * max(abs(a), abs(b), 1e-12) else "differs"
+        verdict = "close" if abs(a - b) <= tolerance * max(abs(a), abs(b), 1e-12) else "differs"
     return {"row": name, "a": a, "b": b, "test": "difference", "p": None, "verdict": verdict}
 
 
-def _dist_row(name: str, a: np.ndarray, b: np.ndarray) -> dict:
+def _dist_row(name: str, a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
     if len(a) < 8 or len(b) < 8:
         return {"row": name, "a": None, "b": None, "test": "anderson_ksamp", "p": None,
                 "verdict": "n/a"}
@@ -104,37 +105,40 @@ def _dist_row(name: str, a: np.ndarray, b: np.ndarray) -> dict:
     p = float(res.pvalue)
     return {"row": name, "a": float(np.median(a)), "b": float(np.median(b)),
             "test": "anderson_ksamp (medians shown)", "p": p,
-            "verdict": "same" if p >= 0.01 else "differs"}
+            "verdict": "same" if p >= alpha else "differs"}
 
 
 def _per_second(w: Workload) -> np.ndarray:
     return counts_per_bin(w.time, 1.0)
 
 
-def compare(a: Workload, b: Workload) -> list[dict]:
-    """The comparison table (one dict per row)."""
+def compare(a: Workload, b: Workload, alpha: float = 0.01, tolerance: float = 0.10) -> list[dict]:
+    """The comparison table (one dict per row); ``alpha``: level of the two-sample tests,
+    ``tolerance``: relative difference still ``close`` (half of it, absolute, for shares)."""
     rows = []
     span = [max(x.starts[-1] - x.starts[0], 1e-9) if len(x.starts) > 1 else np.nan for x in (a, b)]
     rows.append(_number_row("session rate (/s)", (len(a.starts) - 1) / span[0],
-                            (len(b.starts) - 1) / span[1]))
+                            (len(b.starts) - 1) / span[1], tolerance))
     rows.append(_dist_row("session inter-arrival (s)", np.diff(np.sort(a.starts)),
-                          np.diff(np.sort(b.starts))))
-    rows.append(_dist_row("clicks per session", a.clicks.astype(float), b.clicks.astype(float)))
-    rows.append(_dist_row("think time (s)", a.think, b.think))
-    rows.append(_number_row("Zipf slope of popularity", _zipf_slope(a), _zipf_slope(b), True))
+                          np.diff(np.sort(b.starts)), alpha))
+    rows.append(_dist_row("clicks per session", a.clicks.astype(float), b.clicks.astype(float),
+                          alpha))
+    rows.append(_dist_row("think time (s)", a.think, b.think, alpha))
+    rows.append(_number_row("Zipf slope of popularity", _zipf_slope(a), _zipf_slope(b),
+                            tolerance, True))
     sd = [stack_distances(x.url[np.argsort(x.time, kind="stable")]) for x in (a, b)]
     fits = [stats.norm.fit(np.log1p(s)) if len(s) > 8 else (np.nan, np.nan) for s in sd]
-    rows.append(_number_row("stack distance: lognormal mu", fits[0][0], fits[1][0]))
-    rows.append(_number_row("stack distance: lognormal sigma", fits[0][1], fits[1][1]))
+    rows.append(_number_row("stack distance: lognormal mu", fits[0][0], fits[1][0], tolerance))
+    rows.append(_number_row("stack distance: lognormal sigma", fits[0][1], fits[1][1], tolerance))
     ps = [_per_second(x) for x in (a, b)]
     acf = [float(np.corrcoef(p[:-1], p[1:])[0, 1]) if len(p) > 3 and np.ptp(p) > 0 else np.nan
            for p in ps]
-    rows.append(_number_row("acf(1) of requests/s", acf[0], acf[1], True))
+    rows.append(_number_row("acf(1) of requests/s", acf[0], acf[1], tolerance, True))
     hs = [wavelet(p).H if len(p) >= 256 and np.ptp(p) > 0 else np.nan for p in ps]
-    rows.append(_number_row("Hurst (wavelet, requests/s)", hs[0], hs[1], True))
+    rows.append(_number_row("Hurst (wavelet, requests/s)", hs[0], hs[1], tolerance, True))
     inv = [_invariants(x) for x in (a, b)]
     for key in inv[0]:
         share = key in ("one_time_references", "top10pct_concentration", "html_image_share",
                         "success_rate", "distinct_urls_per_request")
-        rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], share))
+        rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], tolerance, share))
     return rows
