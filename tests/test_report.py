@@ -42,7 +42,7 @@ def test_reports_render_with_their_plots(tmp_path, sample, site_and_scenario):  
                        str(tmp_path / "r.csv")])
         assert r.exit_code == 0, r.output
     pages = {"model": ([str(tmp_path / "m.json")], 7),           # 6 laws + keep-alive curve
-             "log": ([str(sample)], 1),
+             "log": ([str(sample)], 3),                         # load plots + 2 fitted laws
              "replay": ([str(tmp_path / "r.csv")], 2),           # load plots + latency
              "compare": (["--compare", str(sample), str(scenario)], 3)}
     for name, (args, want) in pages.items():

@@ -1,5 +1,7 @@
 """``wagon report``: one self-contained HTML file (plots embedded as PNG data) for a model, a
-workload (log, scenario, replay results) or a comparison of two workloads.
+workload (log, scenario, replay results: load, variance-time, autocorrelation, Hurst table, fitted
+inter-arrival and think-time laws with CDF and QQ plots, latencies for a replay) or a comparison
+of two workloads.
 
 The page checks itself when loaded: a script marks ``<body data-images="ok N">`` once every image
 has decoded (``broken K`` otherwise) and ``data-errors`` with any script error, so a headless
@@ -170,25 +172,54 @@ def workload_report(w, summary: dict | None = None, title: str | None = None) ->
                    [[len(w.time), len(w.starts), float(np.mean(w.clicks)) if len(w.clicks) else
                      float("nan"), float(np.median(w.think)) if len(w.think) else float("nan")]]),
             _series_plots(w.time, w.name), _hurst_table(w.time)]
+    body.append(_fits(w))
     if w.kind == "replay":
         body.append(_latency_plot(w))
     return _page(title or f"wagon report: {w.name}", body)
 
 
+def _fits(w) -> str:
+    """Fitted laws of the session inter-arrivals and think times, with CDF and QQ plots."""
+    from fitting import fit
+    from fitting.report import format_params
+    from .plots import plot_fit
+    out = []
+    for name, values in (("session inter-arrival (s)", np.diff(np.sort(w.starts))),
+                         ("think time (s)", w.think)):
+        values = np.asarray(values, float)
+        values = values[values > 0]
+        if len(values) < 20:
+            continue
+        rep = fit(values, name=name)
+        if rep.best is None:
+            continue
+        buf = io.BytesIO()
+        plot_fit(rep, values, buf)
+        out.append(f"<h3>{html.escape(name)}: {html.escape(rep.best.name)} "
+                   f"({html.escape(format_params(rep.best.params))})</h3>"
+                   '<img alt="fit" src="data:image/png;base64,'
+                   + base64.b64encode(buf.getvalue()).decode() + '">')
+    return ("<h2>Fitted laws</h2>" + "".join(out)) if out else ""
+
+
 def _latency_plot(w) -> str:
+    """Latency distribution per client class and latency over time (median, p99 per second)."""
     import csv
     from pathlib import Path
     path = Path(w.source)
     lat: dict[str, list[float]] = {}
+    when, ms = [], []
     if path.exists():
         with open(path, newline="") as f:
             for r in csv.DictReader(line for line in f if not line.startswith("#")):
                 if r["start"] and r["last_byte"] and not r["error"]:
-                    lat.setdefault(r["class"], []).append(
-                        1e3 * (float(r["last_byte"]) - float(r["start"])))
+                    v = 1e3 * (float(r["last_byte"]) - float(r["start"]))
+                    lat.setdefault(r["class"], []).append(v)
+                    when.append(float(r["last_byte"]))
+                    ms.append(v)
     if not lat:
         return ""
-    fig, ax = _fig(1, 7, 3.6)
+    fig, ax = _fig(2, 12, 3.6)
     for cls, v in sorted(lat.items()):
         v = np.sort(v)
         ax[0, 0].step(v, np.arange(1, len(v) + 1) / len(v), where="post",
@@ -198,6 +229,18 @@ def _latency_plot(w) -> str:
     ax[0, 0].set_ylabel("P(latency ≤ x)")
     ax[0, 0].legend(fontsize=8)
     ax[0, 0].set_title("latency distribution by client class")
+    sec = np.floor(np.asarray(when)).astype(int)
+    ms_a = np.asarray(ms)
+    seconds = np.unique(sec)
+    ax[0, 1].plot(seconds, [np.median(ms_a[sec == k]) for k in seconds], label="median",
+                  color="black", lw=1)
+    ax[0, 1].plot(seconds, [np.percentile(ms_a[sec == k], 99) for k in seconds], label="p99",
+                  color="tab:red", lw=1)
+    ax[0, 1].set_yscale("log")
+    ax[0, 1].set_xlabel("time (s)")
+    ax[0, 1].set_ylabel("latency (ms)")
+    ax[0, 1].set_title("latency over time")
+    ax[0, 1].legend(fontsize=8)
     fig.tight_layout()
     return "<h2>Latency</h2>" + _png(fig)
 
