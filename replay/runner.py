@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from array import array
 import multiprocessing
 import os
 import resource
@@ -71,16 +72,17 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     """Peak connections the run would hold: sessions overlapping (from their think times) × the
     connections of their class, a lower bound since transfers add time."""
     per_class = [max(1, (protocol_override or c.protocol).connections) for c in sc.classes]
-    events = []
+    starts, ends, weights = array("d"), array("d"), array("d")     # compact: one pass, any size
     for s in sc.sessions():
-        end = s.start + sum(t for _, t in s.clicks)
-        events.append((s.start, per_class[s.cls]))
-        events.append((end + 1e-9, -per_class[s.cls]))
-    if not events:
+        starts.append(s.start)
+        ends.append(s.start + sum(t for _, t in s.clicks) + 1e-9)
+        weights.append(per_class[s.cls])
+    if not starts:
         return 0
-    ev = np.array(events)
-    ev = ev[np.argsort(ev[:, 0], kind="stable")]
-    return int(np.cumsum(ev[:, 1]).max())
+    w = np.frombuffer(weights)
+    times = np.concatenate((np.frombuffer(starts), np.frombuffer(ends)))
+    deltas = np.concatenate((w, -w))
+    return int(np.cumsum(deltas[np.argsort(times, kind="stable")]).max())
 
 
 def _part_paths(results: str, k: int) -> tuple[str, str]:
