@@ -89,8 +89,11 @@ def run_demo(outdir: str, duration: float = 120.0, speedup: float = 10.0, rate_s
         server.wait(10)
     names = [c.name for c in read_scenario(scenario).classes]
     plot_replay(summary, out / "results.csv", names, out / "plots" / "replay.png")
+    from .report import workload_report
+    from .workload import load_workload
+    (out / "report.html").write_text(workload_report(load_workload(str(out / "results.csv"))))
     echo("")
     echo(summary_text(summary))
-    echo(f"\ndemo done in {time.monotonic() - t_start:.0f} s; model, scenario, results and plots "
-         f"in {os.path.abspath(out)}/")
+    echo(f"\ndemo done in {time.monotonic() - t_start:.0f} s; model, scenario, results, plots and "
+         f"report.html in {os.path.abspath(out)}/")
     return summary
