@@ -98,9 +98,10 @@ class Client:
         wait = self.net.exchange_delay(sum(map(len, reqs)))
         if wait > 0:
             await asyncio.sleep(wait)
-        if not conn.open:
+        if not conn.open:              # closed during the wait: nothing was sent on it
             for c in calls:
                 c.error, c.last_byte = "closed", clock()
+                c.conn, c.reused = conn.id, conn.used > 0
             return
         futures = conn.send(calls, reqs)
         # responses come in order and a failure resolves them all: the last one is enough

@@ -298,3 +298,19 @@ def test_warns_before_a_run_that_needs_more_files_than_the_limit(tmp_path):
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     assert r.returncode == 0, r.stderr
     assert "would hold about 200 connections" in r.stderr and "limit is 64" in r.stderr
+
+
+def test_a_kept_connection_closed_during_the_round_trip_wait_is_reopened(tmp_path):
+    """Click 2 comes 0.8 s after click 1, within nginx's 1 s keep-alive; then the client waits its
+    0.4 s round trip, during which the server closes the idle connection: the request, never
+    sent, goes out on a new connection instead of failing."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.html").write_bytes(b"a" * 500)
+    scenario = write_scenario_file(tmp_path / "k.jsonl", [("/a.html", 500, [])], [],
+                                   ["400ms-100000kbps/http11"], [(0.0, 0, [(0, 0.0), (0, 0.8)])])
+    with nginx(site, tmp_path / "ng", keepalive=1) as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url))
+        log = server.log()
+    assert s["errors"]["total"] == 0, s["errors"]
+    assert len(log) == 2 and s["connections"] == 2
