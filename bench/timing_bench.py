@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import csv
 import signal
 import subprocess
 import sys
@@ -24,12 +23,12 @@ sys.path.insert(0, str(ROOT))
 
 from replay import ReplayOptions, replay  # noqa: E402
 from replay.capture import response_times  # noqa: E402
+from replay.record import read_results  # noqa: E402
 from tests.servers import nginx, write_scenario_file  # noqa: E402
 
 
 def _rows(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    return read_results(str(path))
 
 
 def capture(tmp: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from pathlib import Path
 from datetime import datetime, timezone
 from typing import TextIO
 
@@ -17,7 +18,7 @@ from hdrh.histogram import HdrHistogram
 
 from .events import Call, Hooks, PageVisit
 
-__all__ = ["Stats", "CsvRecorder", "REQUEST_COLUMNS", "PAGE_COLUMNS"]
+__all__ = ["Stats", "CsvRecorder", "REQUEST_COLUMNS", "PAGE_COLUMNS", "pages_path", "read_results"]
 
 REQUEST_COLUMNS = ("session", "class", "page", "url", "kind", "conn", "reused", "intended",
                    "start", "connect_start", "connected", "first_byte", "last_byte", "status",
@@ -32,6 +33,18 @@ HISTOGRAMS = ("latency", "latency_intended", "send_lag", "loop_lag", "page_respo
 
 def _hist() -> HdrHistogram:
     return HdrHistogram(1, HIST_MAX_US, 3)
+
+
+def pages_path(results: str) -> str:
+    """The pages file that goes with a requests results file (``r.csv`` → ``r.pages.csv``)."""
+    p = Path(results)
+    return str(p.with_name(p.stem + ".pages" + (p.suffix or ".csv")))
+
+
+def read_results(path: str) -> list[dict]:
+    """Rows of a results file (requests or pages) as dicts, its ``#`` anchor line skipped."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:

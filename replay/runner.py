@@ -17,17 +17,16 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from synth.classes import parse_classes
+from synth.classes import parse_protocol
 from synth.scenario import Scenario, read_scenario
 
 from .browser import Target
 from .events import Hooks, clock
-from .record import CsvRecorder, Stats
+from .record import CsvRecorder, Stats, pages_path
 from .scheduler import Scheduler, class_override
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "estimate_connections", "raise_nofile"]
@@ -88,13 +87,8 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
 def _part_paths(results: str, k: int) -> tuple[str, str]:
     """Request and page files of worker k (k < 0: the final files of a single process)."""
     if k < 0:
-        return results, _pages_path(results)
-    return f"{results}.part{k}", f"{_pages_path(results)}.part{k}"
-
-
-def _pages_path(results: str) -> str:
-    p = Path(results)
-    return str(p.with_name(p.stem + ".pages" + (p.suffix or ".csv")))
+        return results, pages_path(results)
+    return f"{results}.part{k}", f"{pages_path(results)}.part{k}"
 
 
 async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
@@ -118,7 +112,7 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc = _target(opts.target)
-    protocol = parse_classes(f"lan/{opts.protocol}")[0].protocol if opts.protocol else None
+    protocol = parse_protocol(opts.protocol) if opts.protocol else None
     classes = class_override(sc.classes, protocol)
     target = Target(host, port, netloc, opts.connect_timeout, opts.timeout, hooks, sc.page_urls,
                     sc.page_objects, sc.object_urls, itertools.count(max(worker, 0) * 10**9),
@@ -202,7 +196,7 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     summary["stopped_by"] = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
     summary["workers"] = opts.workers
     summary["results"] = opts.results
-    summary["pages_results"] = _pages_path(opts.results) if opts.results else None
+    summary["pages_results"] = pages_path(opts.results) if opts.results else None
     return summary
 
 
@@ -226,7 +220,7 @@ def _run_workers(path: str, opts: ReplayOptions) -> list[dict]:
         signal.signal(signal.SIGTERM, term)
     if opts.results:
         _concat(opts.results, opts.workers)
-        _concat(_pages_path(opts.results), opts.workers)
+        _concat(pages_path(opts.results), opts.workers)
     return states
 
 

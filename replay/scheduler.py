@@ -68,7 +68,8 @@ class Scheduler:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
     def _pending_timers(self) -> bool:
-        return self.finished + len(self.tasks) < self.scheduled and not self.stop.is_set()
+        """Sessions handed to the loop's timers that have not started yet."""
+        return self.finished + len(self.tasks) < self.scheduled
 
     def _spawn(self, s: ScenarioSession, due: float) -> None:
         if self.stop.is_set():
@@ -88,7 +89,7 @@ class Scheduler:
         client = Client(self.target, s.id, s.cls, cc.network, cc.protocol, self.loop)
         completed = False
         try:
-            intended = due
+            intended = previous_done = due
             for k, (page, think) in enumerate(s.clicks):
                 if k:
                     intended = previous_done + think

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-__all__ = ["Network", "Protocol", "ClientClass", "NETWORKS", "parse_classes", "DEFAULT_CLASSES",
-           "ClassError"]
+__all__ = ["Network", "Protocol", "ClientClass", "NETWORKS", "parse_classes", "parse_protocol",
+           "DEFAULT_CLASSES", "ClassError"]
 
 
 class ClassError(ValueError):
@@ -82,7 +82,9 @@ def _network(text: str) -> Network:
     return Network(text, float(m["rtt"]), down, float(m["up"]) if m["up"] else down)
 
 
-def _protocol(text: str) -> Protocol:
+def parse_protocol(text: str) -> Protocol:
+    """A protocol profile by name (``http10xK``, ``http11``, ``http11xK``, ``pipeline``,
+    ``early-close``)."""
     m = re.fullmatch(r"(http10|http11)(?:x(\d+))?|pipeline|early-close", text)
     if not m:
         raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline "
@@ -109,7 +111,7 @@ def parse_classes(spec: str) -> list[ClientClass]:
             raise ClassError(f"{part!r}: weight {weight!r} is not a number") from None
         if not w > 0:
             raise ClassError(f"{part!r}: weight must be positive")
-        classes.append(ClientClass(body, w, _network(net), _protocol(proto or "http11")))
+        classes.append(ClientClass(body, w, _network(net), parse_protocol(proto or "http11")))
     if not classes:
         raise ClassError("no client class given")
     total = sum(c.weight for c in classes)

@@ -1,11 +1,12 @@
 """The README's first command: ``wagon demo`` runs the whole pipeline (shortened here)."""
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from replay.record import read_results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +23,5 @@ def test_demo_runs_the_whole_pipeline(tmp_path):
                  "report.html", "plots/replay.png", "plots/think.png"):
         assert (out / name).stat().st_size > 0, name
     assert json.loads((out / "model.json").read_text())["format"] == "wagon-model"
-    with open(out / "results.csv", newline="") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = read_results(str(out / "results.csv"))
     assert rows and {r["class"] for r in rows} >= {"0", "1"}        # several client classes

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import collections
-import csv
 import json
 import shutil
 import signal
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 
 from replay import ReplayOptions, replay
 from replay.capture import response_times
+from replay.record import read_results
 from synth import Generator, SynthOptions, read_scenario, write_scenario
 from synth.site import resolve_site
 from synth.sitebuild import build_site
@@ -29,8 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def rows(path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    return read_results(str(path))
 
 
 def expected_urls(scenario) -> collections.Counter:

@@ -282,11 +282,11 @@ def replay_cmd(scenario, target, results, workers, protocol, no_emulation, conne
     from replay import ReplayError, ReplayOptions, replay
     from replay.record import summary_text
     from replay.runner import estimate_connections, raise_nofile
-    from synth.classes import ClassError, parse_classes
+    from synth.classes import ClassError, parse_protocol
     from synth.scenario import ScenarioError, read_scenario
 
     try:
-        proto = parse_classes(f"lan/{protocol}")[0].protocol if protocol else None
+        proto = parse_protocol(protocol) if protocol else None
         sc = read_scenario(scenario)
         limit = raise_nofile()
         need = estimate_connections(sc, proto)

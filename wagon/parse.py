@@ -13,7 +13,6 @@ import functools
 import gzip
 import io
 import lzma
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ _PAD = bytes(64)          # zero bytes after each chunk: room for every fixed-wi
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
            "bad status", "bad size", "bad duration", "line too long")
 EMPTY, STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, TOO_LONG = range(1, 9)
-
 
 
 def _key3(text: str) -> int:
@@ -75,7 +73,7 @@ class Vocab:
             packed = _gather(arr, sa, 8)
             packed[np.arange(8) >= (sb - sa)[:, None]] = 0
             keys = packed.view(np.uint64).ravel()
-            uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
             mapped = self._lookup(raw, sa[first], sb[first])
             out[short] = mapped[inverse]
         if not short.all():

@@ -67,19 +67,17 @@ def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
 def plot_replay(summary: dict, results_csv: str | os.PathLike, class_names: list[str],
                 path: str | os.PathLike) -> None:
     """Requests completed per second, and the latency distribution of each client class."""
-    import csv
-
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from replay.record import read_results
+
     by_class: dict[int, list[float]] = {}
-    with open(results_csv, newline="") as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        for r in rows:
-            if not r["error"] and r["start"] and r["last_byte"]:
-                by_class.setdefault(int(r["class"]), []).append(
-                    1e3 * (float(r["last_byte"]) - float(r["start"])))
+    for r in read_results(str(results_csv)):
+        if not r["error"] and r["start"] and r["last_byte"]:
+            by_class.setdefault(int(r["class"]), []).append(
+                1e3 * (float(r["last_byte"]) - float(r["start"])))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     series = summary["throughput"]["per_second"]
     ax1.plot(np.arange(len(series)), series, color="black", lw=1)

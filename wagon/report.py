@@ -125,7 +125,7 @@ def _hurst_table(times: np.ndarray) -> str:
 def model_report(model, title: str = "wagon model") -> str:
     """Fitted laws (every candidate), their CDFs, the keep-alive curve."""
     from .keepalive import advise
-    body = [f"<h2>Provenance</h2>" + _table(
+    body = ["<h2>Provenance</h2>" + _table(
         ["item", "value"], [[k, v] for k, v in model.provenance.items()
                             if not isinstance(v, (dict, list))])]
     for name, v in model.data["variables"].items():
@@ -204,19 +204,18 @@ def _fits(w) -> str:
 
 def _latency_plot(w) -> str:
     """Latency distribution per client class and latency over time (median, p99 per second)."""
-    import csv
     from pathlib import Path
-    path = Path(w.source)
+
+    from replay.record import read_results
     lat: dict[str, list[float]] = {}
     when, ms = [], []
-    if path.exists():
-        with open(path, newline="") as f:
-            for r in csv.DictReader(line for line in f if not line.startswith("#")):
-                if r["start"] and r["last_byte"] and not r["error"]:
-                    v = 1e3 * (float(r["last_byte"]) - float(r["start"]))
-                    lat.setdefault(r["class"], []).append(v)
-                    when.append(float(r["last_byte"]))
-                    ms.append(v)
+    if Path(w.source).exists():
+        for r in read_results(w.source):
+            if r["start"] and r["last_byte"] and not r["error"]:
+                v = 1e3 * (float(r["last_byte"]) - float(r["start"]))
+                lat.setdefault(r["class"], []).append(v)
+                when.append(float(r["last_byte"]))
+                ms.append(v)
     if not lat:
         return ""
     fig, ax = _fig(2, 12, 3.6)

@@ -2,7 +2,6 @@
 arrays, so that analyses (Hurst, comparisons) treat them alike."""
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,20 +79,15 @@ def _from_scenario(path: str) -> Workload:
                     None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3)
 
 
-def _rows(path: str) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
-
 def _from_replay(path: str) -> Workload:
-    rows = [r for r in _rows(path) if r["start"]]
+    from replay.record import pages_path, read_results
+    rows = [r for r in read_results(path) if r["start"]]
     vocab: dict[str, int] = {}
     codes = np.array([vocab.setdefault(r["url"], len(vocab)) for r in rows], np.int64)
     p = Path(path)
-    pages_path = p.with_name(p.stem + ".pages" + (p.suffix or ".csv"))
     by_session: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    if pages_path.exists():
-        for r in _rows(str(pages_path)):
+    if Path(pages_path(path)).exists():
+        for r in read_results(pages_path(path)):
             if r["done"]:
                 by_session[r["session"]].append((float(r["intended"]), float(r["done"])))
     starts, clicks, think = [], [], []
