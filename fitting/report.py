@@ -200,7 +200,8 @@ def _bootstrap(c: CandidateFit, s: Sample, replicates: int, rng: np.random.Gener
     w2s, a2s = np.empty(replicates), np.empty(replicates)
     for b in range(replicates):
         sim = Sample(frozen.rvs(size=s.n, random_state=rng), discrete=s.discrete)
-        r = _fit_one(c.law, sim, gof.bin_edges(sim), gof.observed(sim, gof.bin_edges(sim)))
+        edges = gof.bin_edges(sim)
+        r = _fit_one(c.law, sim, edges, gof.observed(sim, edges))
         w2s[b], a2s[b] = (r.w2, r.a2) if r.ok else (np.inf, np.inf)
     c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (replicates + 1))
     c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (replicates + 1))

@@ -556,8 +556,7 @@ def _summary_json(result: FitResult, output: str, plots: list[str]) -> dict:
         "lines": st.lines, "parsed": st.parsed, "malformed": st.malformed_total,
         "malformed_by_reason": dict(st.malformed), "formats": st.formats,
         "sessions": result.sessions.counts["sessions"], "counts": result.sessions.counts,
-        "variables": {name: {k: v for k, v in result.model.data["variables"][name].items()}
-                      for name in result.model.data["variables"]},
+        "variables": result.model.data["variables"],
         "skipped_variables": result.skipped,
         "arrivals": result.model.arrivals, "model": output, "plots": plots,
     }
