@@ -44,7 +44,7 @@ class Requests:
                           ("time", "session", "cls", "url", "is_page", "size")))
 
 
-def _expand(sc: Scenario, sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
+def _expand(sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
             page_sizes: np.ndarray, object_sizes: np.ndarray) -> Requests:
     """All requests of a batch of sessions (unsorted)."""
     counts = np.array([len(s.clicks) for s in sessions])
@@ -80,7 +80,7 @@ def offered_requests(sc: Scenario, batch: int = 10_000) -> Iterator[Requests]:
     chunk = list(islice(sessions, batch))
     while chunk:
         nxt = list(islice(sessions, batch))
-        part = _expand(sc, chunk, obj_ptr, obj_flat, page_sizes, object_sizes)
+        part = _expand(chunk, obj_ptr, obj_flat, page_sizes, object_sizes)
         pending = part if pending is None else Requests.concat([pending, part])
         horizon = min(s.start for s in nxt) if nxt else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))
