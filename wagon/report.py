@@ -165,7 +165,7 @@ def model_report(model, title: str = "wagon model") -> str:
     return _page(title, body)
 
 
-def workload_report(w, summary: dict | None = None, title: str | None = None) -> str:
+def workload_report(w, title: str | None = None) -> str:
     """Load over time, variance-time and autocorrelation, Hurst estimates; latencies for replays."""
     body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>",
             _table(["requests", "sessions", "mean clicks", "median think (s)"],
