@@ -10,6 +10,7 @@ model: its draws use a fixed seed, never the scenario's, so ``synth``, ``site bu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -44,6 +45,11 @@ class Site:
                 "objects": [{"url": u, "size": int(s)}
                             for u, s in zip(self.object_urls, self.object_sizes.tolist())]}
 
+    @cached_property
+    def _route_keys(self) -> np.ndarray:
+        """Routing rows searched as one array: row r's cumulative values moved into (r, r + 1]."""
+        return self.route_cum + np.repeat(np.arange(len(self.page_urls)), np.diff(self.route_ptr))
+
     def next_pages(self, current: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One Markov step for each current page; pages without recorded links use popularity."""
         start, stop = self.route_ptr[current], self.route_ptr[current + 1]
@@ -51,10 +57,7 @@ class Site:
         out = np.empty(len(current), np.int64)
         linked = stop > start
         if linked.any():
-            # global search: row r's cumulative values live in [r, r + 1) once offset by r
-            keys = self.route_cum + np.repeat(np.arange(len(self.page_urls)),
-                                              np.diff(self.route_ptr))
-            pos = np.searchsorted(keys, current[linked] + u[linked], side="right")
+            pos = np.searchsorted(self._route_keys, current[linked] + u[linked], side="right")
             out[linked] = self.route_to[np.minimum(pos, stop[linked] - 1)]
         if (~linked).any():
             out[~linked] = _draw(self.popularity, u[~linked])
