@@ -12,16 +12,13 @@ wagon's pick.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from fitting import fit  # noqa: E402
+from wagon.fitting import fit
 
 SCIPY_FAMILIES = {"exponential": stats.expon, "normal": stats.norm, "lognormal": stats.lognorm,
                   "weibull": stats.weibull_min, "pareto": stats.pareto,

@@ -1,6 +1,6 @@
 """Parse throughput: wagon's vectorised parser vs a one-regex-per-line parser, same run.
 
-Builds a log of ≥2,000,000 lines by repeating ../shared/data/logs/nasa-aug95-morning.log with its
+Builds a log of ≥2,000,000 lines by repeating the NASA trace (tests/data/) with its
 date shifted one day per copy, then prints lines/s of both parsers and their ratio.
 Targets (issue 2): wagon ≥ 1,000,000 lines/s on one core and ≥ 7× the baseline.
 
@@ -9,26 +9,22 @@ Targets (issue 2): wagon ≥ 1,000,000 lines/s on one core and ≥ 7× the basel
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
-import sys
 import tempfile
 import time
 from datetime import date, timedelta
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
+from baseline_parser import parse_file
+from wagon.logs.parse import parse_logs
 
-from baseline_parser import parse_file  # noqa: E402
-from wagon.parse import parse_logs  # noqa: E402
-
-NASA = HERE.parent.parent / "shared" / "data" / "logs" / "nasa-aug95-morning.log"
+NASA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nasa-aug95-morning.log.gz"
 
 
 def build_log(path: Path, lines: int) -> int:
     """Write copies of the NASA log, each shifted by one more day; returns lines written."""
-    src = NASA.read_bytes()
+    src = gzip.decompress(NASA.read_bytes())
     per_copy = src.count(b"\n")
     copies = -(-lines // per_copy)
     with open(path, "wb") as out:

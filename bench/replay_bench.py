@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay import ReplayOptions, replay  # noqa: E402
+from wagon.formats.classes import DEFAULT_CLASSES  # noqa: E402
+from wagon.replay import ReplayOptions, replay  # noqa: E402
 from tests.servers import nginx, write_scenario_file  # noqa: E402
 
 PAGE = ("/p.html", 1024, [])
@@ -91,19 +92,18 @@ def new_connections(tmp: Path) -> None:
 
 
 def concurrent(tmp: Path) -> None:
-    from synth.classes import DEFAULT_CLASSES
     n = 10_000
     sessions = [(i * 0.0005, i % 4, [(0, 0.0), (0, 60.0)]) for i in range(n)]
     scenario = write_scenario_file(tmp / "c.jsonl", [PAGE], [], DEFAULT_CLASSES.split(","),
                                    sessions)
     with nginx(_site(tmp), tmp / "ng3", connections=12_000, access_log=False) as server:
-        code = ("import json, resource, sys; sys.path.insert(0, %r)\n"
-                "from replay import replay, ReplayOptions\n"
+        code = ("import json, resource\n"
+                "from wagon.replay import replay, ReplayOptions\n"
                 "s = replay(%r, ReplayOptions(target=%r, max_time=20))\n"
                 "print(json.dumps({'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
                 "'started': s['sessions']['started'], 'completed': s['sessions']['completed'], "
                 "'errors': s['errors'], 'connections': s['connections']}))"
-                % (str(ROOT), str(scenario), server.url))
+                % (str(scenario), server.url))
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True).stdout
     r = json.loads(out.splitlines()[-1])

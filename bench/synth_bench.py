@@ -1,7 +1,7 @@
 """Scenario writing speed and memory: wagon's chunked generator vs a plain per-session writer.
 
-Writes 1,000,000 sessions of the NASA model (fitted from ../shared/data/logs) with
-``synth.write_scenario`` and times it (target ≤ 10 s on one core), measures peak memory at 10⁵ and
+Writes 1,000,000 sessions of the NASA model (fitted from tests/data/) with
+``wagon.synth.synthesize`` and times it (target ≤ 10 s on one core), measures peak memory at 10⁵ and
 10⁶ sessions in fresh processes (target: flat), and times a straightforward generator — one
 session at a time, ``json.dumps`` per line, the same laws — on 10⁵ sessions for the ratio.
 
@@ -20,25 +20,22 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-NASA = ROOT.parent / "shared" / "data" / "logs" / "nasa-aug95-morning.log"
+from wagon import fit_logs, load_model, save_model
+from wagon.synth import Generator, SynthOptions, synthesize
+
+NASA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nasa-aug95-morning.log.gz"
 
 
 def write(model_path: str, sessions: int, out: str) -> float:
-    from synth import Generator, SynthOptions, write_scenario
-    from wagon import load_model
     gen = Generator(load_model(model_path), SynthOptions(sessions=sessions, seed=1))
     t0 = time.perf_counter()
     with open(out, "w") as f:
-        write_scenario(gen, f)
+        synthesize(gen, f)
     return time.perf_counter() - t0
 
 
 def plain(model_path: str, sessions: int, out: str) -> float:
     """One session at a time with the same laws, json.dumps per line."""
-    from synth import Generator, SynthOptions
-    from wagon import load_model
     gen = Generator(load_model(model_path), SynthOptions(sessions=1, seed=1))
     rng = np.random.default_rng(1)
     site, clicks_law, think_law = gen.site, gen.clicks.frozen, gen.think.frozen
@@ -63,7 +60,6 @@ def main() -> None:
         write(sys.argv[1], int(sys.argv[2]), sys.argv[3])
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
         return
-    from wagon import fit_logs, save_model
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "nasa.json")
         save_model(fit_logs([str(NASA)]).model, model)

@@ -21,14 +21,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from replay import ReplayOptions, replay  # noqa: E402
-from replay.capture import response_times  # noqa: E402
-from replay.record import read_results  # noqa: E402
+from wagon import read_results  # noqa: E402
+from wagon.replay import ReplayOptions, replay  # noqa: E402
+from wagon.replay.capture import response_times  # noqa: E402
 from tests.servers import nginx, write_scenario_file  # noqa: E402
 
 
 def _rows(path: Path) -> list[dict]:
-    return read_results(str(path))
+    return read_results(path).to_dict("records")
 
 
 def capture(tmp: Path) -> None:

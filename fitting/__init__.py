@@ -1,6 +1,6 @@
 """Maximum-likelihood fitting of candidate laws, goodness of fit (λ², W², A²) and selection.
 
-    >>> from fitting import fit
+    >>> from wagon.fitting import fit
     >>> report = fit(sample)             # doctest: +SKIP
     >>> report.best.name, report.best.frozen.mean()   # doctest: +SKIP
     >>> print(report.summary())          # doctest: +SKIP

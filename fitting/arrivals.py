@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import numpy as np
+from statsmodels.stats.diagnostic import acorr_ljungbox
+from statsmodels.tsa.stattools import acf
 
 from . import gof
 from .report import FitReport
 
-__all__ = ["arrival_report"]
+__all__ = ["arrival_report", "arrival_verdict"]
 
 WINDOWS = (10.0, 60.0, 600.0)
 
@@ -30,9 +32,6 @@ def _exponential_close(report: FitReport) -> bool:
 def arrival_report(starts: np.ndarray, fitted: FitReport, lags: int = 10,
                    alpha: float = 0.01) -> dict:
     """Renewal/Poisson diagnostics of sorted session start times (``fitted``: their gaps' fit)."""
-    from statsmodels.stats.diagnostic import acorr_ljungbox
-    from statsmodels.tsa.stattools import acf
-
     gaps = np.diff(np.sort(starts))
     n = len(gaps)
     lags = int(min(lags, max(n // 5, 1)))
@@ -60,3 +59,14 @@ def arrival_report(starts: np.ndarray, fitted: FitReport, lags: int = 10,
         "exponential": _exponential_close(fitted),
         "poisson": bool(renewal and _exponential_close(fitted)),
     }
+
+
+def arrival_verdict(a: dict) -> str:
+    """One line from an ``arrival_report``: the verdict and the figures behind it."""
+    verdict = "Poisson" if a["poisson"] else ("renewal, not exponential" if a["renewal"]
+                                              else "not renewal (correlated gaps)")
+    lb = "n/a" if a["ljung_box_p"] is None else f"{a['ljung_box_p']:.3g}"
+    disp = " ".join(f"{k}={v:.2f}" for k, v in a["dispersion_index"].items())
+    return (f"{verdict}  (rate {a['rate_per_s']:.4g}/s, cv {a['cv']:.3g}, Ljung-Box p {lb}, "
+            f"|acf| > band at {a['acf_outside_band']}/{len(a['acf'])} lags, dispersion "
+            f"{disp or 'n/a'})")

@@ -1,6 +1,6 @@
 """The emulated browser: how one user fetches a page and its embedded objects.
 
-Protocol profiles (synth.classes.Protocol):
+Protocol profiles (formats.classes.Protocol):
 - HTTP/1.0 × K: a new connection per request, the HTML first, then objects K at a time;
 - persistent (HTTP/1.1) × K: the HTML on the first connection, objects spread over K kept-alive
   connections, each used one request at a time; connections are kept across clicks (a browser's
@@ -17,8 +17,8 @@ import itertools
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from synth.classes import Network, Protocol
-
+from ..formats.classes import Network, Protocol
+from ..formats.site import SiteSpec
 from .emulation import ClientNet
 from .events import Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
@@ -36,9 +36,7 @@ class Target:
     connect_timeout: float
     timeout: float
     hooks: Hooks
-    page_urls: list[str]
-    page_objects: list[list[int]]
-    object_urls: list[str]
+    site: SiteSpec
     conn_ids: itertools.count
     emulation: bool = True
 
@@ -150,7 +148,7 @@ class Client:
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float) -> PageVisit:
         visit = PageVisit(self.session, self.cls, page, intended, clock())
-        html = Call(self.session, self.cls, page, self.t.page_urls[page], True, intended)
+        html = Call(self.session, self.cls, page, self.t.site.page_urls[page], True, intended)
         if self.http10:
             await self._one_shot(html)
         else:
@@ -161,8 +159,9 @@ class Client:
             visit.errors = 1
             self.t.hooks.emit("page_done", visit)
             return visit
-        objs = [Call(self.session, self.cls, page, self.t.object_urls[o], False, html.last_byte)
-                for o in self.t.page_objects[page]]
+        site = self.t.site
+        objs = [Call(self.session, self.cls, page, site.object_urls[o], False, html.last_byte)
+                for o in site.page_objects[page]]
         if objs:
             k = max(1, self.p.connections)
             if self.http10:

@@ -10,8 +10,7 @@ in-process emulation cannot reproduce them (``tc netem`` would, and is not avail
 """
 from __future__ import annotations
 
-from synth.classes import Network
-
+from ..formats.classes import Network
 from .events import clock
 
 __all__ = ["TokenBucket", "ClientNet", "RCVBUF_MIN"]

@@ -1,30 +1,24 @@
 """Recording and statistics: the collectors that subscribe to the core's events.
 
-- ``CsvRecorder``: every request and every page to CSV files, buffered in memory and flushed at
-  least once a second, so an interrupted run keeps everything recorded up to its last second;
+- ``CsvRecorder``: every request and every page to the results files (``wagon.formats.results``),
+  buffered in memory and flushed at least once a second, so an interrupted run keeps everything
+  recorded up to its last second;
 - ``Stats``: bounded-memory statistics (HDR histograms in microseconds, per-second counts),
   mergeable across worker processes, and the run's summary.
 """
 from __future__ import annotations
 
-import csv
 from collections import Counter
-from pathlib import Path
-from datetime import datetime, timezone
 from typing import TextIO
 
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
+from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
 from .events import Call, Hooks, PageVisit
 
-__all__ = ["Stats", "CsvRecorder", "REQUEST_COLUMNS", "PAGE_COLUMNS", "pages_path", "read_results"]
+__all__ = ["Stats", "CsvRecorder", "summary_text"]
 
-REQUEST_COLUMNS = ("session", "class", "page", "url", "kind", "conn", "reused", "intended",
-                   "start", "connect_start", "connected", "first_byte", "last_byte", "status",
-                   "bytes", "error")
-PAGE_COLUMNS = ("session", "class", "page", "intended", "start", "html_first_byte", "done",
-                "response_time", "html_latency", "objects", "errors")
 HIST_MAX_US = 3_600_000_000         # one hour
 LATE_S = 0.010                      # a session starting this late is counted as late
 HISTOGRAMS = ("latency", "latency_intended", "send_lag", "loop_lag", "page_response",
@@ -33,18 +27,6 @@ HISTOGRAMS = ("latency", "latency_intended", "send_lag", "loop_lag", "page_respo
 
 def _hist() -> HdrHistogram:
     return HdrHistogram(1, HIST_MAX_US, 3)
-
-
-def pages_path(results: str) -> str:
-    """The pages file that goes with a requests results file (``r.csv`` → ``r.pages.csv``)."""
-    p = Path(results)
-    return str(p.with_name(p.stem + ".pages" + (p.suffix or ".csv")))
-
-
-def read_results(path: str) -> list[dict]:
-    """Rows of a results file (requests or pages) as dicts, its ``#`` anchor line skipped."""
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -199,22 +181,14 @@ class Stats:
 
 
 class CsvRecorder:
-    """Requests and pages to CSV, times in seconds from t0; flushed by ``flush``."""
+    """Requests and pages to the results files, times in seconds from t0, classes by name;
+    rows are buffered until ``flush``."""
 
-    def __init__(self, requests: TextIO, pages: TextIO, t0: float, t0_wall: float,
+    def __init__(self, requests: TextIO, pages: TextIO, t0: float, class_names: list[str],
                  header: bool = True) -> None:
-        self.t0 = t0
-        self.req_out, self.page_out = requests, pages
-        self.req_rows: list[tuple] = []
-        self.page_rows: list[tuple] = []
-        if header:
-            stamp = datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds")
-            note = (f"# wagon replay: times in seconds from t0 on a monotonic clock; "
-                    f"t0 = {stamp} (unix {t0_wall:.6f})\n")
-            for out, cols in ((requests, REQUEST_COLUMNS), (pages, PAGE_COLUMNS)):
-                out.write(note)
-                out.write(",".join(cols) + "\n")
-        self.req_csv, self.page_csv = csv.writer(requests), csv.writer(pages)
+        self.t0, self.names = t0, class_names
+        self.requests = ResultsWriter(requests, REQUEST_COLUMNS, header)
+        self.pages = ResultsWriter(pages, PAGE_COLUMNS, header)
 
     def subscribe(self, hooks: Hooks) -> None:
         hooks.call_done.append(self.on_call)
@@ -224,28 +198,22 @@ class CsvRecorder:
         return "" if x is None else f"{x - self.t0:.6f}"
 
     def on_call(self, c: Call) -> None:
-        self.req_rows.append((c.session, c.cls, c.page, c.url, "page" if c.is_page else "object",
-                              c.conn, int(c.reused), self._t(c.intended), self._t(c.start),
-                              self._t(c.connect_start), self._t(c.connected),
-                              self._t(c.first_byte), self._t(c.last_byte), c.status, c.bytes,
-                              c.error or ""))
+        self.requests.add((c.session, self.names[c.cls], c.page, c.url,
+                           "page" if c.is_page else "object", c.conn, int(c.reused),
+                           self._t(c.intended), self._t(c.start), self._t(c.connect_start),
+                           self._t(c.connected), self._t(c.first_byte), self._t(c.last_byte),
+                           c.status, c.bytes, c.error or ""))
 
     def on_page(self, p: PageVisit) -> None:
         rt, hl = p.response_time, p.html_latency
-        self.page_rows.append((p.session, p.cls, p.page, self._t(p.intended), self._t(p.start),
-                               self._t(p.html_first_byte), self._t(p.done),
-                               "" if rt is None else f"{rt:.6f}",
-                               "" if hl is None else f"{hl:.6f}", p.objects, p.errors))
+        self.pages.add((p.session, self.names[p.cls], p.page, self._t(p.intended),
+                        self._t(p.start), self._t(p.html_first_byte), self._t(p.done),
+                        "" if rt is None else f"{rt:.6f}", "" if hl is None else f"{hl:.6f}",
+                        p.objects, p.errors))
 
     def flush(self) -> None:
-        if self.req_rows:
-            self.req_csv.writerows(self.req_rows)
-            self.req_rows.clear()
-        if self.page_rows:
-            self.page_csv.writerows(self.page_rows)
-            self.page_rows.clear()
-        self.req_out.flush()
-        self.page_out.flush()
+        self.requests.flush()
+        self.pages.flush()
 
 
 def summary_text(s: dict) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from array import array
 import multiprocessing
 import os
 import resource
@@ -16,17 +15,20 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from array import array
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from urllib.parse import urlsplit
 
 import numpy as np
+import uvloop
 
-from synth.classes import parse_protocol
-from synth.scenario import Scenario, read_scenario
-
+from ..formats.classes import parse_protocol
+from ..formats.results import pages_path, write_run
+from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
-from .record import CsvRecorder, Stats, pages_path
+from .record import CsvRecorder, Stats
 from .scheduler import Scheduler, class_override
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "estimate_connections", "raise_nofile"]
@@ -108,15 +110,15 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     stats = Stats(t0)
     stats.subscribe(hooks)
     files = [open(p, "w", newline="") for p in results] if results else []
-    recorder = CsvRecorder(files[0], files[1], t0, t0_wall, header=worker <= 0) if files else None
+    recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes],
+                            header=worker <= 0) if files else None)
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc = _target(opts.target)
     protocol = parse_protocol(opts.protocol) if opts.protocol else None
     classes = class_override(sc.classes, protocol)
-    target = Target(host, port, netloc, opts.connect_timeout, opts.timeout, hooks, sc.page_urls,
-                    sc.page_objects, sc.object_urls, itertools.count(max(worker, 0) * 10**9),
-                    opts.emulation)
+    target = Target(host, port, netloc, opts.connect_timeout, opts.timeout, hooks, sc.site,
+                    itertools.count(max(worker, 0) * 10**9), opts.emulation)
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, stop, hooks)
 
@@ -162,19 +164,19 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     return state
 
 
-def _run_loop(coro):
-    try:
-        import uvloop
-        return uvloop.run(coro)
-    except ImportError:
-        return asyncio.run(coro)
-
-
 def _worker(path: str, opts: ReplayOptions, k: int, n: int, t0_wall: float, out) -> None:
     sc = read_scenario(path)
     raise_nofile()
     results = _part_paths(opts.results, k) if opts.results else None
-    out.put(_run_loop(_play(sc, opts, k, n, t0_wall, results)))
+    out.put(uvloop.run(_play(sc, opts, k, n, t0_wall, results)))
+
+
+def _run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
+    """What the run file says of a run before its summary exists."""
+    return {"scenario": path, "target": opts.target,
+            "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
+            "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
+            "options": asdict(opts), "summary": None}
 
 
 def replay(path: str, opts: ReplayOptions) -> dict:
@@ -183,12 +185,17 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     sc = read_scenario(path)
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
+    # the workers need time to start: their common t0 is set later
+    t0_wall = time.time() + START_MARGIN + (1.5 if opts.workers > 1 else 0.0)
+    info = _run_info(path, sc, opts, t0_wall)
+    if opts.results:
+        write_run(opts.results, info)
     if opts.workers == 1:
         raise_nofile()
         results = _part_paths(opts.results, -1) if opts.results else None
-        states = [_run_loop(_play(sc, opts, -1, 1, time.time() + START_MARGIN, results))]
+        states = [uvloop.run(_play(sc, opts, -1, 1, t0_wall, results))]
     else:
-        states = _run_workers(path, opts)
+        states = _run_workers(path, opts, t0_wall)
     merged = Stats.merged(states)
     duration = max(s["duration"] for s in states)
     summary = merged.summary(duration, max(s["cpu"] for s in states))
@@ -197,13 +204,14 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     summary["workers"] = opts.workers
     summary["results"] = opts.results
     summary["pages_results"] = pages_path(opts.results) if opts.results else None
+    if opts.results:
+        write_run(opts.results, {**info, "summary": summary})
     return summary
 
 
-def _run_workers(path: str, opts: ReplayOptions) -> list[dict]:
+def _run_workers(path: str, opts: ReplayOptions, t0_wall: float) -> list[dict]:
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    t0_wall = time.time() + START_MARGIN + 1.5          # time for the workers to start
     procs = [ctx.Process(target=_worker, args=(path, opts, k, opts.workers, t0_wall, queue))
              for k in range(opts.workers)]
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)     # the workers stop themselves

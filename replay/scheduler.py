@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Iterable
 
-from synth.classes import ClientClass, Protocol
-from synth.scenario import ScenarioSession
-
+from ..formats.classes import ClientClass, Protocol
+from ..formats.scenario import ScenarioSession
 from .browser import Client, Target
 from .events import Hooks, clock
 

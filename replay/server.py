@@ -1,8 +1,9 @@
 """``wagon serve``: the modeled site from memory (aiohttp.web), with the limits the seed papers
 vary: connections served at once (Apache's MaxClients), a keep-alive timeout, a service time.
 
-Pages are the HTML of ``synth.sitebuild.page_html`` (their modeled size, referencing their objects),
-objects ``object_bytes`` of their size: the same bytes nginx serves from ``wagon site build``.
+The site is a ``formats.site.SiteSpec`` — a scenario's, or a model's resolved the same way —
+rendered by ``page_html`` and ``object_bytes``: the same bytes nginx serves from
+``wagon site build``.
 A connection over the limit is accepted by the kernel but not read until a slot frees, as a
 server whose workers are all busy.
 """
@@ -10,18 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import mimetypes
+import signal
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from aiohttp import web
 
-from synth.site import Site
-from synth.sitebuild import object_bytes, page_html
+from ..formats.site import SiteSpec, object_bytes, page_html
 
-__all__ = ["make_app", "serve", "ConnectionGate"]
+__all__ = ["make_app", "serve", "run_server", "ServeOptions", "ConnectionGate"]
 
 
-def make_app(site: Site | None = None, directory: str | None = None,
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``wagon serve`` can be told (besides what to serve)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_connections: int | None = None
+    keepalive_timeout: float = 75.0
+    service_time: float = 0.0
+    max_time: float | None = None
+
+
+def make_app(site: SiteSpec | None = None, directory: str | None = None,
              service_time: float = 0.0) -> web.Application:
     """An app serving ``site`` from memory, or the files under ``directory``."""
     app = web.Application()
@@ -57,7 +72,7 @@ def make_app(site: Site | None = None, directory: str | None = None,
                 body = pages[i] = page_html(site, i)
             return web.Response(body=body, content_type="text/html")
         ctype = mimetypes.guess_type(request.path)[0] or "application/octet-stream"
-        return web.Response(body=object_bytes(int(site.object_sizes[i])), content_type=ctype)
+        return web.Response(body=object_bytes(site.object_sizes[i]), content_type=ctype)
 
     app.router.add_get("/{tail:.*}", handle)
     return app
@@ -148,3 +163,19 @@ async def serve(app: web.Application, host: str, port: int, max_connections: int
         server.close()
         await server.wait_closed()
         await runner.cleanup()
+
+
+def run_server(app: web.Application, opts: ServeOptions,
+               ready: Callable[[int], None] | None = None) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM or ``opts.max_time``; ``ready(port)`` once listening.
+    OSError when the address cannot be listened on."""
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        if opts.max_time:
+            loop.call_later(opts.max_time, stop.set)
+        await serve(app, opts.host, opts.port, opts.max_connections, opts.keepalive_timeout,
+                    stop, ready)
+    asyncio.run(main())

@@ -1,10 +1,11 @@
 """Synthesis: scenarios (who arrives when, clicks, thinks, with which network and browser) from a
-model; the modeled site as files; exports to httperf, Tsung and Common Log Format."""
-from .classes import NETWORKS, ClientClass, Network, Protocol, parse_classes
-from .generate import Generator, SynthError, SynthOptions
-from .scenario import Scenario, ScenarioError, read_scenario, write_scenario
-from .site import Site, resolve_site
+model; the modeled site; exports to httperf, Tsung and Common Log Format.
 
-__all__ = ["NETWORKS", "ClientClass", "Network", "Protocol", "parse_classes", "Generator",
-           "SynthError", "SynthOptions", "Scenario", "ScenarioError", "read_scenario",
-           "write_scenario", "Site", "resolve_site"]
+Reads the model format (``wagon.formats.model``), writes the scenario format
+(``wagon.formats.scenario``); knows nothing of logs or of the replay engine."""
+from .generate import Generator, SynthError, SynthOptions, SynthSummary, synthesize
+from .profiles import Profile, ProfileError, parse_profile
+from .site import ModelSite, resolve_site
+
+__all__ = ["Generator", "SynthError", "SynthOptions", "SynthSummary", "synthesize", "Profile",
+           "ProfileError", "parse_profile", "ModelSite", "resolve_site"]

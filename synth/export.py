@@ -13,17 +13,31 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import TextIO
 from urllib.parse import urlsplit
 from xml.sax.saxutils import quoteattr
 
-from wagon.logformat import clf_timestamp
-
+from ..formats.scenario import Scenario
 from .profiles import parse_profile
-from .scenario import Scenario
 from .timeline import offered_requests
 
-__all__ = ["export_httperf", "export_tsung", "export_clf"]
+__all__ = ["export_httperf", "export_tsung", "export_clf", "clf_timestamp", "CLF_EPOCH",
+           "TSUNG_MAX_SESSIONS"]
+
+CLF_EPOCH = 996624000.0            # default time 0 of a CLF export: 2001-08-01 00:00:00 UTC
+TSUNG_MAX_SESSIONS = 1000          # sessions a Tsung export keeps unless told otherwise
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def clf_timestamp(epoch: float, offset_minutes: int = 0) -> str:
+    """``01/Aug/1995:00:00:01 -0400`` for a UTC time shown in a zone (locale-independent)."""
+    g = time.gmtime(int(epoch) + offset_minutes * 60)
+    sign = "-" if offset_minutes < 0 else "+"
+    hh, mm = divmod(abs(offset_minutes), 60)
+    return (f"{g.tm_mday:02d}/{MONTHS[g.tm_mon - 1]}/{g.tm_year}:{g.tm_hour:02d}:{g.tm_min:02d}:"
+            f"{g.tm_sec:02d} {sign}{hh:02d}{mm:02d}")
 
 
 def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = None
@@ -39,9 +53,10 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
             break
         for k, (page, _) in enumerate(s.clicks):
             nxt = s.clicks[k + 1][1] if k + 1 < len(s.clicks) else 0.0
-            body.append(f"{sc.page_urls[page]} think={nxt:.3f}\n" if nxt > 0 else
-                        f"{sc.page_urls[page]}\n")
-            body.extend(f"    {sc.object_urls[o]}\n" for o in sc.page_objects[page])
+            body.append(f"{sc.site.page_urls[page]} think={nxt:.3f}\n" if nxt > 0 else
+                        f"{sc.site.page_urls[page]}\n")
+            body.extend(f"    {sc.site.object_urls[o]}\n"
+                        for o in sc.site.page_objects[page])
         body.append("\n")
         count += 1
     out.write(f"# wagon scenario {sc.path}: {count} sessions. Suggested command:\n"
@@ -66,7 +81,8 @@ def _phases(sc: Scenario, horizon: float) -> list[tuple[float, float]]:
     return [(b - a, rate * m) for a, b, m in zip(bounds[:-1], bounds[1:], mult) if b > a]
 
 
-def export_tsung(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = 1000) -> int:
+def export_tsung(sc: Scenario, out: TextIO, target: str,
+                 max_sessions: int | None = TSUNG_MAX_SESSIONS) -> int:
     """Write a Tsung configuration; returns the number of sessions written."""
     u = urlsplit(target)
     sessions = []
@@ -100,7 +116,8 @@ def export_tsung(sc: Scenario, out: TextIO, target: str, max_sessions: int | Non
         for k, (page, think) in enumerate(s.clicks):
             if k and think > 0:
                 w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
-            for url in [sc.page_urls[page]] + [sc.object_urls[o] for o in sc.page_objects[page]]:
+            for url in [sc.site.page_urls[page]] + [sc.site.object_urls[o]
+                                                     for o in sc.site.page_objects[page]]:
                 w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"/>'
                   '</request>\n')
         w('    </session>\n')
@@ -108,12 +125,12 @@ def export_tsung(sc: Scenario, out: TextIO, target: str, max_sessions: int | Non
     return n
 
 
-def export_clf(sc: Scenario, out: TextIO, start_epoch: float = 996624000.0) -> int:
-    """Write a Common Log Format log (default epoch 2001-08-01 00:00:00 UTC); returns lines."""
+def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int:
+    """Write a Common Log Format log starting at ``start_epoch``; returns the lines written."""
     stamps: dict[int, str] = {}
     lines = 0
     for req in offered_requests(sc):
-        urls = [sc.page_urls[u] if p else sc.object_urls[u]
+        urls = [sc.site.page_urls[u] if p else sc.site.object_urls[u]
                 for u, p in zip(req.url.tolist(), req.is_page.tolist())]
         rows = []
         for t, sid, c, url, size in zip(req.time.tolist(), req.session.tolist(),

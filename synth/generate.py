@@ -7,19 +7,21 @@ think times lognormal(μ=3, σ=1.1).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
-from typing import Iterator
+from typing import Callable, Iterator, TextIO
 
 import numpy as np
 from scipy import stats
 
-from wagon.model import Model
-
-from .classes import DEFAULT_CLASSES, ClientClass, parse_classes
+from ..formats.classes import DEFAULT_CLASSES, ClientClass, parse_classes
+from ..formats.model import Model
+from ..formats.scenario import ScenarioWriter, SessionBatch, model_digest
 from .profiles import Profile, parse_profile
-from .site import Site, resolve_site
+from .site import ModelSite, resolve_site
 
-__all__ = ["SynthOptions", "Batch", "Generator", "SynthError", "FALLBACK_LAWS", "MAX_CLICKS"]
+__all__ = ["SynthOptions", "Generator", "SynthError", "SynthSummary", "synthesize",
+           "FALLBACK_LAWS", "MAX_CLICKS"]
 
 MAX_CLICKS = 10_000                 # heavy-tailed click laws are capped per session
 FALLBACK_LAWS = {"clicks": ("inverse_gaussian", stats.invgauss(mu=5 / 3, scale=3), "rounded"),
@@ -47,21 +49,6 @@ class SynthOptions:
     pages: int = 1000
     zipf: float = 1.0
     chunk: int = 20_000
-
-
-@dataclass
-class Batch:
-    """A chunk of sessions; clicks of session i are ``click_ptr[i]:click_ptr[i+1]``."""
-
-    ids: np.ndarray
-    starts: np.ndarray
-    classes: np.ndarray
-    click_ptr: np.ndarray
-    pages: np.ndarray
-    thinks: np.ndarray          # before each click (0 for the first)
-
-    def __len__(self) -> int:
-        return len(self.ids)
 
 
 class _Law:
@@ -112,16 +99,27 @@ class Generator:
             if gaps is None:
                 raise SynthError("--arrivals renewal needs the model's interarrival law")
             self.gap_law = gaps.frozen
-        self.site: Site = resolve_site(model, o.pages, o.zipf)
+        self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
         self.class_p = np.array([c.weight for c in self.classes])
 
-    def header(self) -> dict:
+    def header(self, model_name: str | None = None) -> dict:
+        """The scenario header: seed, model, options, laws, classes and the site."""
         o = self.options
-        return {"options": {**asdict(o), "rate": self.rate},
+        return {"seed": o.seed,
+                "model": {"name": model_name,
+                          "digest": model_digest(self.model.data if self.model else None)},
+                "options": {**asdict(o), "rate": self.rate},
                 "laws": {"clicks": self.clicks.name, "think": self.think.name,
                          "arrivals": o.arrivals},
                 "classes": [c.to_dict() for c in self.classes],
-                "site": self.site.to_dict()}
+                "site": self.site.spec.to_dict()}
+
+    def expected_sessions(self) -> int:
+        """About how many sessions ``batches`` will yield (for progress bars)."""
+        o = self.options
+        if o.sessions is not None:
+            return o.sessions
+        return int(o.duration * self.rate * self.profile.mean_multiplier(o.duration))
 
     def _gaps(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Gaps of the base process in operational seconds (mean 1/rate)."""
@@ -137,7 +135,7 @@ class Generator:
             return np.full(n, max(1, round(self.clicks.mean)), np.int64)
         return np.clip(np.round(self.clicks.draw(n, rng)), 1, MAX_CLICKS).astype(np.int64)
 
-    def batches(self) -> Iterator[Batch]:
+    def batches(self) -> Iterator[SessionBatch]:
         o = self.options
         u_last, next_id, k = 0.0, 0, 0
         while True:
@@ -160,7 +158,8 @@ class Generator:
             if o.duration is not None and n < o.chunk:
                 return
 
-    def _sessions(self, starts: np.ndarray, first_id: int, rng: np.random.Generator) -> Batch:
+    def _sessions(self, starts: np.ndarray, first_id: int, rng: np.random.Generator
+                  ) -> SessionBatch:
         n = len(starts)
         o = self.options
         classes = np.searchsorted(np.cumsum(self.class_p), rng.random(n) * self.class_p.sum(),
@@ -182,5 +181,79 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
-        return Batch(np.arange(first_id, first_id + n), starts / o.speedup, classes, ptr, pages,
-                     thinks / o.speedup)
+        return SessionBatch(np.arange(first_id, first_id + n), starts / o.speedup, classes, ptr,
+                            pages, thinks / o.speedup)
+
+
+@dataclass
+class SynthSummary:
+    """What a written scenario holds, and its offered load over time."""
+
+    sessions: int = 0
+    clicks: int = 0
+    requests: int = 0
+    first_start: float = math.inf
+    last_start: float = 0.0
+    bucket: float = 1.0
+    offered: np.ndarray | None = None       # requests per bucket at their offered times
+
+    def add(self, batch: SessionBatch, objects_per_page: np.ndarray) -> None:
+        n_clicks = len(batch.pages)
+        requests_per_click = 1 + objects_per_page[batch.pages]
+        self.sessions += len(batch)
+        self.clicks += n_clicks
+        self.requests += int(requests_per_click.sum())
+        self.first_start = min(self.first_start, float(batch.starts[0]))
+        self.last_start = max(self.last_start, float(batch.starts[-1]))
+        # offered time of a click: its session's start plus the think times before it
+        session_of = np.repeat(np.arange(len(batch)), np.diff(batch.click_ptr))
+        cum = np.cumsum(batch.thinks)
+        before = cum - cum[batch.click_ptr[:-1]][session_of]
+        when = batch.starts[session_of] + before
+        counts = np.bincount((when // self.bucket).astype(np.int64), weights=requests_per_click)
+        if self.offered is None or len(self.offered) < len(counts):
+            grown = np.zeros(len(counts))
+            if self.offered is not None:
+                grown[:len(self.offered)] = self.offered
+            self.offered = grown
+        self.offered[:len(counts)] += counts
+
+    def as_dict(self) -> dict:
+        rate = (self.offered / self.bucket).tolist() if self.offered is not None else []
+        return {"sessions": self.sessions, "clicks": self.clicks, "requests": self.requests,
+                "first_start": self.first_start if self.sessions else None,
+                "last_start": self.last_start if self.sessions else None,
+                "bucket_s": self.bucket, "offered_requests_per_s": rate}
+
+    def load_text(self, rows: int = 20) -> str:
+        """The offered load as a text histogram (its first ``rows`` buckets)."""
+        rates = self.as_dict()["offered_requests_per_s"]
+        if not rates:
+            return ""
+        width = self.bucket
+        out = [f"offered requests/s per {width:.4g} s (at think-time offsets, before transfer "
+               "times):"]
+        shown = rates[:rows]
+        peak = max(shown) or 1
+        out += [f"  {k * width:>10.1f} s  {r:>10.2f}  {'#' * int(40 * r / peak)}"
+                for k, r in enumerate(shown)]
+        if len(rates) > rows:
+            out.append(f"  after {rows * width:.1f} s: {sum(rates[rows:]) * width:,.0f} more "
+                       "requests from sessions still running")
+        return "\n".join(out)
+
+
+def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
+               progress: Callable[[int], None] | None = None) -> SynthSummary:
+    """Write ``gen``'s scenario (header, then every session) to ``out``; returns its summary."""
+    o = gen.options
+    writer = ScenarioWriter(out, gen.header(model_name))
+    horizon = o.duration if o.duration is not None else o.sessions / gen.rate
+    summary = SynthSummary(bucket=max(horizon / o.speedup / 20, 1e-3))
+    objects_per_page = np.array([len(p) for p in gen.site.spec.page_objects], np.int64)
+    for batch in gen.batches():
+        writer.write(batch)
+        summary.add(batch, objects_per_page)
+        if progress is not None:
+            progress(len(batch))
+    return summary

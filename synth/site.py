@@ -3,9 +3,10 @@
 From a model's site when it has one (pages or objects whose size was never seen get a size drawn
 from the model's size laws); otherwise a Zipf site: ``pages`` pages whose popularity follows
 Zipf(exponent), each with a number of objects drawn from ``objects_per_page`` and sizes from
-``page_size``/``object_size`` (defaults when the model lacks them). The site is a property of the
-model: its draws use a fixed seed, never the scenario's, so ``synth``, ``site build`` and
-``serve`` agree on every URL and byte count.
+``page_size``/``object_size`` (defaults when the model lacks them). Its draws use a fixed seed,
+never the scenario's. ``ModelSite.spec`` is what a scenario carries (``formats.site``): pages
+link to the pages users went to next, so ``serve`` and ``site build`` render the same bytes
+whether they start from the model or from the scenario.
 """
 from __future__ import annotations
 
@@ -14,41 +15,31 @@ from functools import cached_property
 
 import numpy as np
 
-from wagon.model import Model
+from ..formats.model import Model
+from ..formats.site import SiteSpec
 
-__all__ = ["Site", "resolve_site", "DEFAULT_PAGE_SIZE", "DEFAULT_OBJECT_SIZE"]
+__all__ = ["ModelSite", "resolve_site", "DEFAULT_PAGE_SIZE", "DEFAULT_OBJECT_SIZE", "MAX_LINKS"]
 
 DEFAULT_PAGE_SIZE = 8_000          # bytes, when the model has neither sizes nor a size law
 DEFAULT_OBJECT_SIZE = 4_000
+MAX_LINKS = 50                     # links written into a page's HTML
 
 
 @dataclass
-class Site:
-    """Pages and objects with sizes; entry probabilities; routing as CSR cumulative rows."""
+class ModelSite:
+    """The site's content (``spec``), entry probabilities, routing as CSR cumulative rows."""
 
-    page_urls: list[str]
-    page_sizes: np.ndarray            # int64, HTML bytes
-    page_objects: list[list[int]]     # object indices per page
-    object_urls: list[str]
-    object_sizes: np.ndarray          # int64
+    spec: SiteSpec
     entry_p: np.ndarray               # probability of starting on each page
     popularity: np.ndarray            # probability of each page as a click (fallback routing)
     route_ptr: np.ndarray             # CSR row pointers into route_to / route_cum
     route_to: np.ndarray              # next page
     route_cum: np.ndarray             # cumulative probability within the row (last = 1)
 
-    def to_dict(self) -> dict:
-        """The header form of the site (scenario files)."""
-        return {"pages": [{"url": u, "size": int(s), "objects": o}
-                          for u, s, o in zip(self.page_urls, self.page_sizes.tolist(),
-                                             self.page_objects)],
-                "objects": [{"url": u, "size": int(s)}
-                            for u, s in zip(self.object_urls, self.object_sizes.tolist())]}
-
     @cached_property
     def _route_keys(self) -> np.ndarray:
         """Routing rows searched as one array: row r's cumulative values moved into (r, r + 1]."""
-        return self.route_cum + np.repeat(np.arange(len(self.page_urls)), np.diff(self.route_ptr))
+        return self.route_cum + np.repeat(np.arange(len(self.entry_p)), np.diff(self.route_ptr))
 
     def next_pages(self, current: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One Markov step for each current page; pages without recorded links use popularity."""
@@ -97,7 +88,14 @@ def _routing(n_pages: int, transitions: list) -> tuple[np.ndarray, np.ndarray, n
 SITE_SEED = 0x5175
 
 
-def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 1.0) -> Site:
+def _links(ptr: np.ndarray, to: np.ndarray) -> list[list[int]]:
+    """Each page's links: the pages users went to next (at most MAX_LINKS)."""
+    to = to.tolist()
+    return [to[a:min(b, a + MAX_LINKS)] for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+
+
+def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 1.0
+                 ) -> ModelSite:
     """The complete site of ``model`` (a Zipf site of ``pages`` pages when it has none)."""
     rng = np.random.default_rng(SITE_SEED)
     site = model.site if model is not None else {}
@@ -114,10 +112,12 @@ def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 
         for page, count in site.get("entry", []):
             entry[page] += count
         ptr, to, cum = _routing(len(urls), site.get("transitions", []))
-        return Site(urls, page_sizes, [list(p.get("objects", [])) for p in site["pages"]],
-                    [o["url"] for o in objects], np.where(o_known > 0, o_known, o_drawn),
-                    entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
-                    hits / hits.sum(), ptr, to, cum)
+        spec = SiteSpec(urls, page_sizes.tolist(),
+                        [list(p.get("objects", [])) for p in site["pages"]], _links(ptr, to),
+                        [o["url"] for o in objects],
+                        np.where(o_known > 0, o_known, o_drawn).tolist())
+        return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
+                         hits / hits.sum(), ptr, to, cum)
     # no site in the model: Zipf popularity over generated pages
     pop = 1.0 / np.arange(1, pages + 1) ** zipf_exponent
     pop /= pop.sum()
@@ -125,9 +125,12 @@ def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 
     counts = (np.clip(np.round(per_page.frozen.rvs(size=pages, random_state=rng)), 0, 50)
               .astype(int) if per_page is not None else rng.integers(0, 6, pages))
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    return Site([f"/pages/p{i:05d}.html" for i in range(pages)],
-                _sizes(model, "page_size", pages, DEFAULT_PAGE_SIZE, rng),
-                [list(range(a, b)) for a, b in zip(offsets[:-1], offsets[1:])],
-                [f"/objects/o{i:06d}.gif" for i in range(offsets[-1])],
-                _sizes(model, "object_size", int(offsets[-1]), DEFAULT_OBJECT_SIZE, rng),
-                pop, pop, np.zeros(pages + 1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    bounds = offsets.tolist()
+    spec = SiteSpec([f"/pages/p{i:05d}.html" for i in range(pages)],
+                    _sizes(model, "page_size", pages, DEFAULT_PAGE_SIZE, rng).tolist(),
+                    [list(range(a, b)) for a, b in zip(bounds[:-1], bounds[1:])],
+                    [[] for _ in range(pages)],
+                    [f"/objects/o{i:06d}.gif" for i in range(bounds[-1])],
+                    _sizes(model, "object_size", bounds[-1], DEFAULT_OBJECT_SIZE, rng).tolist())
+    return ModelSite(spec, pop, pop, np.zeros(pages + 1, np.int64), np.zeros(0, np.int64),
+                     np.zeros(0))

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .scenario import Scenario
+from ..formats.scenario import Scenario
 
 __all__ = ["Requests", "offered_requests"]
 
@@ -71,10 +71,11 @@ def _expand(sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
 
 def offered_requests(sc: Scenario, batch: int = 10_000) -> Iterator[Requests]:
     """Time-ordered chunks of all the scenario's requests."""
-    obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.page_objects]))).astype(np.int64)
-    obj_flat = np.array([o for objs in sc.page_objects for o in objs], np.int64)
-    page_sizes = np.array(sc.page_sizes, np.int64)
-    object_sizes = np.array(sc.object_sizes, np.int64)
+    obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.site.page_objects])))
+    obj_ptr = obj_ptr.astype(np.int64)
+    obj_flat = np.array([o for objs in sc.site.page_objects for o in objs], np.int64)
+    page_sizes = np.array(sc.site.page_sizes, np.int64)
+    object_sizes = np.array(sc.site.object_sizes, np.int64)
     sessions = sc.sessions()
     pending: Requests | None = None
     chunk = list(islice(sessions, batch))

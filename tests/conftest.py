@@ -1,33 +1,87 @@
-"""Shared fixtures: paths to the real 1995 traces and the bundled sample."""
+"""Shared fixtures: the bundled real traces and sample, external tools, and the rule that tests
+never write inside the checkout (each test runs in its own temporary directory)."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import resources
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 ROOT = Path(__file__).resolve().parent.parent
-LOGS = ROOT.parent / "shared" / "data" / "logs"
-NASA = LOGS / "nasa-aug95-morning.log"
-EPA = LOGS / "epa-http-aug95-half.log"
-SAMPLE = ROOT / "data" / "sample-combined.log.gz"
+DATA = Path(__file__).resolve().parent / "data"
+NASA = DATA / "nasa-aug95-morning.log.gz"
+EPA = DATA / "epa-http-aug95-half.log.gz"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+sys.dont_write_bytecode = True                # no __pycache__ for what the tests import now
+# no .hypothesis/ in the checkout: no example database, its other caches in a temporary folder
+settings.register_profile("wagon", database=None)
+settings.load_profile("wagon")
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="wagon-hypothesis-"))
 
 
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the real traces live in ../shared/data/logs/")
+def require_tool(name: str) -> str:
+    """The path of an external program; skip without it, except under CI, where it fails."""
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    if path is None:
+        why = f"{name} is not installed (.ci/run installs it from Debian's packages)"
+        if IN_CI:
+            pytest.fail(f"CI=true: {why}")
+        pytest.skip(why)
     return path
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """Every test runs in its own temporary directory: files written by default names
+    (model.json, scenario.jsonl, report.html) land there, not in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
+def _checkout_state() -> str | None:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return None
+    out = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--ignored",
+                          "--untracked-files=all"], capture_output=True, text=True)
+    return out.stdout if out.returncode == 0 else None
+
+
+def pytest_sessionstart(session) -> None:
+    session.config._wagon_checkout = _checkout_state()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """Fail the run when a test wrote inside the checkout (anything git sees changed)."""
+    before, after = session.config._wagon_checkout, _checkout_state()
+    if before is None or after is None or before == after:
+        return
+    new = sorted(set(after.splitlines()) - set(before.splitlines()))
+    new = [line for line in new if "__pycache__" not in line and not line.endswith(".pyc")]
+    if new:
+        print("\nwagon: the tests wrote inside the checkout:\n  " + "\n  ".join(new[:20]),
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
 def nasa() -> Path:
-    return _need(NASA)
+    return NASA
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def epa() -> Path:
-    return _need(EPA)
+    return EPA
 
 
-@pytest.fixture
-def sample() -> Path:
-    return _need(SAMPLE)
+@pytest.fixture(scope="session")
+def sample():
+    """The bundled sample log, as the installed package holds it."""
+    with resources.as_file(resources.files("wagon.data") / "sample-combined.log.gz") as path:
+        yield Path(path)

@@ -5,16 +5,14 @@ count connections on the server side."""
 from __future__ import annotations
 
 import contextlib
-import shutil
 import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from .conftest import require_tool
 
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 CONF = """daemon off;
 master_process off;
@@ -74,8 +72,7 @@ class Nginx:
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
           access_log: bool = True):
-    if not Path(NGINX).exists():
-        pytest.fail("nginx is not installed (apt-get install nginx-light); .ci/run installs it")
+    binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
@@ -84,7 +81,7 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
     if not access_log:
         text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
     conf.write_text(text)
-    proc = subprocess.Popen([NGINX, "-c", str(conf), "-p", str(workdir)],
+    proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(workdir)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_port(port)
@@ -169,7 +166,7 @@ def write_scenario_file(path: Path, pages: list[tuple[str, int, list[int]]],
     """A hand-made scenario: pages (url, size, object indices), objects (url, size), class
     specs, sessions (start, class, [(page, think)])."""
     import json
-    from synth.classes import parse_classes
+    from wagon.formats.classes import parse_classes
     header = {"format": "wagon-scenario", "version": 1, "seed": 0, "model": {},
               "options": {}, "classes": [c.to_dict() for c in parse_classes(",".join(classes))],
               "site": {"pages": [{"url": u, "size": s, "objects": o} for u, s, o in pages],

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from scipy import stats
 
 from wagon.cli import main
-from wagon.compare import compare, stack_distances
-from wagon.keepalive import LawSyntaxError, advise, parse_law
-from wagon.selfsim import fgn, fgn_autocovariance, hurst_all
-from wagon.workload import load_workload
+from wagon.analysis.compare import compare, stack_distances
+from wagon.analysis.keepalive import LawSyntaxError, advise, parse_law
+from wagon.analysis.selfsim import fgn, fgn_autocovariance, hurst_all
+from wagon.analysis.workload import load_workload
 
 
 @pytest.fixture(scope="module")

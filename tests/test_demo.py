@@ -1,27 +1,72 @@
-"""The README's first command: ``wagon demo`` runs the whole pipeline (shortened here)."""
+"""The README's first command, ``wagon demo`` (shortened here), from the checkout and from a
+non-editable install in a fresh virtual environment."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from replay.record import read_results
+from wagon import read_results, read_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
+SHORT = ["--duration", "30", "--speedup", "10"]
+
+
+def check_demo_output(out: Path, stdout: str) -> None:
+    assert "1/4 fit" in stdout and "4/4 replay" in stdout and "demo done" in stdout
+    assert "errors none" in stdout, stdout
+    for name in ("model.json", "scenario.jsonl", "results.csv", "results.pages.csv",
+                 "results.run.json", "report.html", "plots/replay.png", "plots/think.png"):
+        assert (out / name).stat().st_size > 0, name
+    assert json.loads((out / "model.json").read_text())["format"] == "wagon-model"
+    classes = {c.name for c in read_scenario(out / "scenario.jsonl").classes}
+    seen = set(read_results(out / "results.csv")["class"])
+    assert len(seen) >= 2 and seen <= classes, (seen, classes)     # class names, several
 
 
 def test_demo_runs_the_whole_pipeline(tmp_path):
-    out = tmp_path / "demo"
-    r = subprocess.run([sys.executable, "-m", "wagon", "demo", "--outdir", str(out), "--duration",
-                        "30", "--speedup", "10"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run([sys.executable, "-m", "wagon", "demo", "--outdir", "demo", *SHORT],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "1/4 fit" in r.stdout and "4/4 replay" in r.stdout and "demo done" in r.stdout
-    assert "errors none" in r.stdout, r.stdout
-    for name in ("model.json", "scenario.jsonl", "results.csv", "results.pages.csv",
-                 "report.html", "plots/replay.png", "plots/think.png"):
-        assert (out / name).stat().st_size > 0, name
-    assert json.loads((out / "model.json").read_text())["format"] == "wagon-model"
-    rows = read_results(str(out / "results.csv"))
-    assert rows and {r["class"] for r in rows} >= {"0", "1"}        # several client classes
+    check_demo_output(tmp_path / "demo", r.stdout)
+
+
+def _source_copy(dest: Path) -> Path:
+    """The checkout's sources copied to ``dest``: pip builds there (setuptools writes build/ and
+    egg-info next to setup.cfg), so nothing is written inside the checkout."""
+    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
+        ".git", "*.egg-info", "build", "dist", "__pycache__", "wagon-demo", ".pytest_cache",
+        ".hypothesis", "tests"))
+    return dest
+
+
+def test_installed_package_runs_the_demo_from_an_empty_folder(tmp_path):
+    """``pip install .`` (not editable) into a new venv outside the checkout, then ``wagon demo``
+    from an empty folder: the sample log is package data, nothing is read from a checkout."""
+    src = _source_copy(tmp_path / "src")
+    venv = tmp_path / "venv"
+    # the venv sees this interpreter's site-packages for NumPy & co. (and pip and setuptools:
+    # it is made without pip of its own), but wagon is installed into the venv, first on its path
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(venv)], check=True)
+    py = venv / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps",
+                        "--no-build-isolation", str(src)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    where = subprocess.run([str(py), "-c", "import wagon, wagon.fitting, wagon.data; "
+                            "print(wagon.__file__); print(wagon.fitting.__file__)"],
+                           cwd=empty, env=env, capture_output=True, text=True, check=True)
+    assert all(line.startswith(str(venv)) for line in where.stdout.split()), where.stdout
+    bare = subprocess.run([str(py), "-c", "import fitting"], cwd=empty, env=env,
+                          capture_output=True, text=True)
+    assert bare.returncode != 0 and "No module named 'fitting'" in bare.stderr
+    r = subprocess.run([str(venv / "bin" / "wagon"), "demo", *SHORT], cwd=empty, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    check_demo_output(empty / "wagon-demo", r.stdout)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from wagon import load_model
 from wagon.cli import main
-from wagon.model import ModelError
+from wagon.formats.model import ModelError
 
 VARIABLES = ("interarrival", "clicks", "think", "page_size", "objects_per_page")
 
@@ -97,7 +97,7 @@ def test_fit_real_traces_text_output(tmp_path, nasa, epa):
     assert r.exit_code == 0
     summary = json.loads(r.stdout)
     assert summary["malformed_by_reason"] == {"bad request line": 1}
-    assert "skipped epa-http-aug95-half.log:4531 (bad request line)" in r.stderr
+    assert "skipped epa-http-aug95-half.log.gz:4531 (bad request line)" in r.stderr
     assert load_model(tmp_path / "epa.json").provenance["malformed"] == 1
 
 
@@ -190,7 +190,7 @@ def test_load_model_only_ever_raises_model_error(tmp_path, doc):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(max_size=60) | JSON.map(json.dumps), max_size=5))
 def test_scenario_reader_only_ever_raises_scenario_error(tmp_path, lines):
-    from synth.scenario import ScenarioError, read_scenario
+    from wagon.formats.scenario import ScenarioError, read_scenario
     header = json.dumps({"format": "wagon-scenario", "version": 1,
                          "classes": [{"name": "c", "weight": 1, "network": {
                              "name": "lan", "rtt_ms": 0, "down_kbps": 1e6, "up_kbps": 1e6},

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wagon.logformat import FormatError, compile_format, resolve_format
-from wagon.parse import LogError, parse_bytes, parse_logs
+from wagon.logs.logformat import FormatError, compile_format, resolve_format
+from wagon.logs.parse import LogError, parse_bytes, parse_logs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from baseline_parser import parse_file  # noqa: E402
@@ -158,7 +158,7 @@ def test_unreadable_and_unparseable_inputs_are_log_errors(tmp_path):
 
 
 def test_vocabulary_shared_across_chunks(monkeypatch):
-    import wagon.parse as P
+    from wagon.logs import parse as P
     monkeypatch.setattr(P, "CHUNK_BYTES", 100)
     data = b"\n".join(CLF_LINES * 20) + b"\n"
     req, stats = parse_bytes(data, "common")

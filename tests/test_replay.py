@@ -3,40 +3,38 @@ from __future__ import annotations
 
 import collections
 import json
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from replay import ReplayOptions, replay
-from replay.capture import response_times
-from replay.record import read_results
-from synth import Generator, SynthOptions, read_scenario, write_scenario
-from synth.site import resolve_site
-from synth.sitebuild import build_site
+from wagon import read_results
 from wagon.cli import main
+from wagon.formats.scenario import read_scenario
+from wagon.formats.site import build_site
+from wagon.replay import ReplayOptions, replay
+from wagon.replay.capture import response_times
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.site import resolve_site
 
+from .conftest import require_tool
 from .servers import fault_server, free_port, nginx, wait_port, write_scenario_file
 from .test_synth import hand_model
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def rows(path) -> list[dict]:
-    return read_results(str(path))
+    return read_results(path).to_dict("records")
 
 
 def expected_urls(scenario) -> collections.Counter:
     sc = read_scenario(scenario)
     return collections.Counter(
         u for s in sc.sessions() for p, _ in s.clicks
-        for u in [sc.page_urls[p]] + [sc.object_urls[o] for o in sc.page_objects[p]])
+        for u in [sc.site.page_urls[p]] + [sc.site.object_urls[o] for o in sc.site.page_objects[p]])
 
 
 @pytest.fixture
@@ -46,10 +44,10 @@ def site_and_scenario(tmp_path):
         model = hand_model(think=think, rate=rate, clicks_p=clicks_p)
         scenario = tmp_path / f"s-{abs(hash(classes))}.jsonl"
         with open(scenario, "w") as f:
-            write_scenario(Generator(model, SynthOptions(sessions=sessions, seed=3, pages=40,
+            synthesize(Generator(model, SynthOptions(sessions=sessions, seed=3, pages=40,
                                                          classes=classes)), f)
         if not (tmp_path / "site").exists():
-            build_site(resolve_site(model, pages=40), tmp_path / "site")
+            build_site(resolve_site(model, pages=40).spec, tmp_path / "site")
         return scenario
     return make
 
@@ -86,7 +84,7 @@ def test_connections_seen_by_the_server(tmp_path, site_and_scenario, protocol, p
     by_conn = collections.Counter(r[0] for r in log)
     sc = read_scenario(scenario)
     sessions = list(sc.sessions())
-    requests = sum(1 + len(sc.page_objects[p]) for s in sessions for p, _ in s.clicks)
+    requests = sum(1 + len(sc.site.page_objects[p]) for s in sessions for p, _ in s.clicks)
     clicks = sum(len(s.clicks) for s in sessions)
     ours = rows(tmp_path / "r.csv")
     conns_per_session = collections.defaultdict(set)
@@ -133,7 +131,7 @@ def test_interrupted_run_keeps_its_results(tmp_path, site_and_scenario):
         proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(scenario),
                                  "--target", server.url, "--results", str(tmp_path / "r.csv"),
                                  "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, cwd=ROOT)
+                                text=True, cwd=tmp_path)
         time.sleep(4)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
@@ -169,14 +167,14 @@ def test_emulated_bandwidth_and_delay_hold_for_100_clients(tmp_path):
     assert np.all(np.abs(times / theory - 1) < 0.10), (theory, times.min(), times.max())
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
 def test_mean_response_time_matches_a_packet_capture(tmp_path, site_and_scenario):
     """As in the RUBiS study: the engine's mean response time against tshark's view of the same
     requests on loopback, at moderate load: within 100 µs."""
+    tshark = require_tool("tshark")
     scenario = site_and_scenario("lan/http11", sessions=80, rate=20.0, think=(-3.0, 0.3))
     cap = tmp_path / "cap.pcap"
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
-        shark = subprocess.Popen(["tshark", "-i", "lo", "-f", f"tcp port {server.port}",
+        shark = subprocess.Popen([tshark, "-i", "lo", "-f", f"tcp port {server.port}",
                                   "-w", str(cap)], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 20
@@ -203,20 +201,20 @@ def test_workers_share_the_sessions_and_merge(tmp_path, site_and_scenario):
     got = rows(tmp_path / "r.csv")
     assert s["requests"]["total"] == len(got) == len(log) == sum(expected_urls(scenario).values())
     assert s["sessions"]["completed"] == 60 and s["workers"] == 2
-    assert (tmp_path / "r.csv").read_text().count("# wagon replay") == 1
+    assert (tmp_path / "r.csv").read_text().count("session,class,page") == 1
     assert not list(tmp_path.glob("r.csv.part*"))
     assert s["latency_ms"]["count"] == len(got)
 
 
 def test_embedded_server_serves_the_model_site_with_limits(tmp_path):
     model = hand_model()
-    site = resolve_site(model, pages=10)
+    site = resolve_site(model, pages=10).spec
     model_path = tmp_path / "m.json"
     model_path.write_text(json.dumps(model.data))
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--model", str(model_path),
                              "--port", str(port), "--max-connections", "2", "--service-time",
-                             "0.3", "--pages", "10", "--max-time", "60"], cwd=ROOT,
+                             "0.3", "--pages", "10", "--max-time", "60"], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_port(port)
@@ -292,7 +290,7 @@ def test_warns_before_a_run_that_needs_more_files_than_the_limit(tmp_path):
     scenario = write_scenario_file(tmp_path / "n.jsonl", [("/a", 10, [])], [], ["lan/http11"],
                                    sessions)
     r = subprocess.run([sys.executable, "-m", "wagon", "replay", str(scenario), "--target",
-                        f"http://127.0.0.1:{free_port()}/", "--max-time", "1"], cwd=ROOT,
+                        f"http://127.0.0.1:{free_port()}/", "--max-time", "1"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60,
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     assert r.returncode == 0, r.stderr

@@ -3,18 +3,16 @@ plot decodes, and no script error is raised."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
-import pytest
 from click.testing import CliRunner
 
 from wagon.cli import main
 
+from .conftest import require_tool
 from .servers import nginx
 from .test_replay import site_and_scenario  # noqa: F401  (fixture)
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--virtual-time-budget=10000"]
@@ -22,9 +20,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def rendered(page, profile) -> tuple[int, str | None]:
     """(images that decoded, script errors) as the page reports them after loading."""
-    if CHROMIUM is None:
-        pytest.fail("chromium is not installed (apt-get install chromium); .ci/run installs it")
-    out = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+    out = subprocess.run([require_tool("chromium"), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
                           page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     body = re.search(r"<body[^>]*>", out).group(0)
     images = re.search(r'data-images="(ok|broken) (\d+)"', body)

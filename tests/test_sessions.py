@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from fitting import fit
 from wagon import SessionRules, parse_bytes, parse_logs, sessionize
+from wagon.fitting import fit
 
 
 

@@ -6,7 +6,6 @@ import io
 import json
 import math
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -16,18 +15,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from fitting import fit
-from synth import Generator, SynthOptions, read_scenario, write_scenario
-from synth.classes import ClassError, parse_classes
-from synth.export import export_clf, export_httperf
-from synth.profiles import ProfileError, parse_profile
-from synth.scenario import ScenarioError
-from synth.site import resolve_site
-from synth.sitebuild import build_site, page_html, url_path
 from wagon import parse_bytes, sessionize
 from wagon.cli import main
-from wagon.model import Model
+from wagon.fitting import fit
+from wagon.formats.classes import ClassError, parse_classes
+from wagon.formats.model import Model
+from wagon.formats.scenario import ScenarioError, read_scenario
+from wagon.formats.site import build_site, page_html, url_path
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.export import export_clf, export_httperf
+from wagon.synth.profiles import ProfileError, parse_profile
+from wagon.synth.site import resolve_site
 
+from .conftest import require_tool
 from .servers import nginx
 
 
@@ -48,7 +48,7 @@ def hand_model(think=(3.0, 1.1), clicks_p=0.25, rate=2.0, site=None) -> Model:
 
 def scenario_text(model, **opts) -> str:
     buf = io.StringIO()
-    write_scenario(Generator(model, SynthOptions(**opts)), buf)
+    synthesize(Generator(model, SynthOptions(**opts)), buf)
     return buf.getvalue()
 
 
@@ -161,7 +161,7 @@ def test_routing_follows_the_model():
 
 
 def test_zipf_site_when_the_model_has_none():
-    site = resolve_site(hand_model(), pages=200, zipf_exponent=1.2)
+    site = resolve_site(hand_model(), pages=200, zipf_exponent=1.2).spec
     b = batches(hand_model(), sessions=30_000, seed=2, pages=200, zipf=1.2)[0]
     counts = np.sort(np.bincount(b.pages, minlength=200))[::-1]
     slope = np.polyfit(np.log(np.arange(1, 51)), np.log(counts[:50]), 1)[0]
@@ -191,7 +191,7 @@ def test_scenario_reader_names_the_bad_line(tmp_path):
 
 
 def test_site_build_pages_have_their_size_and_reference_objects(tmp_path):
-    site = resolve_site(hand_model(), pages=30)
+    site = resolve_site(hand_model(), pages=30).spec
     report = build_site(site, tmp_path / "site")
     assert report.pages == 30 and report.objects == len(site.object_urls)
     for i in range(30):
@@ -205,6 +205,7 @@ def test_site_build_pages_have_their_size_and_reference_objects(tmp_path):
 
 
 def _http_run(tmp_path, scenario, n_sessions):
+    httperf = require_tool("httperf")
     site_dir = tmp_path / "site"
     sc = read_scenario(scenario)
     with nginx(site_dir, tmp_path / "nginx") as server:
@@ -212,23 +213,22 @@ def _http_run(tmp_path, scenario, n_sessions):
         with open(wsess, "w") as f:
             export_httperf(sc, f, server.url)
         out = subprocess.run(
-            ["httperf", "--hog", "--server", "127.0.0.1", "--port", str(server.port),
+            [httperf, "--hog", "--server", "127.0.0.1", "--port", str(server.port),
              f"--wsesslog={n_sessions},0,{wsess}", "--rate=20", "--timeout=10"],
             capture_output=True, text=True, timeout=120)
         return out.stdout, server.log()
 
 
-@pytest.mark.skipif(shutil.which("httperf") is None, reason="httperf not installed")
 def test_httperf_replays_the_export_against_nginx_without_errors(tmp_path):
     model = hand_model(think=(-1.0, 0.5), rate=5.0)        # short thinks: a quick run
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
-        write_scenario(Generator(model, SynthOptions(sessions=40, seed=1, pages=50)), f)
-    build_site(resolve_site(model, pages=50), tmp_path / "site")
+        synthesize(Generator(model, SynthOptions(sessions=40, seed=1, pages=50)), f)
+    build_site(read_scenario(scenario).site, tmp_path / "site")
     stdout, log = _http_run(tmp_path, scenario, 40)
-    sessions = sum(1 for _ in read_scenario(scenario).sessions())
-    requests = sum(1 + len(read_scenario(scenario).page_objects[p])
-                   for s in read_scenario(scenario).sessions() for p, _ in s.clicks)
+    sc = read_scenario(scenario)
+    sessions = sum(1 for _ in sc.sessions())
+    requests = sum(1 + len(sc.site.page_objects[p]) for s in sc.sessions() for p, _ in s.clicks)
     assert re.search(r"Errors: total 0 ", stdout), stdout
     assert re.search(r"Session rate .*\((\d+)/(\d+)\)", stdout).groups() == (str(sessions),) * 2
     assert re.search(r"Total: connections \d+ requests (\d+) replies (\d+)", stdout).groups() \
@@ -236,19 +236,19 @@ def test_httperf_replays_the_export_against_nginx_without_errors(tmp_path):
     assert len(log) == requests and all(row[2] == "200" for row in log)
 
 
-@pytest.mark.skipif(shutil.which("tsung") is None, reason="tsung not installed")
 def test_tsung_accepts_the_export(tmp_path):
+    tsung = require_tool("tsung")
     model = hand_model(think=(-2.0, 0.5), rate=20.0)
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
-        write_scenario(Generator(model, SynthOptions(duration=2, seed=1, pages=20)), f)
-    build_site(resolve_site(model, pages=20), tmp_path / "site")
+        synthesize(Generator(model, SynthOptions(duration=2, seed=1, pages=20)), f)
+    build_site(read_scenario(scenario).site, tmp_path / "site")
     with nginx(tmp_path / "site", tmp_path / "nginx") as server:
         xml = tmp_path / "tsung.xml"
         r = CliRunner().invoke(main, ["export", str(scenario), "--to", "tsung", "-o", str(xml),
                                       "--target", server.url])
         assert r.exit_code == 0, r.output
-        out = subprocess.run(["tsung", "-f", str(xml), "-l", str(tmp_path / "tsunglog"), "start"],
+        out = subprocess.run([tsung, "-f", str(xml), "-l", str(tmp_path / "tsunglog"), "start"],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "Starting Tsung" in out.stdout, out.stdout + out.stderr
         stats_text = "".join(p.read_text() for p in (tmp_path / "tsunglog").rglob("tsung.log"))
@@ -260,7 +260,7 @@ def _round_trip(tmp_path, think, rate, clicks_p, duration):
     model = hand_model(think=think, clicks_p=clicks_p, rate=rate)
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
-        write_scenario(Generator(model, SynthOptions(duration=duration, seed=11, pages=100)), f)
+        synthesize(Generator(model, SynthOptions(duration=duration, seed=11, pages=100)), f)
     buf = io.StringIO()
     export_clf(read_scenario(scenario), buf)
     req, stats = parse_bytes(buf.getvalue().encode(), "common")
@@ -307,7 +307,7 @@ def test_cli_synth_export_and_site(tmp_path, sample):
         r = run(main, ["export", str(tmp_path / "s.jsonl"), "--to", fmt, "-o",
                        str(tmp_path / f"out.{fmt}")])
         assert r.exit_code == 0, r.output
-    r = run(main, ["site", "build", str(tmp_path / "m.json"), str(tmp_path / "site")])
+    r = run(main, ["site", "build", str(tmp_path / "site"), "--model", str(tmp_path / "m.json")])
     assert r.exit_code == 0 and (tmp_path / "site" / "index.html").exists()
     for args, message in ((["synth", str(tmp_path / "m.json")], "exactly one of"),
                           (["synth", str(tmp_path / "nope.json"), "--sessions", "3"], "No such"),

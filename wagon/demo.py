@@ -1,7 +1,9 @@
 """``wagon demo``: from nothing to a result in about a minute, on the bundled sample log.
 
 Fit the sample → synthesize a short scenario (WAGON's client classes, times sped up) → start
-``wagon serve`` on a free loopback port → replay → print the summary, write the plots."""
+``wagon serve --scenario`` on a free loopback port → replay → print the summary, write the plots
+and the report. The sample is package data (``wagon.data``), so an installed wagon runs it too.
+"""
 from __future__ import annotations
 
 import os
@@ -9,19 +11,39 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+from typing import Callable
 
-from .model import save_model
+from .analysis.workload import load_workload
+from .formats.model import save_model
 from .modeling import fit_logs
+from .replay import ReplayOptions, replay
+from .replay.record import summary_text
+from .report.html import workload_report
+from .report.plots import plot_replay, write_plots
+from .synth import Generator, SynthOptions, synthesize
 
-__all__ = ["run_demo", "SAMPLE", "DemoError"]
+__all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
 
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample-combined.log.gz"
+SAMPLE_NAME = "sample-combined.log.gz"
 DEMO_CLASSES = "modem/http10x4:0.15,t1-dsl/http11:0.45,wan/http11x2:0.25,satellite/pipeline:0.15"
 
 
 class DemoError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``wagon demo`` can be told."""
+
+    outdir: str = "wagon-demo"
+    duration: float = 120.0           # modeled seconds of session arrivals
+    speedup: float = 10.0
+    rate_scale: float = 20.0
+    seed: int = 1
 
 
 def _free_port() -> int:
@@ -43,54 +65,45 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None
     raise DemoError(f"the embedded server did not listen on port {port}")
 
 
-def run_demo(outdir: str, duration: float = 120.0, speedup: float = 10.0, rate_scale: float = 20.0,
-             seed: int = 1, echo=print, progress: bool = False) -> dict:
-    """Run the whole pipeline; returns the replay summary. Files go under ``outdir``."""
-    from replay import ReplayOptions, replay
-    from replay.record import summary_text
-    from synth import Generator, SynthOptions, read_scenario, write_scenario
-    from wagon.plots import plot_replay, write_plots
-
-    if not SAMPLE.exists():
-        raise DemoError(f"{SAMPLE} is missing: run the demo from a source checkout "
-                        "(pip install -e .)")
-    out = Path(outdir)
+def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print,
+             progress: bool = False) -> dict:
+    """Run the whole pipeline; returns the replay summary. Files go under ``o.outdir``."""
+    out = Path(o.outdir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()
-    echo(f"1/4 fit {SAMPLE.name}")
-    fitted = fit_logs([str(SAMPLE)])
+    echo(f"1/4 fit {SAMPLE_NAME}")
+    with resources.as_file(resources.files("wagon.data") / SAMPLE_NAME) as sample:
+        fitted = fit_logs([str(sample)])
     save_model(fitted.model, out / "model.json")
     for name, rep in fitted.fits.items():
         b = rep.best
         echo(f"    {name:17s} {b.name:18s} mean {b.frozen.mean():10.4g}  (n={rep.n:,})")
     write_plots(fitted.fits, fitted.sessions.samples, out / "plots")
-    echo(f"2/4 synth {duration:g} s of arrivals at {rate_scale:g}x the logged rate, "
-         f"times /{speedup:g}")
-    gen = Generator(fitted.model, SynthOptions(duration=duration, rate_scale=rate_scale,
-                                               speedup=speedup, seed=seed, classes=DEMO_CLASSES))
+    echo(f"2/4 synth {o.duration:g} s of arrivals at {o.rate_scale:g}x the logged rate, "
+         f"times /{o.speedup:g}")
+    gen = Generator(fitted.model, SynthOptions(duration=o.duration, rate_scale=o.rate_scale,
+                                               speedup=o.speedup, seed=o.seed,
+                                               classes=DEMO_CLASSES))
     scenario = out / "scenario.jsonl"
     with open(scenario, "w") as f:
-        info = write_scenario(gen, f, "model.json").as_dict()
+        info = synthesize(gen, f, "model.json").as_dict()
     echo(f"    {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
          f"{info['requests']:,} requests, classes {DEMO_CLASSES}")
     port = _free_port()
-    echo(f"3/4 serve the modeled site on http://127.0.0.1:{port}/")
-    server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--model",
-                               str(out / "model.json"), "--port", str(port), "--max-time", "600"],
+    echo(f"3/4 serve the scenario's site on http://127.0.0.1:{port}/")
+    server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
+                               str(scenario), "--port", str(port), "--max-time", "600"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_port(port, server)
         echo("4/4 replay (each session with its class' delay, bandwidth and browser)")
         summary = replay(str(scenario), ReplayOptions(
             target=f"http://127.0.0.1:{port}/", results=str(out / "results.csv"),
-            max_time=duration / speedup + 40, progress=progress))
+            max_time=o.duration / o.speedup + 40, progress=progress))
     finally:
         server.terminate()
         server.wait(10)
-    names = [c.name for c in read_scenario(scenario).classes]
-    plot_replay(summary, out / "results.csv", names, out / "plots" / "replay.png")
-    from .report import workload_report
-    from .workload import load_workload
+    plot_replay(summary, out / "results.csv", out / "plots" / "replay.png")
     (out / "report.html").write_text(workload_report(load_workload(str(out / "results.csv"))))
     echo("")
     echo(summary_text(summary))

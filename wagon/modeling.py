@@ -1,20 +1,27 @@
-"""Logs to model in one call: parse, sessionize, fit every variable, check arrivals, assemble."""
+"""Logs to model in one call: parse, sessionize, fit every variable, check arrivals, assemble.
+
+The pipeline above the log layer (``wagon.logs``) and the fitting leaf (``wagon.fitting``); it
+writes the model format (``wagon.formats.model``).
+"""
 from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Callable, Iterable
 
 import numpy as np
 
-from fitting import FitReport, fit
-from fitting.arrivals import arrival_report
+from . import __version__
+from .fitting import FitReport, fit
+from .fitting.arrivals import arrival_report, arrival_verdict
+from .fitting.report import format_params
+from .formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
+from .formats.strict_json import json_ready
+from .logs.parse import ParseStats, parse_logs
+from .logs.sessions import SessionRules, Sessions, sessionize
 
-from .model import VARIABLES, Model, build_model
-from .parse import ParseStats, parse_logs
-from .sessions import SessionRules, Sessions, sessionize
-
-__all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples"]
+__all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,43 @@ class FitResult:
     fits: dict[str, FitReport]
     skipped: dict[str, str]                  # variable → why it was not fitted
 
+    def summary_json(self, output: str, plots: list[str]) -> dict:
+        """What ``wagon fit --json`` prints."""
+        st = self.stats
+        return {"lines": st.lines, "parsed": st.parsed, "malformed": st.malformed_total,
+                "malformed_by_reason": dict(st.malformed), "formats": st.formats,
+                "sessions": self.sessions.counts["sessions"], "counts": self.sessions.counts,
+                "variables": self.model.data["variables"], "skipped_variables": self.skipped,
+                "arrivals": self.model.arrivals, "model": output, "plots": plots}
+
+    def summary_text(self, output: str, plots: list[str]) -> str:
+        """What ``wagon fit`` prints: input counts, a line per variable, the arrival verdict."""
+        st, c = self.stats, self.sessions.counts
+        out = [f"{os.path.basename(path)}: format {fmt}" for path, fmt in st.formats.items()]
+        bad = ", ".join(f"{k} {v:,}" for k, v in st.malformed.most_common())
+        out.append(f"lines {st.lines:,}  parsed {st.parsed:,}  malformed {st.malformed_total:,}"
+                   + (f" ({bad})" if bad else ""))
+        out.append(f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
+                   f"({c['robot_requests']:,} requests left out)  sessions {c['sessions']:,}  "
+                   f"clicks {c['clicks']:,}  embedded requests {c['embedded_requests']:,}")
+        out.append("")
+        out.append(f"{'variable':17s} {'n':>8s} {'law':18s} {'mean':>10s} {'λ²':>9s} "
+                   f"{'W²':>8s} {'A²':>9s}  parameters")
+        for name, rep in self.fits.items():
+            b = rep.best
+            if b is None:
+                out.append(f"{name:17s} {rep.n:>8,} no law could be fitted")
+                continue
+            out.append(f"{name:17s} {rep.n:>8,} {b.name:18s} {b.frozen.mean():>10.4g} "
+                       f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g}  {format_params(b.params)}")
+        out += [f"{name:17s} not fitted: {why}" for name, why in self.skipped.items()]
+        if self.model.arrivals:
+            out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
+        out.append("")
+        out.append(f"model written to {output}" + (f"; plots in {os.path.dirname(plots[0])}"
+                                                   if plots else ""))
+        return "\n".join(out)
+
 
 def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0
                 ) -> tuple[dict[str, FitReport], dict[str, str]]:
@@ -50,6 +94,49 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
             continue
         fits[name] = fit(values, discrete=discrete, bootstrap=bootstrap, seed=seed, name=name)
     return fits, skipped
+
+
+def _site_json(sessions: Sessions) -> dict:
+    """The model's site: pages by popularity, their objects, entry counts, transitions."""
+    site = sessions.site
+    assert site is not None
+    pages = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
+    page_index = {u: i for i, u in enumerate(pages)}
+    objects = sorted({o for p in pages for o in site.page_objects.get(p, [])},
+                     key=lambda u: site.urls[u])
+    object_index = {u: i for i, u in enumerate(objects)}
+    return {
+        "pages": [{"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
+                   "objects": sorted(object_index[o] for o in site.page_objects.get(u, []))}
+                  for u in pages],
+        "objects": [{"url": site.urls[u], "size": site.object_size.get(u)} for u in objects],
+        "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
+                        key=lambda e: (-e[1], e[0])),
+        "transitions": sorted(([page_index[a], page_index[b], int(c)]
+                               for a, b, c in site.transitions.tolist()
+                               if a in page_index and b in page_index)),
+    }
+
+
+def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
+                provenance: dict) -> Model:
+    """Assemble the model document from sessions, fit reports and provenance."""
+    variables = {}
+    for name, report in fits.items():
+        entry = report.to_dict()
+        entry["kind"] = report.best.mode if report.best else None
+        variables[name] = entry
+    data = {
+        "format": MODEL_FORMAT,
+        "version": MODEL_VERSION,
+        "generator": f"wagon-workload {__version__}",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "provenance": provenance,
+        "variables": variables,
+        "arrivals": arrivals,
+        "site": _site_json(sessions),
+    }
+    return Model(json_ready(data))
 
 
 def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),

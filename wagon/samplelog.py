@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from .logformat import clf_timestamp
+from .synth.export import clf_timestamp
 
 __all__ = ["SampleLaws", "generate_lines", "write_sample"]
 

@@ -14,8 +14,18 @@ import io
 from datetime import datetime, timezone
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from . import __version__
+from .. import __version__
+from ..analysis.compare import CompareOptions, compare
+from ..analysis.keepalive import advise
+from ..analysis.selfsim import counts_per_bin, hurst_all
+from ..analysis.workload import Workload
+from ..fitting import fit
+from ..fitting.report import format_params
+from ..formats.model import Model
+from ..formats.results import read_results
+from .plots import plot_fit
 
 __all__ = ["model_report", "workload_report", "compare_report"]
 
@@ -38,20 +48,16 @@ img { max-width: 100%; } .note { color: #555; }
 </style>"""
 
 
-def _png(fig) -> str:
-    import matplotlib.pyplot as plt
+def _png(fig: Figure) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return ('<img alt="plot" src="data:image/png;base64,'
             + base64.b64encode(buf.getvalue()).decode() + '">')
 
 
 def _fig(ncols: int = 2, width: float = 11, height: float = 3.6):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt.subplots(1, ncols, figsize=(width, height), squeeze=False)
+    fig = Figure(figsize=(width, height))
+    return fig, fig.subplots(1, ncols, squeeze=False)
 
 
 def _table(head: list[str], rows: list[list]) -> str:
@@ -74,7 +80,6 @@ def _page(title: str, body: list[str]) -> str:
 
 def _series_plots(times: np.ndarray, label: str) -> str:
     """Requests per second, variance-time plot and autocorrelation of a series of times."""
-    from .selfsim import counts_per_bin
     c = counts_per_bin(times, 1.0)
     fig, ax = _fig(3, 13, 3.6)
     ax[0, 0].plot(c, lw=0.7, color="black")
@@ -110,7 +115,6 @@ def _series_plots(times: np.ndarray, label: str) -> str:
 
 
 def _hurst_table(times: np.ndarray) -> str:
-    from .selfsim import counts_per_bin, hurst_all
     c = counts_per_bin(times, 1.0)
     try:
         est = hurst_all(c)
@@ -122,9 +126,8 @@ def _hurst_table(times: np.ndarray) -> str:
          for e in est])
 
 
-def model_report(model, title: str = "wagon model") -> str:
+def model_report(model: Model, title: str = "wagon model") -> str:
     """Fitted laws (every candidate), their CDFs, the keep-alive curve."""
-    from .keepalive import advise
     body = ["<h2>Provenance</h2>" + _table(
         ["item", "value"], [[k, v] for k, v in model.provenance.items()
                             if not isinstance(v, (dict, list))])]
@@ -165,7 +168,7 @@ def model_report(model, title: str = "wagon model") -> str:
     return _page(title, body)
 
 
-def workload_report(w, title: str | None = None) -> str:
+def workload_report(w: Workload, title: str | None = None) -> str:
     """Load over time, variance-time and autocorrelation, Hurst estimates; latencies for replays."""
     body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>",
             _table(["requests", "sessions", "mean clicks", "median think (s)"],
@@ -178,11 +181,8 @@ def workload_report(w, title: str | None = None) -> str:
     return _page(title or f"wagon report: {w.name}", body)
 
 
-def _fits(w) -> str:
+def _fits(w: Workload) -> str:
     """Fitted laws of the session inter-arrivals and think times, with CDF and QQ plots."""
-    from fitting import fit
-    from fitting.report import format_params
-    from .plots import plot_fit
     out = []
     for name, values in (("session inter-arrival (s)", np.diff(np.sort(w.starts))),
                          ("think time (s)", w.think)):
@@ -202,38 +202,28 @@ def _fits(w) -> str:
     return ("<h2>Fitted laws</h2>" + "".join(out)) if out else ""
 
 
-def _latency_plot(w) -> str:
+def _latency_plot(w: Workload) -> str:
     """Latency distribution per client class and latency over time (median, p99 per second)."""
-    from pathlib import Path
-
-    from replay.record import read_results
-    lat: dict[str, list[float]] = {}
-    when, ms = [], []
-    if Path(w.source).exists():
-        for r in read_results(w.source):
-            if r["start"] and r["last_byte"] and not r["error"]:
-                v = 1e3 * (float(r["last_byte"]) - float(r["start"]))
-                lat.setdefault(r["class"], []).append(v)
-                when.append(float(r["last_byte"]))
-                ms.append(v)
-    if not lat:
+    req = read_results(w.source)
+    ok = req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
+    if ok.empty:
         return ""
+    ms = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
     fig, ax = _fig(2, 12, 3.6)
-    for cls, v in sorted(lat.items()):
-        v = np.sort(v)
+    for name, rows in ok.groupby("class", sort=True):
+        v = np.sort(1e3 * (rows["last_byte"] - rows["start"]).to_numpy())
         ax[0, 0].step(v, np.arange(1, len(v) + 1) / len(v), where="post",
-                      label=f"class {cls} (n={len(v):,})")
+                      label=f"{name} (n={len(v):,})")
     ax[0, 0].set_xscale("log")
     ax[0, 0].set_xlabel("latency (ms)")
     ax[0, 0].set_ylabel("P(latency ≤ x)")
     ax[0, 0].legend(fontsize=8)
     ax[0, 0].set_title("latency distribution by client class")
-    sec = np.floor(np.asarray(when)).astype(int)
-    ms_a = np.asarray(ms)
+    sec = np.floor(ok["last_byte"].to_numpy()).astype(int)
     seconds = np.unique(sec)
-    ax[0, 1].plot(seconds, [np.median(ms_a[sec == k]) for k in seconds], label="median",
+    ax[0, 1].plot(seconds, [np.median(ms[sec == k]) for k in seconds], label="median",
                   color="black", lw=1)
-    ax[0, 1].plot(seconds, [np.percentile(ms_a[sec == k], 99) for k in seconds], label="p99",
+    ax[0, 1].plot(seconds, [np.percentile(ms[sec == k], 99) for k in seconds], label="p99",
                   color="tab:red", lw=1)
     ax[0, 1].set_yscale("log")
     ax[0, 1].set_xlabel("time (s)")
@@ -244,8 +234,9 @@ def _latency_plot(w) -> str:
     return "<h2>Latency</h2>" + _png(fig)
 
 
-def compare_report(a, b, rows: list[dict]) -> str:
+def compare_report(a: Workload, b: Workload, options: CompareOptions = CompareOptions()) -> str:
     """The comparison table with popularity and variance-time plots of both workloads."""
+    rows = compare(a, b, options)
     body = [_table(["row", "A", "B", "test", "p", "verdict"],
                    [[r["row"], r["a"], r["b"], r["test"], r["p"], r["verdict"]] for r in rows])]
     fig, ax = _fig(1, 6, 3.6)

@@ -5,25 +5,24 @@ import os
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from fitting import FitReport
+from ..fitting import FitReport
+from ..formats.results import read_results
 
-__all__ = ["plot_fit", "write_plots"]
+__all__ = ["plot_fit", "write_plots", "plot_replay"]
 
 
 def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> None:
     """One PNG: left the empirical CDF against the chosen law's, right the QQ plot."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     best = report.best
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
     ranks = np.unique(np.linspace(0, n - 1, min(n, 1000)).astype(int))   # a readable subset
     probs = (ranks + 0.5) / n
     frozen = best.frozen
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig = Figure(figsize=(10, 4))
+    ax1, ax2 = fig.subplots(1, 2)
     ax1.step(x[ranks], (ranks + 1) / n, where="post", label=f"data (n={n:,})", color="black", lw=1)
     positive = x[0] > 0
     grid = np.geomspace(x[0], x[-1], 400) if positive else np.linspace(x[0], x[-1], 400)
@@ -45,8 +44,7 @@ def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> 
     ax2.set_ylabel("data quantiles")
     ax2.set_title("QQ plot")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.savefig(path, dpi=100, format="png")
 
 
 def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
@@ -64,35 +62,25 @@ def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
     return written
 
 
-def plot_replay(summary: dict, results_csv: str | os.PathLike, class_names: list[str],
-                path: str | os.PathLike) -> None:
+def plot_replay(summary: dict, results_csv: str | os.PathLike, path: str | os.PathLike) -> None:
     """Requests completed per second, and the latency distribution of each client class."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from replay.record import read_results
-
-    by_class: dict[int, list[float]] = {}
-    for r in read_results(str(results_csv)):
-        if not r["error"] and r["start"] and r["last_byte"]:
-            by_class.setdefault(int(r["class"]), []).append(
-                1e3 * (float(r["last_byte"]) - float(r["start"])))
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    req = read_results(results_csv)
+    ok = req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
+    fig = Figure(figsize=(11, 4))
+    ax1, ax2 = fig.subplots(1, 2)
     series = summary["throughput"]["per_second"]
     ax1.plot(np.arange(len(series)), series, color="black", lw=1)
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel("requests completed per second")
     ax1.set_title("throughput")
-    for cls, lat in sorted(by_class.items()):
-        lat = np.sort(lat)
+    for name, rows in ok.groupby("class", sort=True):
+        lat = np.sort(1e3 * (rows["last_byte"] - rows["start"]).to_numpy())
         ax2.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post",
-                 label=f"{class_names[cls]} (n={len(lat):,})")
+                 label=f"{name} (n={len(lat):,})")
     ax2.set_xscale("log")
     ax2.set_xlabel("request latency (ms), from its send")
     ax2.set_ylabel("P(latency ≤ x)")
     ax2.set_title("latency by client class")
     ax2.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.savefig(path, dpi=100, format="png")

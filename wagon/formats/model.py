@@ -1,7 +1,9 @@
-"""The traffic model: fitted laws, the site, arrival diagnostics and provenance, as versioned JSON.
+"""The model file: fitted laws, the site, arrival diagnostics and provenance, as versioned JSON.
 
-A model never stores client hosts, addresses or user agents; URLs lose their query strings unless
-the user asked to keep them (they carry tokens and e-mail addresses).
+The format only: reading, validating and writing a model document. It knows the catalogue of
+laws (``wagon.fitting.laws``) to freeze and check parameters, and nothing of the pipeline that
+fits them (``wagon.modeling``). A model never stores client hosts, addresses or user agents; URLs
+lose their query strings unless the user asked to keep them (they carry tokens and addresses).
 """
 from __future__ import annotations
 
@@ -9,18 +11,13 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
+from ..fitting.laws import LAWS
+from .strict_json import dumps
 
-from fitting import LAWS, FitReport
-
-from . import __version__
-from .sessions import Sessions
-
-__all__ = ["Model", "ModelError", "build_model", "load_model", "save_model", "VARIABLES",
-           "MODEL_FORMAT", "MODEL_VERSION"]
+__all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
+           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
 
 MODEL_FORMAT = "wagon-model"
 MODEL_VERSION = 1
@@ -79,68 +76,11 @@ class Model:
         return self.data.get("provenance", {})
 
 
-def _site_json(sessions: Sessions) -> dict:
-    site = sessions.site
-    assert site is not None
-    pages = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
-    page_index = {u: i for i, u in enumerate(pages)}
-    objects = sorted({o for p in pages for o in site.page_objects.get(p, [])},
-                     key=lambda u: site.urls[u])
-    object_index = {u: i for i, u in enumerate(objects)}
-    return {
-        "pages": [{"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
-                   "objects": sorted(object_index[o] for o in site.page_objects.get(u, []))}
-                  for u in pages],
-        "objects": [{"url": site.urls[u], "size": site.object_size.get(u)} for u in objects],
-        "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
-                        key=lambda e: (-e[1], e[0])),
-        "transitions": sorted(([page_index[a], page_index[b], int(c)]
-                               for a, b, c in site.transitions.tolist()
-                               if a in page_index and b in page_index)),
-    }
-
-
-def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
-                provenance: dict) -> Model:
-    """Assemble the model document from sessions, fit reports and provenance."""
-    variables = {}
-    for name, report in fits.items():
-        entry = report.to_dict()
-        entry["kind"] = report.best.mode if report.best else None
-        variables[name] = entry
-    data = {
-        "format": MODEL_FORMAT,
-        "version": MODEL_VERSION,
-        "generator": f"wagon-workload {__version__}",
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "provenance": provenance,
-        "variables": variables,
-        "arrivals": arrivals,
-        "site": _site_json(sessions),
-    }
-    return Model(_plain(data))
-
-
-def _plain(obj):
-    """JSON-ready copy: NumPy scalars to Python numbers, non-finite floats to None."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
-
-
 def save_model(model: Model, path: str | os.PathLike) -> None:
     """Write the model as indented JSON (atomically: a temporary file renamed over the target)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(model.data, indent=1, allow_nan=False) + "\n")
+    tmp.write_text(dumps(model.data) + "\n")
     tmp.replace(path)
     model.path = str(path)
 

@@ -16,9 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pywt
 from scipy import optimize, special
 
-__all__ = ["fgn", "fgn_autocovariance", "Estimate", "ESTIMATORS", "hurst_all", "counts_per_bin"]
+__all__ = ["fgn", "fgn_autocovariance", "Estimate", "ESTIMATORS", "hurst_all", "counts_per_bin",
+           "hurst_by_scale", "DEFAULT_SCALES", "MIN_BINS"]
+
+DEFAULT_SCALES = (0.01, 0.1, 1.0)      # bin widths (s) at which requests are counted
+MIN_BINS = 256                          # shortest series any estimator is run on
 
 
 @dataclass
@@ -144,7 +149,6 @@ def local_whittle(x: np.ndarray) -> Estimate:
 
 
 def wavelet(x: np.ndarray, j1: int = 2) -> Estimate:
-    import pywt
     levels = pywt.dwt_max_level(len(x), pywt.Wavelet("db3").dec_len)
     coeffs = pywt.wavedec(x, "db3", level=levels, mode="periodization")[1:][::-1]  # octave 1 first
     js, ys, ws = [], [], []
@@ -174,8 +178,8 @@ ESTIMATORS = {"aggregated_variance": aggregated_variance, "rescaled_range": resc
 def hurst_all(x) -> list[Estimate]:
     """Every estimator on one series (at least 256 values)."""
     x = np.asarray(x, dtype=float)
-    if len(x) < 256:
-        raise ValueError(f"a series of {len(x)} values is too short (at least 256)")
+    if len(x) < MIN_BINS:
+        raise ValueError(f"a series of {len(x)} values is too short (at least {MIN_BINS})")
     if np.ptp(x) == 0:
         raise ValueError("the series is constant")
     return [f(x) for f in ESTIMATORS.values()]
@@ -188,3 +192,23 @@ def counts_per_bin(times: np.ndarray, width: float) -> np.ndarray:
         return np.zeros(0)
     idx = ((times - times.min()) // width).astype(np.int64)
     return np.bincount(idx).astype(float)
+
+
+def hurst_by_scale(times: np.ndarray, resolution: float, scales=DEFAULT_SCALES
+                   ) -> tuple[list[dict], list[str]]:
+    """Every estimator on the counts of ``times`` per bin, for each bin width in ``scales``;
+    returns (rows, why each skipped scale was skipped). ``resolution``: the finest meaningful
+    bin of the input (1 s for whole-second log timestamps)."""
+    rows, skipped = [], []
+    for width in scales:
+        if width < resolution:
+            skipped.append(f"{width:g} s: finer than the input's {resolution:g} s timestamps")
+            continue
+        c = counts_per_bin(times, width)
+        try:
+            estimates = hurst_all(c)
+        except ValueError as e:
+            skipped.append(f"{width:g} s: {e}")
+            continue
+        rows += [{"scale": f"{width:g}s", "bins": len(c), **e.as_dict()} for e in estimates]
+    return rows, skipped

@@ -19,9 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, optimize
 
-from fitting import LAWS
+from ..fitting.laws import LAWS
+from ..formats.model import Model
 
-__all__ = ["parse_law", "Advice", "advise", "LawSyntaxError"]
+__all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks", "DEFAULT_CLICKS"]
+
+DEFAULT_CLICKS = 5.0                # E[N] when neither a model nor the user gives one
 
 
 class LawSyntaxError(ValueError):
@@ -103,3 +106,13 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
     rates = ({str(m): m / w_best for m in sorted({1, servers})} if servers else None)
     return Advice(float(best), float(delta), clicks_mean, x1, x2, w_best, float(work(0.0)), curve,
                   rates)
+
+
+def think_and_clicks(model: Model) -> tuple[object, float | None]:
+    """A model's think-time law (frozen) and mean clicks per session (None without a clicks
+    law); ValueError when it has no think-time law."""
+    var = model.variables.get("think")
+    if var is None:
+        raise ValueError("the model has no think-time law")
+    clicks = model.variables.get("clicks")
+    return var.frozen, float(clicks.frozen.mean()) if clicks is not None else None

@@ -15,15 +15,27 @@ shares and exponents), else ``differs``; rows one side cannot give are ``n/a``.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
+from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags
 from .selfsim import counts_per_bin, wavelet
-from .sessions import OBJECT_EXTENSIONS, extension_flags
 from .workload import Workload
 
-__all__ = ["compare", "stack_distances"]
+__all__ = ["compare", "stack_distances", "CompareOptions", "rows_text"]
+
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """Verdict thresholds: p ≥ ``alpha`` is ``same``; a relative difference ≤ ``tolerance``
+    (half of it, absolute, for shares and exponents) is ``close``."""
+
+    alpha: float = 0.01
+    tolerance: float = 0.10
+
 
 IMAGE_EXT = frozenset("gif jpg jpeg jpe png bmp xbm xpm tif tiff ico svg webp".split())
 
@@ -112,9 +124,9 @@ def _per_second(w: Workload) -> np.ndarray:
     return counts_per_bin(w.time, 1.0)
 
 
-def compare(a: Workload, b: Workload, alpha: float = 0.01, tolerance: float = 0.10) -> list[dict]:
-    """The comparison table (one dict per row); ``alpha``: level of the two-sample tests,
-    ``tolerance``: relative difference still ``close`` (half of it, absolute, for shares)."""
+def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions()) -> list[dict]:
+    """The comparison table (one dict per row), verdicts by ``options``."""
+    alpha, tolerance = options.alpha, options.tolerance
     rows = []
     span = [max(x.starts[-1] - x.starts[0], 1e-9) if len(x.starts) > 1 else np.nan for x in (a, b)]
     rows.append(_number_row("session rate (/s)", (len(a.starts) - 1) / span[0],
@@ -142,3 +154,14 @@ def compare(a: Workload, b: Workload, alpha: float = 0.01, tolerance: float = 0.
                         "success_rate", "distinct_urls_per_request")
         rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], tolerance, share))
     return rows
+
+
+def rows_text(rows: list[dict]) -> str:
+    """The comparison table as text."""
+    out = [f"{'':34s} {'A':>12s} {'B':>12s}  {'p':>7s}  verdict"]
+    for r in rows:
+        fa = "" if r["a"] is None else f"{r['a']:12.4g}"
+        fb = "" if r["b"] is None else f"{r['b']:12.4g}"
+        p = "" if r["p"] is None else f"{r['p']:7.3f}"
+        out.append(f"{r['row']:34s} {fa:>12s} {fb:>12s}  {p:>7s}  {r['verdict']}")
+    return "\n".join(out)

@@ -6,23 +6,9 @@ first occurrence of the literal that follows it (the last one is anchored at the
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 
-__all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS", "resolve_format",
-           "clf_timestamp"]
-
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def clf_timestamp(epoch: float, offset_minutes: int = 0) -> str:
-    """``01/Aug/1995:00:00:01 -0400`` for a UTC time shown in a zone (locale-independent)."""
-    g = time.gmtime(int(epoch) + offset_minutes * 60)
-    sign = "-" if offset_minutes < 0 else "+"
-    hh, mm = divmod(abs(offset_minutes), 60)
-    return (f"{g.tm_mday:02d}/{MONTHS[g.tm_mon - 1]}/{g.tm_year}:{g.tm_hour:02d}:{g.tm_min:02d}:"
-            f"{g.tm_sec:02d} {sign}{hh:02d}{mm:02d}")
-
+__all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS", "resolve_format"]
 
 class FormatError(ValueError):
     """A LogFormat string that cannot be parsed."""

@@ -2,11 +2,16 @@
 arrays, so that analyses (Hurst, comparisons) treat them alike."""
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..formats.results import is_results_header, pages_path, read_results
+from ..formats.scenario import SCENARIO_FORMAT, read_scenario
+from ..logs.parse import parse_logs
+from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags, sessionize
+from ..synth.timeline import offered_requests
 
 __all__ = ["Workload", "load_workload", "WorkloadError"]
 
@@ -37,17 +42,15 @@ class Workload:
 
 def _kind(path: str) -> str:
     with open(path, "rb") as f:
-        head = f.read(64)
-    if head.startswith(b'{"format": "wagon-scenario"') or head.startswith(b'{"format":"wagon-scenario"'):
+        first = f.readline(4096)
+    if first.replace(b" ", b"").startswith(b'{"format":"%s"' % SCENARIO_FORMAT.encode()):
         return "scenario"
-    if head.startswith(b"# wagon replay"):
+    if is_results_header(first.decode("utf-8", "replace")):
         return "replay"
     return "log"
 
 
 def _from_log(paths: list[str], fmt: str, base_month: str | None) -> Workload:
-    from .parse import parse_logs
-    from .sessions import OBJECT_EXTENSIONS, extension_flags, sessionize
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     s = sessionize(req)
     whole = bool(np.all(req.time == np.floor(req.time)))
@@ -59,8 +62,6 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None) -> Workload:
 
 
 def _from_scenario(path: str) -> Workload:
-    from synth.scenario import read_scenario
-    from synth.timeline import offered_requests
     sc = read_scenario(path)
     parts = list(offered_requests(sc))
     if not parts:
@@ -74,33 +75,30 @@ def _from_scenario(path: str) -> Workload:
         starts.append(s.start)
         clicks.append(len(s.clicks))
         think.extend(th for _, th in s.clicks[1:])
-    code = np.where(page, idx, idx + len(sc.page_urls))
-    return Workload(Path(path).name, "scenario", t, code, sc.page_urls + sc.object_urls, page,
+    code = np.where(page, idx, idx + len(sc.site.page_urls))
+    return Workload(Path(path).name, "scenario", t, code, sc.site.page_urls + sc.site.object_urls,
+                    page,
                     None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3)
 
 
 def _from_replay(path: str) -> Workload:
-    from replay.record import pages_path, read_results
-    rows = [r for r in read_results(path) if r["start"]]
-    vocab: dict[str, int] = {}
-    codes = np.array([vocab.setdefault(r["url"], len(vocab)) for r in rows], np.int64)
-    p = Path(path)
-    by_session: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    req = read_results(path)
+    req = req[req["start"].notna()]
+    urls, codes = np.unique(req["url"].to_numpy(str), return_inverse=True)
+    starts, clicks, think = np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
     if Path(pages_path(path)).exists():
-        for r in read_results(pages_path(path)):
-            if r["done"]:
-                by_session[r["session"]].append((float(r["intended"]), float(r["done"])))
-    starts, clicks, think = [], [], []
-    for visits in by_session.values():
-        visits.sort()
-        starts.append(visits[0][0])
-        clicks.append(len(visits))
-        think.extend(b[0] - a[1] for a, b in zip(visits, visits[1:]))
-    return Workload(p.name, "replay", np.array([float(r["start"]) for r in rows]), codes,
-                    list(vocab), np.array([r["kind"] == "page" for r in rows]),
-                    np.array([int(r["status"] or 0) for r in rows]),
-                    np.array([float(r["bytes"] or 0) for r in rows]), np.sort(starts),
-                    np.array(clicks), np.array(think), 1e-6, path)
+        pages = read_results(pages_path(path))
+        pages = pages[pages["done"].notna()].sort_values(["session", "intended"], kind="stable")
+        session = pages["session"].to_numpy()
+        intended, done = pages["intended"].to_numpy(), pages["done"].to_numpy()
+        first = np.r_[True, session[1:] != session[:-1]] if len(session) else np.zeros(0, bool)
+        starts = np.sort(intended[first])
+        clicks = np.diff(np.r_[np.flatnonzero(first), len(session)])
+        think = intended[1:][~first[1:]] - done[:-1][~first[1:]]
+    return Workload(Path(path).name, "replay", req["start"].to_numpy(float), codes.ravel(),
+                    list(urls), (req["kind"] == "page").to_numpy(bool),
+                    req["status"].to_numpy(int), req["bytes"].to_numpy(float), starts, clicks,
+                    think, 1e-6, path)
 
 
 def load_workload(paths: list[str] | str, fmt: str = "auto",

@@ -1,4 +1,5 @@
-"""Client classes: a network profile (delay, down/up bandwidth) and a browser protocol profile.
+"""Client classes, part of the scenario format: a network profile (delay, down/up bandwidth)
+and a browser protocol profile.
 
 A class is written ``NETWORK[/PROTOCOL][:WEIGHT]``, several separated by commas, e.g.
 ``modem/http10x4:0.3,t1-dsl/http11:0.5,satellite/pipeline:0.2``. NETWORK is a preset or

@@ -1,6 +1,10 @@
-"""The modeled site as bytes: HTML pages of their modeled size that reference their objects and
-link to the pages users went to next, objects of their size. ``build_site`` writes it to a
-directory any web server can serve; ``wagon serve`` serves the same bytes from memory.
+"""The site a scenario requests, and its bytes.
+
+A ``SiteSpec`` lists pages (URL, HTML size, embedded objects, links to the pages users went to
+next) and objects (URL, size). It travels in the scenario's header, so every consumer renders
+the same bytes from it: ``wagon serve`` from memory, ``wagon site build`` as files for nginx or
+Apache. Pages are HTML of their modeled size that reference their objects and links; objects are
+incompressible filler of their size.
 """
 from __future__ import annotations
 
@@ -12,24 +16,58 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from .site import Site
+__all__ = ["SiteSpec", "page_html", "object_bytes", "url_path", "build_site", "BuildReport"]
 
-__all__ = ["page_html", "object_bytes", "url_path", "build_site", "BuildReport"]
-
-MAX_LINKS = 50
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
 
-def page_html(site: Site, page: int) -> bytes:
-    """The HTML of ``page``: exactly its modeled size, unless its references need more."""
+@dataclass
+class SiteSpec:
+    """Pages and objects with their sizes; ``page_objects`` and ``page_links`` hold indices."""
+
+    page_urls: list[str]
+    page_sizes: list[int]
+    page_objects: list[list[int]]
+    page_links: list[list[int]]
+    object_urls: list[str]
+    object_sizes: list[int]
+
+    def to_dict(self) -> dict:
+        """The site as the scenario header holds it."""
+        return {"pages": [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
+                          zip(self.page_urls, self.page_sizes, self.page_objects,
+                              self.page_links)],
+                "objects": [{"url": u, "size": s}
+                            for u, s in zip(self.object_urls, self.object_sizes)]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SiteSpec":
+        """Read and check a header's site; ValueError says what is wrong."""
+        pages, objects = d["pages"], d["objects"]
+        spec = cls([str(p["url"]) for p in pages], [int(p["size"]) for p in pages],
+                   [[int(o) for o in p["objects"]] for p in pages],
+                   [[int(k) for k in p.get("links", [])] for p in pages],
+                   [str(o["url"]) for o in objects], [int(o["size"]) for o in objects])
+        if not spec.page_urls:
+            raise ValueError("the site has no page")
+        if any(s < 0 for s in spec.page_sizes + spec.object_sizes):
+            raise ValueError("a size is negative")
+        if any(not 0 <= o < len(spec.object_urls) for p in spec.page_objects for o in p):
+            raise ValueError("a page refers to an object that does not exist")
+        if any(not 0 <= k < len(spec.page_urls) for p in spec.page_links for k in p):
+            raise ValueError("a page links to a page that does not exist")
+        return spec
+
+
+def page_html(site: SiteSpec, page: int) -> bytes:
+    """The HTML of ``page``: exactly its size, unless its references need more room."""
     url = site.page_urls[page]
     head = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(url)}"
             f"</title></head>\n<body>\n<h1>{html.escape(url)}</h1>\n")
     imgs = "".join(f'<img src="{html.escape(site.object_urls[o])}" alt="">\n'
                    for o in site.page_objects[page])
-    a, b = site.route_ptr[page], site.route_ptr[page + 1]
     links = "".join(f'<a href="{html.escape(site.page_urls[t])}">next</a>\n'
-                    for t in site.route_to[a:b][:MAX_LINKS].tolist())
+                    for t in site.page_links[page])
     tail = "</body></html>\n"
     text = (head + imgs + links).encode()
     room = int(site.page_sizes[page]) - len(text) - len(tail) - len("<!--  -->\n")
@@ -70,7 +108,7 @@ class BuildReport:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
 
-def build_site(site: Site, outdir: str | os.PathLike) -> BuildReport:
+def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
     """Write every page and object under ``outdir``; unmappable URLs are counted, not fatal."""
     outdir = Path(outdir)
     report = BuildReport()
@@ -87,10 +125,10 @@ def build_site(site: Site, outdir: str | os.PathLike) -> BuildReport:
             report.skip("path is also a directory" if path in dirs else "duplicate path")
             continue
         seen.add(path)
-        data = page_html(site, i) if is_page else object_bytes(int(site.object_sizes[i]))
+        data = page_html(site, i) if is_page else object_bytes(site.object_sizes[i])
         if is_page:
             report.pages += 1
-            report.grown += len(data) > int(site.page_sizes[i])
+            report.grown += len(data) > site.page_sizes[i]
         else:
             report.objects += 1
         target = outdir / path

@@ -1,0 +1,91 @@
+"""The results format: what replay writes opens in pandas without options, ``read_results``
+types it, and anything else is a one-line ResultsError."""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wagon import ResultsError, read_results
+from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
+                                   read_run, run_path, write_run)
+
+ROW = (3, "modem/http10x4", 7, "/a b,c.html", "page", 12, 1, "0.500000", "0.510000", "0.510000",
+       "0.820000", "1.130000", "1.400000", 200, 4096, "")
+FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, "1.000000", "1.000000", "1.000000", "",
+          "", "1.020000", 0, 0, "refused")
+
+
+def _write(path, rows, columns=REQUEST_COLUMNS):
+    with open(path, "w", newline="") as f:
+        w = ResultsWriter(f, columns)
+        for r in rows:
+            w.add(r)
+        w.flush()
+    return path
+
+
+def test_plain_pandas_reads_results_without_options(tmp_path):
+    path = _write(tmp_path / "r.csv", [ROW, FAILED])
+    df = pd.read_csv(path)
+    assert list(df.columns) == list(REQUEST_COLUMNS) and len(df) == 2
+    assert df["class"].tolist() == ["modem/http10x4", "t1-dsl/http11"]
+    assert df["url"][0] == "/a b,c.html"
+
+
+def test_read_results_types_every_column(tmp_path):
+    path = _write(tmp_path / "r.csv", [ROW, FAILED])
+    df = read_results(path)
+    for column, kind in REQUEST_COLUMNS.items():
+        want = {"int": "int64", "float": "float64", "str": "string", "bool": "bool"}[kind]
+        assert str(df[column].dtype) == want, column
+    assert df["error"].tolist() == ["", "refused"]
+    assert math.isnan(df["first_byte"][1]) and df["last_byte"][0] == pytest.approx(1.4)
+    assert df["reused"].tolist() == [True, False]
+    assert df.attrs["run"] is None                          # no run file beside it
+
+
+def test_pages_file_and_run_file(tmp_path):
+    req = _write(tmp_path / "r.csv", [ROW])
+    _write(pages_path(req), [(3, "modem/http10x4", 7, "0.5", "0.51", "1.13", "2.0", "1.49",
+                              "1.2", 2, 0)], PAGE_COLUMNS)
+    write_run(req, {"target": "http://127.0.0.1:1/", "summary": {"x": float("nan")}})
+    assert run_path(req).endswith("r.run.json") and pages_path(req).endswith("r.pages.csv")
+    doc = json.loads(open(run_path(req)).read())            # strict JSON: NaN became null
+    assert doc["format"] == "wagon-results" and doc["summary"]["x"] is None
+    assert read_results(req).attrs["run"]["target"] == "http://127.0.0.1:1/"
+    pages = read_results(pages_path(req))
+    assert list(pages.columns) == list(PAGE_COLUMNS) and pages["objects"].tolist() == [2]
+    assert read_run(tmp_path / "elsewhere.csv") is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a,b,c\n1,2,3\n", "not wagon replay results"),
+    ("", "not wagon replay results"),
+    (",".join(REQUEST_COLUMNS) + "\nx,y\n", "malformed results"),
+    (",".join(REQUEST_COLUMNS) + "\n" + ",".join(["oops"] * len(REQUEST_COLUMNS)) + "\n",
+     "malformed results"),
+])
+def test_foreign_files_are_one_line_errors(tmp_path, text, message):
+    p = tmp_path / "f.csv"
+    p.write_text(text)
+    with pytest.raises(ResultsError, match=message) as e:
+        read_results(p)
+    assert "\n" not in str(e.value) and "f.csv" in str(e.value)
+    with pytest.raises(ResultsError, match="No such file"):
+        read_results(tmp_path / "missing.csv")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=600))
+def test_read_results_raises_only_its_own_error(tmp_path_factory, data):
+    p = tmp_path_factory.mktemp("r") / "x.csv"
+    p.write_bytes(data)
+    try:
+        read_results(p)
+    except ResultsError as e:
+        assert "\n" not in str(e)

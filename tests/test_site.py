@@ -1,0 +1,84 @@
+"""One source of truth for the modeled site: the scenario carries it, and ``wagon serve`` and
+``wagon site build`` give exactly its bytes, whether they start from the scenario or the model."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.formats.site import url_path
+from wagon.formats.scenario import read_scenario
+
+from .servers import free_port, wait_port
+from .test_synth import hand_model
+
+
+def _run(*args) -> None:
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert r.exit_code == 0, r.output
+
+
+def _served(port: int, urls: list[str]) -> dict[str, bytes]:
+    return {u: urllib.request.urlopen(f"http://127.0.0.1:{port}{u}", timeout=10).read()
+            for u in urls}
+
+
+@pytest.fixture(scope="module")
+def model_and_scenario(tmp_path_factory):
+    """A model without a site (a Zipf site is drawn) and a scenario synthesized with 37 pages:
+    not the default 1000, so a server that rebuilt the site from defaults would differ."""
+    d = tmp_path_factory.mktemp("site")
+    model = d / "m.json"
+    model.write_text(json.dumps(hand_model().data))
+    scenario = d / "s.jsonl"
+    _run("synth", model, "--sessions", "20", "--pages", "37", "-o", scenario)
+    return model, scenario
+
+
+def test_site_build_and_serve_give_the_scenario_site_byte_for_byte(tmp_path, model_and_scenario):
+    model, scenario = model_and_scenario
+    site = read_scenario(scenario).site
+    assert len(site.page_urls) == 37
+    _run("site", "build", tmp_path / "built", "--scenario", scenario)
+    urls = site.page_urls + site.object_urls
+    built = {u: (tmp_path / "built" / url_path(u)).read_bytes() for u in urls}
+    for u, size in zip(site.object_urls, site.object_sizes):
+        assert len(built[u]) == size
+    for u, size in zip(site.page_urls, site.page_sizes):
+        assert len(built[u]) >= size
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario", str(scenario),
+                             "--port", str(port), "--max-time", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        assert _served(port, urls) == built
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_the_model_path_gives_the_same_site_as_the_scenario(tmp_path, model_and_scenario):
+    model, scenario = model_and_scenario
+    site = read_scenario(scenario).site
+    _run("site", "build", tmp_path / "from-model", "--model", model, "--pages", "37")
+    _run("site", "build", tmp_path / "from-scenario", "--scenario", scenario)
+    for u in site.page_urls + site.object_urls:
+        assert (tmp_path / "from-model" / url_path(u)).read_bytes() == \
+            (tmp_path / "from-scenario" / url_path(u)).read_bytes(), u
+
+
+def test_serve_and_site_build_need_exactly_one_source(tmp_path, model_and_scenario):
+    model, scenario = model_and_scenario
+    for args in (["serve"], ["serve", "--scenario", scenario, "--model", model],
+                 ["site", "build", tmp_path / "x"],
+                 ["site", "build", tmp_path / "x", "--scenario", scenario, "--model", model]):
+        r = CliRunner().invoke(main, [str(a) for a in args])
+        assert r.exit_code == 2 and "exactly one of" in r.stderr, r.output
+    r = CliRunner().invoke(main, ["serve", "--scenario", str(model)])
+    assert r.exit_code == 2 and "not a wagon scenario" in r.stderr

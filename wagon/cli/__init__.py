@@ -1,0 +1,32 @@
+"""The ``wagon`` command line: parse options, call the library, print.
+
+Each command lives in a module of its own, imported only when that command runs (``LazyGroup``):
+``wagon --help`` lists them from the short help below without importing NumPy or SciPy, which
+keeps it instant."""
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .common import LazyGroup
+
+COMMANDS = {
+    "fit": ("wagon.cli.fit", "Fit a traffic model to access logs."),
+    "synth": ("wagon.cli.synth", "Write a scenario of sessions drawn from a model."),
+    "site": ("wagon.cli.site", "The modeled site as files (site build)."),
+    "export": ("wagon.cli.export", "Export a scenario to httperf, Tsung or a CLF log."),
+    "replay": ("wagon.cli.replay", "Play a scenario against a server and report what clients saw."),
+    "serve": ("wagon.cli.serve", "Serve a scenario's or a model's site (embedded server)."),
+    "demo": ("wagon.cli.demo", "Fit, synthesize, serve, replay, report: the whole pipeline."),
+    "hurst": ("wagon.cli.hurst", "Hurst parameter of request counts (logs, scenario, results)."),
+    "compare": ("wagon.cli.compare", "Does workload B reproduce workload A?"),
+    "advise": ("wagon.cli.advise", "Advice from models (advise keepalive)."),
+    "report": ("wagon.cli.report", "One self-contained HTML report."),
+}
+
+
+@click.group(cls=LazyGroup, commands=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="wagon")
+def main() -> None:
+    """wagon: model, synthesize and replay web workloads."""

@@ -1,0 +1,29 @@
+"""``wagon compare``: does workload B reproduce workload A?"""
+from __future__ import annotations
+
+import click
+
+from ..analysis.compare import CompareOptions, compare, rows_text
+from ..formats.strict_json import dumps
+from ..modeling import FitOptions
+from . import inputs
+from .common import default
+
+
+@click.command("compare")
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
+              help="Format of log inputs.")
+@click.option("--alpha", type=click.FloatRange(0, 1), default=default(CompareOptions, "alpha"),
+              show_default=True, help="Level of the two-sample tests: p >= alpha is 'same'.")
+@click.option("--tolerance", type=click.FloatRange(0, min_open=True),
+              default=default(CompareOptions, "tolerance"), show_default=True,
+              help="Relative difference still 'close' (half, absolute, for shares and "
+                   "exponents).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def command(a, b, fmt, alpha, tolerance, as_json) -> None:
+    """Compare workload B (log, scenario or replay results) against workload A."""
+    rows = compare(inputs.workload([a], fmt), inputs.workload([b], fmt),
+                   CompareOptions(alpha, tolerance))
+    click.echo(dumps({"a": a, "b": b, "rows": rows}) if as_json else rows_text(rows))

@@ -1,0 +1,29 @@
+"""``wagon demo``: the whole pipeline on the bundled sample."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..demo import DemoError, DemoOptions, run_demo
+from .common import WagonError, default
+
+
+@click.command("demo")
+@click.option("--outdir", default=default(DemoOptions, "outdir"), show_default=True,
+              help="Where the model, scenario, results, plots and report go.")
+@click.option("--duration", type=float, default=default(DemoOptions, "duration"),
+              show_default=True, help="Modeled seconds of session arrivals.")
+@click.option("--speedup", type=float, default=default(DemoOptions, "speedup"),
+              show_default=True, help="Divide every time of the scenario by this.")
+@click.option("--rate-scale", type=float, default=default(DemoOptions, "rate_scale"),
+              show_default=True, help="Multiply the logged session rate.")
+@click.option("--seed", type=int, default=default(DemoOptions, "seed"), show_default=True,
+              help="Seed of the synthesis.")
+def command(outdir, duration, speedup, rate_scale, seed) -> None:
+    """Fit the bundled log, synthesize, serve, replay, report: the whole pipeline."""
+    try:
+        run_demo(DemoOptions(outdir, duration, speedup, rate_scale, seed), echo=click.echo,
+                 progress=sys.stderr.isatty())
+    except DemoError as e:
+        raise WagonError(str(e)) from None

@@ -1,0 +1,39 @@
+"""``wagon export``: a scenario for httperf, Tsung, or as a Common Log Format log."""
+from __future__ import annotations
+
+import click
+
+from ..formats.scenario import ScenarioError
+from ..synth.export import CLF_EPOCH, TSUNG_MAX_SESSIONS, export_clf, export_httperf, export_tsung
+from . import inputs
+from .common import WagonError
+
+
+@click.command("export")
+@click.argument("scenario")
+@click.option("--to", "fmt", type=click.Choice(["httperf", "tsung", "clf"]), required=True,
+              help="The tool or format to write for.")
+@click.option("-o", "--output", required=True, help="Where to write it.")
+@click.option("--target", default="http://127.0.0.1:8080/", show_default=True,
+              help="Server the httperf or Tsung run will load.")
+@click.option("--max-sessions", type=int, default=None,
+              help=f"Export only the first N sessions (Tsung: default {TSUNG_MAX_SESSIONS}).")
+@click.option("--start", "start_epoch", type=float, default=CLF_EPOCH, show_default=True,
+              help="clf: Unix time of the scenario's time 0 (2001-08-01 00:00:00 UTC).")
+def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
+    """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common Log Format log."""
+    sc = inputs.scenario(scenario)
+    try:
+        with open(output, "w") as out:
+            if fmt == "httperf":
+                what = f"{export_httperf(sc, out, target, max_sessions):,} sessions"
+            elif fmt == "tsung":
+                n = export_tsung(sc, out, target, max_sessions or TSUNG_MAX_SESSIONS)
+                what = f"{n:,} sessions"
+            else:
+                what = f"{export_clf(sc, out, start_epoch):,} log lines"
+    except ScenarioError as e:
+        raise WagonError(str(e)) from None
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    click.echo(f"{output}: {what} ({fmt})")

@@ -1,0 +1,93 @@
+"""``wagon fit``: logs → model."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..formats.model import save_model
+from ..formats.strict_json import dumps
+from ..logs.parse import LogError
+from ..logs.sessions import SessionRules
+from ..modeling import FitOptions, fit_logs
+from .common import WagonError, default
+
+PROGRESS_MIN_BYTES = 64 << 20          # about two seconds of parsing
+
+
+def _progress_bar(paths: list[str]):
+    """A click progress bar when the inputs are large, else None."""
+    total = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
+    if total < PROGRESS_MIN_BYTES:
+        return None
+    return click.progressbar(length=total, label="parsing", file=sys.stderr)
+
+
+@click.command("fit")
+@click.argument("logs", nargs=-1, required=True)
+@click.option("-o", "--output", default="model.json", show_default=True,
+              help="Where to write the model.")
+@click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
+              help="auto, common, combined, epa, or an Apache LogFormat string.")
+@click.option("--identity", type=click.Choice(["host", "host+agent"]),
+              default=default(SessionRules, "identity"), show_default=True,
+              help="What identifies a client.")
+@click.option("--tmin", type=float, default=default(SessionRules, "tmin"), show_default=True,
+              help="Requests closer than this (s) belong to the same click.")
+@click.option("--tmax", type=float, default=default(SessionRules, "tmax"), show_default=True,
+              help="An idle time above this (s) ends the session.")
+@click.option("--timeout", type=float, default=default(SessionRules, "timeout"),
+              help="Also cut a session once it has lasted this long (s).")
+@click.option("--embed-window", type=float, default=default(SessionRules, "embed_window"),
+              show_default=True,
+              help="An image/style/script within this (s) of the previous request is embedded.")
+@click.option("--keep-robots", is_flag=True, help="Keep robots (excluded by default).")
+@click.option("--keep-query", is_flag=True, help="Keep query strings in URLs.")
+@click.option("--base-month", default=None, metavar="YYYY-MM",
+              help="Month and year for logs whose timestamps lack them (EPA).")
+@click.option("--bootstrap", type=int, default=default(FitOptions, "bootstrap"),
+              show_default=True, help="Parametric bootstrap replicates for p-values (0: off).")
+@click.option("--seed", type=int, default=default(FitOptions, "seed"), show_default=True,
+              help="Seed of the bootstrap and of the spreading of whole-second starts.")
+@click.option("--plots", "plots_dir", default=None, metavar="DIR",
+              help="Write a CDF + QQ plot per variable here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def command(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep_robots,
+            keep_query, base_month, bootstrap, seed, plots_dir, as_json) -> None:
+    """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
+    try:
+        rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
+                             identity=identity, keep_robots=keep_robots)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
+                         bootstrap=bootstrap, seed=seed)
+    bar = _progress_bar(list(logs))
+    try:
+        if bar is not None:
+            with bar:
+                result = fit_logs(logs, options, bar.update)
+        else:
+            result = fit_logs(logs, options)
+    except LogError as e:
+        raise WagonError(str(e)) from None
+    if result.sessions.counts["sessions"] == 0:
+        raise WagonError("no session left to model (every client was a robot?)")
+    try:
+        save_model(result.model, output)
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    plots = []
+    if plots_dir:
+        from ..report.plots import write_plots  # lazy: matplotlib costs ~0.5 s at start-up
+        try:
+            plots = [str(p) for p in write_plots(result.fits, result.sessions.samples, plots_dir)]
+        except OSError as e:
+            raise WagonError(f"cannot write plots under {plots_dir}: {e.strerror or e}") from None
+    if as_json:
+        click.echo(dumps(result.summary_json(output, plots)))
+    else:
+        click.echo(result.summary_text(output, plots))
+    for name, line, reason, text in result.stats.examples:
+        click.echo(f"wagon: skipped {os.path.basename(name)}:{line} ({reason}): {text}", err=True)

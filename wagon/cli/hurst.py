@@ -1,0 +1,64 @@
+"""``wagon hurst``: Hurst estimates of request counts."""
+from __future__ import annotations
+
+import click
+import numpy as np
+
+from ..analysis.selfsim import DEFAULT_SCALES, hurst_all, hurst_by_scale
+from ..formats.strict_json import dumps
+from ..modeling import FitOptions
+from . import inputs
+from .common import WagonError, default
+
+
+def _scales(text: str) -> list[float]:
+    try:
+        scales = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give bin widths in seconds, e.g. 0.1,1") from None
+    if any(s <= 0 for s in scales):
+        raise click.BadParameter("bin widths must be positive")
+    return scales
+
+
+@click.command("hurst")
+@click.argument("inputs_", metavar="INPUTS", nargs=-1)
+@click.option("--counts", "counts_file", default=None, metavar="FILE",
+              help="A plain series of counts, one number per line.")
+@click.option("--scales", default=",".join(f"{s:g}" for s in DEFAULT_SCALES), show_default=True,
+              help="Bin widths (s) at which requests are counted.")
+@click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
+              help="Format of log inputs.")
+@click.option("--base-month", default=None, metavar="YYYY-MM",
+              help="Month and year for logs whose timestamps lack them (EPA).")
+@click.option("--json", "as_json", is_flag=True, help="Print the estimates as JSON.")
+def command(inputs_, counts_file, scales, fmt, base_month, as_json) -> None:
+    """Hurst parameter of request counts of INPUTS (logs, a scenario or replay results)."""
+    if (counts_file is None) == (not inputs_):
+        raise WagonError("give INPUTS or --counts FILE")
+    if counts_file:
+        try:
+            counts = np.loadtxt(counts_file, ndmin=1)
+        except (OSError, ValueError) as e:
+            raise WagonError(f"{counts_file}: {e}") from None
+        try:
+            out = [{"scale": "counts", "bins": len(counts), **e.as_dict()}
+                   for e in hurst_all(counts)]
+        except ValueError as e:
+            raise WagonError(f"{counts_file}: {e}") from None
+        skipped = []
+    else:
+        w = inputs.workload(inputs_, fmt, base_month)
+        out, skipped = hurst_by_scale(w.time, w.resolution, _scales(scales))
+    if not out:
+        raise WagonError("no series long enough to estimate: " + "; ".join(skipped))
+    if as_json:
+        click.echo(dumps({"estimates": out, "skipped": skipped}))
+        return
+    click.echo(f"{'scale':>7s} {'bins':>8s}  {'estimator':20s} {'H':>7s}  {'95% CI':17s} fit range")
+    for e in out:
+        ci = f"[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]" if e["ci"] else ""
+        click.echo(f"{e['scale']:>7s} {e['bins']:>8,}  {e['estimator']:20s} {e['H']:7.3f}  "
+                   f"{ci:17s} {e['fit_range']}")
+    for why in skipped:
+        click.echo(f"skipped {why}", err=True)

@@ -1,0 +1,36 @@
+"""``wagon report``: one self-contained HTML file."""
+from __future__ import annotations
+
+import click
+
+from ..report.html import compare_report, model_report, workload_report
+from ..modeling import FitOptions
+from . import inputs
+from .common import WagonError, default
+
+
+@click.command("report")
+@click.argument("inputs_", metavar="INPUTS", nargs=-1, required=True)
+@click.option("-o", "--output", default="report.html", show_default=True,
+              help="Where to write the report.")
+@click.option("--compare", "as_compare", is_flag=True, help="Compare the two INPUTS.")
+@click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
+              help="Format of log inputs.")
+def command(inputs_, output, as_compare, fmt) -> None:
+    """One self-contained HTML report of a model (.json), a workload (logs, a scenario or replay
+    results), or (--compare) two workloads."""
+    if as_compare:
+        if len(inputs_) != 2:
+            raise WagonError("--compare takes exactly two inputs")
+        page = compare_report(inputs.workload([inputs_[0]], fmt),
+                              inputs.workload([inputs_[1]], fmt))
+    elif inputs_[0].endswith(".json"):
+        page = model_report(inputs.model(inputs_[0]), f"wagon model: {inputs_[0]}")
+    else:
+        page = workload_report(inputs.workload(inputs_, fmt))
+    try:
+        with open(output, "w") as f:
+            f.write(page)
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    click.echo(f"{output}: {len(page) / 1e3:,.0f} kB")

@@ -1,0 +1,54 @@
+"""``wagon serve``: the embedded server for a scenario's, a model's or a directory's site."""
+from __future__ import annotations
+
+import click
+
+from ..replay.server import ServeOptions, make_app, run_server
+from ..synth import SynthOptions, resolve_site
+from . import inputs
+from .common import WagonError, default
+
+
+@click.command("serve")
+@click.option("--scenario", default=None, help="Serve the site this scenario requests.")
+@click.option("--model", default=None, help="Serve this model's site.")
+@click.option("--site", "site_dir", default=None, help="Serve the files under this directory.")
+@click.option("--host", default=default(ServeOptions, "host"), show_default=True,
+              help="Address to listen on.")
+@click.option("--port", type=int, default=default(ServeOptions, "port"), show_default=True,
+              help="Port to listen on (0: any free port, printed).")
+@click.option("--max-connections", type=int, default=default(ServeOptions, "max_connections"),
+              help="Connections served at once (others wait unread), like Apache's MaxClients.")
+@click.option("--keepalive-timeout", type=float,
+              default=default(ServeOptions, "keepalive_timeout"), show_default=True,
+              help="Seconds an idle persistent connection is kept.")
+@click.option("--service-time", type=float, default=default(ServeOptions, "service_time"),
+              show_default=True, help="Seconds added to every request.")
+@click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
+              help="With --model: pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
+              help="With --model: Zipf exponent of that site's page popularity.")
+@click.option("--max-time", type=float, default=default(ServeOptions, "max_time"),
+              help="Stop after this many seconds.")
+def command(scenario, model, site_dir, host, port, max_connections, keepalive_timeout,
+            service_time, pages, zipf, max_time) -> None:
+    """Serve the modeled site (embedded aiohttp server): the same bytes ``wagon site build``
+    writes for the same --scenario or --model."""
+    if sum(x is not None for x in (scenario, model, site_dir)) != 1:
+        raise WagonError("give exactly one of --scenario, --model and --site")
+    opts = ServeOptions(host=host, port=port, max_connections=max_connections,
+                        keepalive_timeout=keepalive_timeout, service_time=service_time,
+                        max_time=max_time)
+    try:
+        if site_dir is not None:
+            app = make_app(directory=site_dir, service_time=service_time)
+        else:
+            site = (inputs.scenario(scenario).site if scenario
+                    else resolve_site(inputs.model(model), pages, zipf).spec)
+            app = make_app(site, service_time=service_time)
+    except FileNotFoundError as e:
+        raise WagonError(str(e)) from None
+    try:
+        run_server(app, opts, lambda p: click.echo(f"serving on http://{host}:{p}/", err=True))
+    except OSError as e:
+        raise WagonError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

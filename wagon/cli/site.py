@@ -1,0 +1,41 @@
+"""``wagon site build``: the site a scenario requests (or a model's) as files."""
+from __future__ import annotations
+
+import click
+
+from ..formats.site import build_site
+from ..synth import SynthOptions, resolve_site
+from . import inputs
+from .common import WagonError, default
+
+
+@click.group("site")
+def command() -> None:
+    """The modeled site."""
+
+
+@command.command("build")
+@click.argument("outdir")
+@click.option("--scenario", default=None, help="Write the site this scenario requests.")
+@click.option("--model", default=None, help="Write this model's site.")
+@click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
+              help="With --model: pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
+              help="With --model: Zipf exponent of that site's page popularity.")
+def build(outdir, scenario, model, pages, zipf) -> None:
+    """Write the site (pages of their size referencing their objects) under OUTDIR: exactly the
+    bytes ``wagon serve`` serves for the same --scenario or --model."""
+    if (scenario is None) == (model is None):
+        raise WagonError("give exactly one of --scenario and --model")
+    site = (inputs.scenario(scenario).site if scenario
+            else resolve_site(inputs.model(model), pages, zipf).spec)
+    try:
+        report = build_site(site, outdir)
+    except OSError as e:
+        raise WagonError(f"cannot write under {outdir}: {e.strerror or e}") from None
+    skipped = ", ".join(f"{why} {n}" for why, n in report.skipped.items())
+    click.echo(f"{outdir}: {report.pages:,} pages, {report.objects:,} objects, "
+               f"{report.bytes / 1e6:.1f} MB"
+               + (f"; {report.grown} pages larger than modeled (their links need more room)"
+                  if report.grown else "")
+               + (f"; skipped: {skipped}" if skipped else ""))

@@ -1,0 +1,82 @@
+"""``wagon synth``: model → scenario."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..formats.classes import ClassError
+from ..formats.strict_json import dumps
+from ..synth import Generator, ProfileError, SynthError, SynthOptions, synthesize
+from . import inputs
+from .common import WagonError, default
+
+PROGRESS_MIN_SESSIONS = 200_000
+
+
+@click.command("synth")
+@click.argument("model")
+@click.option("-o", "--output", default="scenario.jsonl", show_default=True,
+              help="Where to write the scenario.")
+@click.option("--duration", type=float, default=None, help="Seconds of arrivals to generate.")
+@click.option("--sessions", type=int, default=None, help="Number of sessions to generate.")
+@click.option("--rate", type=float, default=None,
+              help="Sessions per second (default: the model's).")
+@click.option("--rate-scale", type=float, default=default(SynthOptions, "rate_scale"),
+              show_default=True, help="Multiply the model's session rate.")
+@click.option("--profile", default=default(SynthOptions, "profile"), show_default=True,
+              help="constant, steps:T=M,..., flash:at=T,duration=D,peak=P, "
+                   "bursts:ratio=R,fraction=F,period=T.")
+@click.option("--arrivals", type=click.Choice(["poisson", "renewal"]),
+              default=default(SynthOptions, "arrivals"), show_default=True,
+              help="Poisson, or the model's fitted inter-arrival law.")
+@click.option("--classes", default=default(SynthOptions, "classes"), show_default=True,
+              help="Client classes NETWORK/PROTOCOL:WEIGHT,... (see docs/synth.md).")
+@click.option("--seed", type=int, default=default(SynthOptions, "seed"), show_default=True,
+              help="Seed of every random draw: the same seed writes the same bytes.")
+@click.option("--deterministic", is_flag=True, help="Every random variable replaced by its mean.")
+@click.option("--speedup", type=float, default=default(SynthOptions, "speedup"),
+              show_default=True, help="Divide every time (arrivals, think times) by this.")
+@click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
+              help="Pages of the Zipf site used when the model has no site.")
+@click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
+              help="Zipf exponent of that site's page popularity.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def command(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
+            seed, deterministic, speedup, pages, zipf, as_json) -> None:
+    """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
+    opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
+                        profile=profile, arrivals=arrivals, classes=classes, seed=seed,
+                        deterministic=deterministic, speedup=speedup, pages=pages, zipf=zipf)
+    try:
+        gen = Generator(inputs.model(model), opts)
+    except (SynthError, ClassError, ProfileError) as e:
+        raise WagonError(str(e)) from None
+    name = os.path.basename(model)
+    try:
+        with open(output, "w") as out:
+            if gen.expected_sessions() > PROGRESS_MIN_SESSIONS:
+                with click.progressbar(length=gen.expected_sessions(), label="sessions",
+                                       file=sys.stderr) as bar:
+                    summary = synthesize(gen, out, name, bar.update)
+            else:
+                summary = synthesize(gen, out, name)
+    except OSError as e:
+        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+    info = {**summary.as_dict(), "scenario": output, "rate": gen.rate, "speedup": speedup,
+            "deterministic": deterministic}
+    if as_json:
+        click.echo(dumps(info))
+        return
+    note = []
+    if speedup != 1:
+        note.append(f"times divided by {speedup:g} (--speedup)")
+    if deterministic:
+        note.append("deterministic: every variable at its mean")
+    click.echo(f"{output}: {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
+               f"{info['requests']:,} requests; base rate {gen.rate:.4g} sessions/s, "
+               f"profile {profile}" + (f"; {'; '.join(note)}" if note else ""))
+    text = summary.load_text()
+    if text:
+        click.echo(text)

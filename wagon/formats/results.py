@@ -1,0 +1,127 @@
+"""Replay results: a CSV of every request, a CSV of every page, a JSON file about the run.
+
+``r.csv`` (requests) and ``r.pages.csv`` (pages) are plain CSV with a header line, so
+``pandas.read_csv`` opens them without options; times are seconds from the run's t0 on a
+monotonic clock, ``class`` is the client class's name. ``r.run.json`` says what ran (target,
+scenario, t0 as a wall-clock time, options) and, once the run ends, its summary.
+``read_results`` is the typed reader every consumer uses.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import TextIO
+
+from .strict_json import dumps
+
+__all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
+           "run_path", "write_run", "read_run", "read_results", "is_results_header"]
+
+RESULTS_FORMAT = "wagon-results"
+RESULTS_VERSION = 1
+
+#: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
+REQUEST_COLUMNS = {
+    "session": "int", "class": "str", "page": "int", "url": "str", "kind": "str", "conn": "int",
+    "reused": "bool", "intended": "float", "start": "float", "connect_start": "float",
+    "connected": "float", "first_byte": "float", "last_byte": "float", "status": "int",
+    "bytes": "int", "error": "str"}
+PAGE_COLUMNS = {
+    "session": "int", "class": "str", "page": "int", "intended": "float", "start": "float",
+    "html_first_byte": "float", "done": "float", "response_time": "float",
+    "html_latency": "float", "objects": "int", "errors": "int"}
+
+
+class ResultsError(ValueError):
+    """A file that is not wagon replay results (one line, naming the file)."""
+
+
+def pages_path(results: str | os.PathLike) -> str:
+    """The pages file of a requests file (``r.csv`` → ``r.pages.csv``)."""
+    p = Path(results)
+    return str(p.with_name(p.stem + ".pages" + (p.suffix or ".csv")))
+
+
+def run_path(results: str | os.PathLike) -> str:
+    """The run file of a requests file (``r.csv`` → ``r.run.json``)."""
+    p = Path(results)
+    return str(p.with_name(p.stem + ".run.json"))
+
+
+class ResultsWriter:
+    """Rows of one results file, buffered until ``flush``; the header line first unless
+    ``header`` is false (a worker's part that is appended to the first one)."""
+
+    def __init__(self, out: TextIO, columns: dict[str, str], header: bool = True) -> None:
+        self.out, self.rows = out, []
+        self.csv = csv.writer(out)
+        if header:
+            self.csv.writerow(columns)
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+
+    def flush(self) -> None:
+        if self.rows:
+            self.csv.writerows(self.rows)
+            self.rows.clear()
+        self.out.flush()
+
+
+def write_run(results: str | os.PathLike, info: dict) -> None:
+    """Write the run file (atomically: readers never see half of it)."""
+    path = Path(run_path(results))
+    tmp = path.with_name(path.name + ".tmp")
+    doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, **info}
+    tmp.write_text(dumps(doc) + "\n")
+    tmp.replace(path)
+
+
+def read_run(results: str | os.PathLike) -> dict | None:
+    """The run file of ``results``, or None when there is none (an interrupted writer)."""
+    path = Path(run_path(results))
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ResultsError(f"{path}: not a wagon run file ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
+        raise ResultsError(f"{path}: not a wagon run file ('format' is not {RESULTS_FORMAT!r})")
+    return doc
+
+
+def is_results_header(line: str) -> bool:
+    """Is this the first line of a requests or pages results file?"""
+    return line.strip() in (",".join(REQUEST_COLUMNS), ",".join(PAGE_COLUMNS))
+
+
+def read_results(path: str | os.PathLike):
+    """A requests or pages results file as a typed ``pandas.DataFrame`` (``attrs["run"]``: the
+    run file's content, or None). ResultsError (one line) for anything else."""
+    # lazy: the replay engine writes results and must not pay for pandas at start-up
+    import pandas as pd  # lazy: see above
+    path = str(path)
+    try:
+        with open(path, newline="") as f:
+            first = next(csv.reader([f.readline()]), [])
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    columns = next((c for c in (REQUEST_COLUMNS, PAGE_COLUMNS) if first == list(c)), None)
+    if columns is None:
+        raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
+                           "requests or pages header)")
+    kinds = {"int": "int64", "bool": "int64", "float": "float64", "str": "string"}
+    try:
+        df = pd.read_csv(path, dtype={c: kinds[t] for c, t in columns.items()},
+                         keep_default_na=False,
+                         na_values={c: [""] for c, t in columns.items() if t == "float"})
+    except (ValueError, pd.errors.ParserError) as e:
+        raise ResultsError(f"{path}: malformed results ({str(e).splitlines()[0]})") from None
+    for c, t in columns.items():
+        if t == "bool":
+            df[c] = df[c].astype(bool)
+    df.attrs["run"] = read_run(path) if columns is REQUEST_COLUMNS else None
+    return df

@@ -1,0 +1,177 @@
+"""Scenario files: JSON Lines, a header then one session per line.
+
+    {"format": "wagon-scenario", "version": 2, "seed": 7, "model": {...}, "options": {...},
+     "laws": {...}, "classes": [...], "site": {"pages": [...], "objects": [...]}}
+    {"id": 0, "start": 0.532118, "class": 1, "clicks": [[12, 0.0], [40, 31.204]]}
+
+A click is ``[page, think]``: the page's index in ``site.pages`` (its embedded objects are that
+page's ``objects``, indices into ``site.objects``) and the think time in seconds before it
+(0 for the first click). Times are seconds from the start of the run; sessions are in order of
+start time. The header's ``site`` (``formats.site``) is the one description of the site every
+consumer serves or builds. Version 1 files (no page ``links``) are read too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Iterator, TextIO
+
+import numpy as np
+
+from .classes import ClientClass
+from .site import SiteSpec
+
+__all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
+           "read_scenario", "SCENARIO_FORMAT", "SCENARIO_VERSION", "model_digest"]
+
+SCENARIO_FORMAT = "wagon-scenario"
+SCENARIO_VERSION = 2
+_SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
+_CLICK = "[%d,%.3f]"
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be read (the message names the line)."""
+
+
+def model_digest(document: dict | None) -> str | None:
+    """sha256 of a model document in canonical JSON: which model a scenario came from."""
+    if document is None:
+        return None
+    canon = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(canon).hexdigest()
+
+
+@dataclass
+class SessionBatch:
+    """A block of sessions as arrays; clicks of session i are ``click_ptr[i]:click_ptr[i+1]``."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    classes: np.ndarray
+    click_ptr: np.ndarray
+    pages: np.ndarray
+    thinks: np.ndarray          # before each click (0 for the first)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class ScenarioWriter:
+    """Writes the header at once, then batches of sessions (in order of start time)."""
+
+    def __init__(self, out: TextIO, header: dict) -> None:
+        self.out = out
+        out.write(json.dumps({"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION, **header},
+                             separators=(",", ":")) + "\n")
+
+    def write(self, batch: SessionBatch) -> None:
+        clicks = list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
+        ptr = batch.click_ptr.tolist()
+        self.out.write("".join(
+            _SESSION % (i, s, c, ",".join(clicks[a:b])) for i, s, c, a, b in
+            zip(batch.ids.tolist(), batch.starts.tolist(), batch.classes.tolist(), ptr[:-1],
+                ptr[1:])))
+
+
+@dataclass
+class ScenarioSession:
+    id: int
+    start: float
+    cls: int
+    clicks: list[tuple[int, float]]
+
+
+@dataclass
+class Scenario:
+    """A scenario's header, read and checked; iterate ``sessions()`` for its sessions."""
+
+    path: str
+    header: dict
+    classes: list[ClientClass]
+    site: SiteSpec
+
+    @property
+    def speedup(self) -> float:
+        """The factor synthesis divided every time by (1 when it did not)."""
+        return float(self.header.get("options", {}).get("speedup") or 1.0)
+
+    def sessions(self) -> Iterator[ScenarioSession]:
+        """The sessions, checked line by line (in order of start time, as the format says)."""
+        last = 0.0
+        with open(self.path, "rb") as f:
+            f.readline()
+            for lineno, raw in enumerate(f, start=2):
+                if raw.strip():
+                    s = self._session(raw, lineno)
+                    if s.start < last:
+                        raise ScenarioError(f"{self.path}:{lineno}: sessions must be in order of "
+                                            f"start time ({s.start} after {last})")
+                    last = s.start
+                    yield s
+
+    def _session(self, raw: bytes, lineno: int) -> ScenarioSession:
+        where = f"{self.path}:{lineno}"
+        try:
+            d = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ScenarioError(f"{where}: not JSON ({e})") from None
+        if not isinstance(d, dict):
+            raise ScenarioError(f"{where}: a session must be a JSON object")
+        for key, kind in (("id", int), ("start", (int, float)), ("class", int), ("clicks", list)):
+            if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
+                raise ScenarioError(f"{where}: '{key}' is missing or not {_kind(kind)}")
+        if not (math.isfinite(d["start"]) and d["start"] >= 0):
+            raise ScenarioError(f"{where}: 'start' must be a finite time ≥ 0")
+        if not 0 <= d["class"] < len(self.classes):
+            raise ScenarioError(f"{where}: class {d['class']} does not exist "
+                                f"({len(self.classes)} classes in the header)")
+        if not d["clicks"]:
+            raise ScenarioError(f"{where}: a session needs at least one click")
+        pages = len(self.site.page_urls)
+        clicks = []
+        for k, c in enumerate(d["clicks"]):
+            if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], int)
+                    and isinstance(c[1], (int, float)) and not isinstance(c[0], bool)):
+                raise ScenarioError(f"{where}: click {k} is not [page, think]")
+            if not 0 <= c[0] < pages:
+                raise ScenarioError(f"{where}: click {k} names page {c[0]}, the site has {pages}")
+            if not (math.isfinite(c[1]) and c[1] >= 0):
+                raise ScenarioError(f"{where}: click {k} has a negative or infinite think time")
+            clicks.append((c[0], float(c[1])))
+        return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks)
+
+
+def _kind(kind) -> str:
+    return {int: "an integer", list: "a list"}.get(kind, "a number")
+
+
+def read_scenario(path: str | os.PathLike) -> Scenario:
+    """Open a scenario and check its header (sessions are checked as they are read)."""
+    path = str(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    try:
+        h = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ScenarioError(f"{path}:1: not a wagon scenario (the header is not JSON)") from None
+    if not isinstance(h, dict) or h.get("format") != SCENARIO_FORMAT:
+        raise ScenarioError(f"{path}:1: not a wagon scenario ('format' is not {SCENARIO_FORMAT!r})")
+    if not isinstance(h.get("version"), int) or not 1 <= h["version"] <= SCENARIO_VERSION:
+        raise ScenarioError(f"{path}:1: scenario version {h.get('version')!r} is not one this "
+                            f"wagon reads (1..{SCENARIO_VERSION})")
+    try:
+        classes = [ClientClass.from_dict(c) for c in h["classes"]]
+        site = SiteSpec.from_dict(h["site"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ScenarioError(f"{path}:1: the header's classes or site are malformed ({e!r})") \
+            from None
+    if not classes:
+        raise ScenarioError(f"{path}:1: the header needs at least one class")
+    return Scenario(path, h, classes, site)

@@ -1,0 +1,1 @@
+"""Reports: PNG plots of fits and replays (``plots``), self-contained HTML reports (``html``)."""
