@@ -2,6 +2,7 @@
 never write inside the checkout (each test runs in its own temporary directory)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,8 +12,11 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from wagon.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -85,3 +89,13 @@ def sample():
     """The bundled sample log, as the installed package holds it."""
     with resources.as_file(resources.files("wagon.data") / "sample-combined.log.gz") as path:
         yield Path(path)
+
+
+@pytest.fixture(scope="session")
+def sample_model(tmp_path_factory, sample) -> tuple[Path, dict]:
+    """``wagon fit`` of the sample, once per run: (model path, the --json summary). Tests that
+    change the model write a copy."""
+    out = tmp_path_factory.mktemp("sample-model") / "model.json"
+    result = CliRunner().invoke(main, ["fit", str(sample), "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)

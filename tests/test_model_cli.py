@@ -20,14 +20,6 @@ def run(*args, input=None):
     return CliRunner().invoke(main, list(map(str, args)), input=input, catch_exceptions=False)
 
 
-@pytest.fixture
-def sample_model(tmp_path, sample):
-    out = tmp_path / "model.json"
-    result = run("fit", sample, "-o", out, "--json")
-    assert result.exit_code == 0, result.output
-    return out, json.loads(result.stdout)
-
-
 def test_fit_json_summary_keys(sample_model):
     _, summary = sample_model
     assert {"lines", "parsed", "malformed", "sessions", "variables"} <= set(summary)

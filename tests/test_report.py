@@ -29,15 +29,16 @@ def rendered(page, profile) -> tuple[int, str | None]:
     return int(images.group(2)), errors.group(1) if errors else None
 
 
-def test_reports_render_with_their_plots(tmp_path, sample, site_and_scenario):  # noqa: F811
+def test_reports_render_with_their_plots(tmp_path, sample, sample_model,
+                                        site_and_scenario):  # noqa: F811
     run = CliRunner().invoke
-    assert run(main, ["fit", str(sample), "-o", str(tmp_path / "m.json")]).exit_code == 0
+    model = sample_model[0]
     scenario = site_and_scenario("lan/http11,t1-dsl/http10x2", sessions=20)
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         r = run(main, ["replay", str(scenario), "--target", server.url, "--results",
                        str(tmp_path / "r.csv")])
         assert r.exit_code == 0, r.output
-    pages = {"model": ([str(tmp_path / "m.json")], 7),           # 6 laws + keep-alive curve
+    pages = {"model": ([str(model)], 7),           # 6 laws + keep-alive curve
              "log": ([str(sample)], 3),                         # load plots + 2 fitted laws
              "replay": ([str(tmp_path / "r.csv")], 2),           # load plots + latency
              "compare": (["--compare", str(sample), str(scenario)], 3)}

@@ -6,6 +6,7 @@ import io
 import json
 import math
 import re
+import shutil
 import subprocess
 
 import numpy as np
@@ -292,10 +293,9 @@ def test_fit_synthesize_refit_recovers_think_parameters(tmp_path, mu, sigma, p):
     assert think.params["sigma"] == pytest.approx(sigma, abs=0.12)
 
 
-def test_cli_synth_export_and_site(tmp_path, sample):
+def test_cli_synth_export_and_site(tmp_path, sample_model):
     run = CliRunner().invoke
-    r = run(main, ["fit", str(sample), "-o", str(tmp_path / "m.json")])
-    assert r.exit_code == 0
+    shutil.copy(sample_model[0], tmp_path / "m.json")
     r = run(main, ["synth", str(tmp_path / "m.json"), "--duration", "120", "--seed", "1",
                    "-o", str(tmp_path / "s.jsonl"), "--json", "--speedup", "4"])
     assert r.exit_code == 0, r.output
