@@ -132,3 +132,20 @@ def test_real_traces_sessionize(nasa, epa):
         assert 10 < np.median(s.samples["think"]) < 120
         assert 1 <= np.median(s.samples["clicks"]) <= 5
         assert math.isfinite(s.samples["page_size"].mean())
+
+
+def test_samples_do_not_depend_on_the_order_clients_appear_in(nasa):
+    """Regroup NASA's lines by client, in reverse host order (each client's own lines keep their
+    order): clients now appear in another order, yet the sessions, the spread of same-second
+    starts included, are the same."""
+    import gzip
+    lines = gzip.decompress(nasa.read_bytes()).splitlines(keepends=True)
+    hosts = [line.split(b" ", 1)[0] for line in lines]
+    regrouped = [lines[i] for i in sorted(range(len(lines)), key=lambda i: hosts[i],
+                                          reverse=True)]
+    a = sessionize(parse_bytes(b"".join(lines))[0], seed=3)
+    b = sessionize(parse_bytes(b"".join(regrouped))[0], seed=3)
+    assert a.resolution == b.resolution == 1.0
+    for name in a.samples:
+        assert np.array_equal(np.sort(a.samples[name]), np.sort(b.samples[name])), name
+    assert np.array_equal(a.session_start, b.session_start)

@@ -10,7 +10,9 @@ Rules (documented in docs/methods.md):
   new session; with ``timeout`` a session is also cut at the first click past ``timeout`` seconds
   from its start;
 - logs with whole-second timestamps get their session starts spread uniformly within the second
-  (seeded), so that session inter-arrival times have no ties at zero.
+  (seeded), so that session inter-arrival times have no ties at zero;
+- client codes are ranks of the clients' identity strings, so that nothing (the spreading above
+  included) depends on the order in which clients first appear in the input.
 """
 from __future__ import annotations
 
@@ -78,13 +80,25 @@ class Sessions:
     session_start: np.ndarray               # float64, sorted
     samples: dict[str, np.ndarray] = field(default_factory=dict)
     site: Site | None = None
+    resolution: float = 0.0                 # of the timestamps (s): 1.0 for whole seconds,
+                                            # 0.0 when finer than the analysis needs
+
+
+def _ranks(strings: list[str]) -> np.ndarray:
+    """Rank of each string in sorted order (codes that do not depend on input order)."""
+    rank = np.empty(len(strings), np.int64)
+    rank[np.argsort(np.array(strings, dtype=object), kind="stable")] = np.arange(len(strings))
+    return rank
 
 
 def _client_codes(req: Requests, identity: str) -> np.ndarray:
+    """A client code per request, ordered as the clients' identity strings sort."""
+    host = _ranks(req.hosts)[req.host] if len(req) else req.host.astype(np.int64)
     if identity == "host+agent" and len(req) and req.agent.max() >= 0:
-        key = req.host.astype(np.int64) * (len(req.agents) + 1) + (req.agent.astype(np.int64) + 1)
+        agent = np.where(req.agent >= 0, _ranks(req.agents)[np.maximum(req.agent, 0)] + 1, 0)
+        key = host * (len(req.agents) + 1) + agent
         return np.unique(key, return_inverse=True)[1].ravel()
-    return req.host.astype(np.int64)
+    return host
 
 
 def extension_flags(urls: list[str], extensions: frozenset[str]) -> np.ndarray:
@@ -176,7 +190,8 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     member[cs] = False                                # embedded requests (not the click's page)
     obj_ok = member & ok200 & (size > 0)
     starts = click_time[new_session]
-    if n and np.all(t == np.floor(t)):
+    resolution = 1.0 if n and np.all(t == np.floor(t)) else 0.0
+    if resolution:
         # whole-second timestamps: spread each session start uniformly inside its second so that
         # inter-arrival times are continuous (no ties at 0); seeded, so the model is reproducible
         starts = starts + np.random.default_rng(seed).uniform(0.0, 1.0, len(starts))
@@ -195,7 +210,8 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     click_of = np.cumsum(~in_click) - 1               # click index of every request
     site = _site(req.urls, click_url, url, size, ok200, member, click_of, new_session)
     return Sessions(rules=rules, counts=counts, click_time=click_time, click_session=session,
-                    click_url=click_url, session_start=starts, samples=samples, site=site)
+                    click_url=click_url, session_start=starts, samples=samples, site=site,
+                    resolution=resolution)
 
 
 def _site(urls: list[str], click_url: np.ndarray, url: np.ndarray, size: np.ndarray,
