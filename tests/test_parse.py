@@ -81,7 +81,9 @@ def test_epoch_time_and_seconds_duration():
 @pytest.mark.parametrize("spec, message", [
     ("%h%l %t \"%r\"", "nothing between"),
     ("%h \"%r\"", "no time field"),
-    ("%h %{%Y}t \"%r\"", "unsupported time format"),
+    ("%h %{%Y}t \"%r\"", "time has no date"),
+    ("%h %{%c}t \"%r\"", "%c is not supported"),
+    ("%h %Q %t \"%r\"", "unknown directive"),
     ("%h %t", "no request line"),
 ])
 def test_bad_formats_are_one_line_errors(spec, message):
@@ -99,7 +101,7 @@ def test_odd_lines_counted_by_reason_with_line_numbers():
         CLF_LINES[0],
         b"",                                                              # empty
         b"garbage",                                                       # structure
-        b'h - - [32/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1',     # day 32
+        b'h - - [01/Aug/1995:0x:00:01 -0400] "GET / HTTP/1.0" 200 1',     # unreadable time
         b'h - - [01/Aug/1995:00:00:01 -0400] "GET" 200 1',                # no URL
         b'h - - [01/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 2x0 1',     # status
         b'h - - [01/Aug/1995:00:00:01 -0400] "GET / HTTP/1.0" 200 1k',    # size

@@ -36,15 +36,18 @@ def test_clicks_embedded_objects_and_think_times():
         (0, "a", "/index.html", 1000), (0, "a", "/logo.gif", 50), (1, "a", "/bar.gif", 70),
         (40, "a", "/next.html", 2000),            # think 39 s after the last object
         (41, "a", "/frame.html", 300),            # < tmin: same click although it is a page
-        (47, "a", "/late.gif", 10),               # object 6 s later: still embedded (window 10)
-        (100, "a", "/orphan.gif", 20),            # object 53 s later: a click of its own
+        (47, "a", "/late.gif", 10),               # object 6 s later: embedded
+        (100, "a", "/slow.gif", 20),              # object 53 s later: still the page's (no window)
+        (130, "a", "/last.html", 5),              # think from the last request of the page: 30 s
     ])
     assert s.counts["sessions"] == 1 and s.counts["clicks"] == 3
     assert s.samples["clicks"].tolist() == [3]
-    assert s.samples["think"].tolist() == [39.0, 53.0]
-    assert s.samples["objects_per_page"].tolist() == [2, 2, 0]
-    assert s.samples["page_size"].tolist() == [1120.0, 2310.0, 20.0]
-    assert sorted(s.samples["object_size"].tolist()) == [10, 50, 70, 300]
+    assert s.samples["think"].tolist() == [39.0, 30.0]
+    assert s.samples["objects_per_page"].tolist() == [2, 3, 0]
+    assert s.samples["page_size"].tolist() == [1120.0, 2330.0, 5.0]
+    assert sorted(s.samples["object_size"].tolist()) == [10, 20, 50, 70, 300]
+    window = _sessions([(0, "a", "/index.html"), (100, "a", "/slow.gif")], embed_window=10)
+    assert window.counts["clicks"] == 2 and window.counts["object_clicks"] == 1
 
 
 def test_tmax_ends_a_session_and_timeout_caps_its_length():

@@ -1,39 +1,41 @@
-"""Apache ``LogFormat`` strings compiled into the literal/field sequence the parser walks.
+"""Log layouts compiled into the literal/field sequence the parser walks.
 
-A format is read as ``literal0 field1 literal1 ... fieldN literalN``: each field ends at the
-first occurrence of the literal that follows it (the last one is anchored at the line end).
+A layout is read as ``literal0 field1 literal1 ... fieldN literalN``: each field ends at the
+first occurrence of the literal that follows it (the last one is anchored at the line end). It
+comes from an Apache ``LogFormat`` string (every mod_log_config directive is either read or
+skipped as an opaque field), from an nginx ``log_format`` string (``$variables``), or from a
+named preset. Each field has a role (client, time, request, status, size, duration, ...).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS", "resolve_format"]
+from .timefmt import ISO_TOKENS, TimeFormat, TimeFormatError, apache_time, has_date, merged
+
+__all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS",
+           "resolve_format", "line_regex", "AUTO_CANDIDATES"]
+
 
 class FormatError(ValueError):
-    """A LogFormat string that cannot be parsed."""
+    """A layout that cannot be parsed."""
 
-
-#: time formats the vectorised timestamp decoders understand, keyed by Apache's strftime text
-TIME_FORMATS = {
-    "%d/%b/%Y:%H:%M:%S %z": "clf",
-    "%d:%H:%M:%S": "epa",
-    "sec": "epoch",
-    "msec": "epoch_ms",
-}
 
 @dataclass(frozen=True)
 class Field:
-    """One ``%`` directive: what it holds (role) and, for times, how it is written."""
+    """One directive: what it holds (role); ``rank`` orders fields of one role (lowest wins:
+    ``%b`` before ``%O``, ``%D`` before ``%T``); ``unit`` is seconds per unit of a duration."""
 
     directive: str
     role: str
-    time_format: str | None = None
+    time: TimeFormat | None = None
+    unit: float = 1.0
+    rank: int = 0
 
 
 @dataclass(frozen=True)
 class LogFormat:
-    """A compiled format: ``len(literals) == len(fields) + 1``."""
+    """A compiled layout: ``len(literals) == len(fields) + 1``."""
 
     name: str
     spec: str
@@ -44,114 +46,188 @@ class LogFormat:
         return any(f.role == role for f in self.fields)
 
 
-_DIRECTIVE = re.compile(r"%(?:!?[0-9,]+)?([<>])?(?:\{([^}]*)\})?([a-zA-Z%])")
+_DIRECTIVE = re.compile(r"%(?:!?[0-9,]+)?([<>])?(?:\{([^}]*)\})?(\^t[io]|\^FB|[a-zA-Z%])")
+_NGINX_VAR = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 
-_HEADER_ROLES = {"referer": "referer", "user-agent": "agent"}
+#: every letter mod_log_config and the modules that extend it (mod_logio, mod_ssl) define
+_OPAQUE = set("AClLfkPRunHXec") | {"^ti", "^to", "^FB", "x"}
+_HEADERS = {"referer": "referer", "user-agent": "agent", "x-forwarded-for": "forwarded"}
+_DURATION_UNITS = {None: (1.0, 2), "s": (1.0, 2), "ms": (1e-3, 1), "us": (1e-6, 0)}
 
 
-def _field_for(letter: str, arg: str | None) -> Field | str:
-    """Map one directive to a Field, or to literal text for ``%%`` and ``%t``'s brackets."""
+def _apache_field(letter: str, arg: str | None) -> Field:
+    """The Field of one Apache directive (FormatError for letters Apache does not define)."""
     directive = f"%{{{arg}}}{letter}" if arg is not None else f"%{letter}"
-    if letter in "ha":
-        return Field(directive, "host")
+    low = (arg or "").lower()
+    simple = {"h": "host", "a": "host", "r": "request", "s": "status", "m": "method",
+              "U": "url", "q": "query", "v": "vhost", "V": "vhost", "p": "skip",
+              "S": "size_total", "I": "size_in"}
+    if letter in simple:
+        return Field(directive, simple[letter])
     if letter == "t":
-        key = "%d/%b/%Y:%H:%M:%S %z" if arg is None else arg
-        if key not in TIME_FORMATS:
-            raise FormatError(f"unsupported time format {directive!r} "
-                              f"(supported: %t, {', '.join('%{' + k + '}t' for k in TIME_FORMATS)})")
-        return Field(directive, "time", TIME_FORMATS[key])
-    if letter == "r":
-        return Field(directive, "request")
-    if letter == "s":
-        return Field(directive, "status")
+        try:
+            return Field(directive, "time", apache_time(arg))
+        except TimeFormatError as e:
+            raise FormatError(str(e)) from None
     if letter in "bB":
-        return Field(directive, "size")
+        return Field(directive, "size", rank=0)
+    if letter == "O":
+        return Field(directive, "size", rank=1)
     if letter == "D":
-        return Field(directive, "duration_us")
-    if letter == "T" and arg in (None, "s"):
-        return Field(directive, "duration_s")
-    if letter == "T" and arg == "us":
-        return Field(directive, "duration_us")
-    if letter == "i" and arg is not None and arg.lower() in _HEADER_ROLES:
-        return Field(directive, _HEADER_ROLES[arg.lower()])
-    return Field(directive, "skip")
+        return Field(directive, "duration", unit=1e-6, rank=0)
+    if letter == "T":
+        if arg not in _DURATION_UNITS:
+            raise FormatError(f"{directive}: unit must be s, ms or us")
+        unit, rank = _DURATION_UNITS[arg]
+        return Field(directive, "duration", unit=unit, rank=rank)
+    if letter == "i" and low in _HEADERS:
+        return Field(directive, _HEADERS[low])
+    if letter == "o" and low == "content-type":
+        return Field(directive, "content_type")
+    if letter in "io" or letter in _OPAQUE:
+        return Field(directive, "skip")
+    raise FormatError(f"unknown directive {directive!r} (not an Apache mod_log_config directive)")
 
 
-def compile_format(spec: str, name: str = "custom") -> LogFormat:
-    """Compile an Apache LogFormat string; raise FormatError when it cannot be walked."""
-    literals: list[bytes] = []
-    fields: list[Field] = []
-    text = ""
+#: nginx variables wagon reads; every other variable is an opaque field
+_NGINX = {
+    "remote_addr": Field("$remote_addr", "host"),
+    "realip_remote_addr": Field("$realip_remote_addr", "host"),
+    "http_x_forwarded_for": Field("$http_x_forwarded_for", "forwarded"),
+    "time_local": Field("$time_local", "time", apache_time("end:%d/%b/%Y:%H:%M:%S %z")),
+    "time_iso8601": Field("$time_iso8601", "time", TimeFormat(ISO_TOKENS, "end")),
+    "msec": Field("$msec", "time", TimeFormat((("epoch", 1.0),), "end")),
+    "request": Field("$request", "request"),
+    "request_method": Field("$request_method", "method"),
+    "request_uri": Field("$request_uri", "url"),
+    "uri": Field("$uri", "url"),
+    "document_uri": Field("$document_uri", "url"),
+    "args": Field("$args", "query"),
+    "query_string": Field("$query_string", "query"),
+    "status": Field("$status", "status"),
+    "body_bytes_sent": Field("$body_bytes_sent", "size", rank=0),
+    "bytes_sent": Field("$bytes_sent", "size", rank=1),
+    "request_length": Field("$request_length", "size_in"),
+    "request_time": Field("$request_time", "duration", unit=1.0, rank=0),
+    "upstream_response_time": Field("$upstream_response_time", "duration", unit=1.0, rank=3),
+    "http_referer": Field("$http_referer", "referer"),
+    "http_user_agent": Field("$http_user_agent", "agent"),
+    "host": Field("$host", "vhost"),
+    "server_name": Field("$server_name", "vhost"),
+    "sent_http_content_type": Field("$sent_http_content_type", "content_type"),
+}
+
+
+def _tokens(spec: str) -> list[str | Field]:
+    """The layout as literal text and Fields, from an Apache or an nginx format string."""
+    out: list[str | Field] = []
+    if _DIRECTIVE.search(spec) is None and _NGINX_VAR.search(spec):
+        pos = 0
+        for m in _NGINX_VAR.finditer(spec):
+            out.append(spec[pos:m.start()])
+            name = m.group(1) or m.group(2)
+            out.append(_NGINX.get(name, Field(f"${name}", "skip")))
+            pos = m.end()
+        out.append(spec[pos:])
+        return out
     pos = 0
+    gaps = []
     for m in _DIRECTIVE.finditer(spec):
-        text += spec[pos:m.start()]
+        gaps.append(spec[pos:m.start()])
+        out.append(gaps[-1])
         pos = m.end()
         letter, arg = m.group(3), m.group(2)
         if letter == "%":
-            text += "%"
+            out.append("%")
+        elif letter == "t" and arg is None:      # %t is [%d/%b/%Y:%H:%M:%S %z]
+            out += ["[", _apache_field("t", None), "]"]
+        else:
+            out.append(_apache_field(letter, arg))
+    out.append(spec[pos:])
+    bad = [g for g in gaps + [spec[pos:]] if "%" in g]
+    if bad:
+        raise FormatError(f"unknown directive in {bad[0]!r}")
+    return out
+
+
+def compile_format(spec: str, name: str = "custom") -> LogFormat:
+    """Compile an Apache LogFormat or nginx log_format string; FormatError when it cannot be
+    walked or lacks what sessions need (a client, a time with a date, a request)."""
+    literals: list[bytes] = []
+    fields: list[Field] = []
+    text = ""
+    for tok in _tokens(spec):
+        if isinstance(tok, str):
+            text += tok
             continue
-        field = _field_for(letter, arg)
-        assert isinstance(field, Field)
-        bracketed = letter == "t" and arg is None
-        if bracketed:
-            text += "["
+        prev = fields[-1] if fields else None
+        if (prev is not None and prev.role == tok.role == "time" and prev.time and tok.time
+                and prev.time.group == tok.time.group and "[" not in text):
+            # adjacent time pieces (%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t): one time field
+            fields[-1] = replace(prev, directive=prev.directive + text + tok.directive,
+                                 time=merged(prev.time, text, tok.time))
+            text = ""
+            continue
         if fields and not text:
-            raise FormatError(f"{fields[-1].directive} and {field.directive} have nothing between "
+            raise FormatError(f"{fields[-1].directive} and {tok.directive} have nothing between "
                               "them; the parser needs a separator")
         literals.append(text.encode("latin-1"))
-        fields.append(field)
-        text = "]" if bracketed else ""
-    text += spec[pos:]
-    if "%" in text:
-        raise FormatError(f"unknown directive in {text!r}")
+        fields.append(tok)
+        text = ""
     literals.append(text.encode("latin-1"))
     if not fields:
-        raise FormatError(f"format {spec!r} has no % directives")
-    roles = [f.role for f in fields]
-    for role in ("time",):
-        if role not in roles:
-            raise FormatError(f"format {spec!r} has no time field (%t); sessions need one")
-    if "host" not in roles:
-        raise FormatError(f"format {spec!r} has no client field (%h or %a)")
-    if "request" not in roles:
-        raise FormatError(f"format {spec!r} has no request line (%r)")
+        raise FormatError(f"format {spec!r} has no % directives or $variables")
+    roles = {f.role for f in fields}
+    times = [f for f in fields if f.role == "time"]
+    if not times:
+        raise FormatError(f"format {spec!r} has no time field (%t); sessions need one")
+    if not any(has_date(f.time.tokens) for f in times if f.time):
+        raise FormatError(f"format {spec!r}: its time has no date (day or epoch)")
+    if not roles & {"host", "forwarded"}:
+        raise FormatError(f"format {spec!r} has no client field (%h, %a or "
+                          "%{X-Forwarded-For}i)")
+    if not roles & {"request", "url"}:
+        raise FormatError(f"format {spec!r} has no request line (%r, or %U)")
     return LogFormat(name, spec, tuple(literals), tuple(fields))
 
 
-_ROLE_PATTERNS = {
-    "host": rb"(\S+)", "request": rb"(.*)", "status": rb"(\d{3})", "size": rb"(\d+|-)",
-    "agent": rb"(.*)", "referer": rb"(.*?)", "duration_us": rb"(\d+)", "duration_s": rb"(\d+)",
-    "skip": rb"(.*?)",
-}
-_TIME_PATTERNS = {
-    "clf": rb"(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})",
-    "epa": rb"(\d\d:\d\d:\d\d:\d\d)", "epoch": rb"(\d+)", "epoch_ms": rb"(\d+)",
-}
+_ROLE_PATTERNS = {"host": rb"(\S+)", "request": rb"(.*)", "status": rb"(\d{3})",
+                  "size": rb"(\d+|-)", "agent": rb"(.*)", "time": rb"(.+?)"}
 
 
 def line_regex(fmt: LogFormat) -> "re.Pattern[bytes]":
-    """A backtracking regex for the same format, one group per field: the slow path for the rare
-    lines the vectorised walk cannot split (a quote inside a request, say)."""
+    """A backtracking regex for the same layout, one group per field: the slow path for the
+    rare lines the vectorised walk cannot split (a quote inside a request, say)."""
     parts = [re.escape(fmt.literals[0])]
     for f, lit in zip(fmt.fields, fmt.literals[1:]):
-        parts.append(_TIME_PATTERNS[f.time_format] if f.role == "time" else _ROLE_PATTERNS[f.role])
+        parts.append(_ROLE_PATTERNS.get(f.role, rb"(.*?)"))
         parts.append(re.escape(lit))
     return re.compile(b"".join(parts), re.S)
 
 
 COMMON = '%h %l %u %t "%r" %>s %b'
+COMBINED = COMMON + ' "%{Referer}i" "%{User-Agent}i"'
+NGINX = ('$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+         '"$http_referer" "$http_user_agent"')
 NAMED_FORMATS: dict[str, str] = {
-    "combined": COMMON + ' "%{Referer}i" "%{User-Agent}i"',
+    "combined": COMBINED,
     "common": COMMON,
     "epa": '%h [%{%d:%H:%M:%S}t] "%r" %>s %b',
+    "vhost_combined": '%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i"',
+    "combinedio": COMBINED + " %I %O",
+    "nginx": NGINX,
+    "nginx-main": NGINX + ' "$http_x_forwarded_for"',
 }
+#: what ``--format auto`` tries on the first lines of a text log (richer layouts first on ties)
+AUTO_CANDIDATES = ("vhost_combined", "combinedio", "nginx-main", "combined", "common", "epa")
 
 
 def resolve_format(name_or_spec: str) -> LogFormat:
-    """A named format (common, combined, epa) or a LogFormat string containing ``%``."""
+    """A named layout or an Apache/nginx format string (JSON layouts: ``wagon.logs.jsonlog``)."""
     if name_or_spec in NAMED_FORMATS:
         return compile_format(NAMED_FORMATS[name_or_spec], name_or_spec)
-    if "%" in name_or_spec:
+    if "%" in name_or_spec or "$" in name_or_spec:
         return compile_format(name_or_spec)
-    raise FormatError(f"unknown format {name_or_spec!r}: use auto, {', '.join(NAMED_FORMATS)} "
-                      "or an Apache LogFormat string")
+    raise FormatError(f"unknown format {name_or_spec!r}: use auto, "
+                      f"{', '.join(NAMED_FORMATS)}, a JSON layout, an Apache LogFormat string "
+                      "or an nginx log_format string")

@@ -13,7 +13,9 @@ import functools
 import gzip
 import io
 import lzma
+import re
 import sys
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator
@@ -21,8 +23,11 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .logformat import (NAMED_FORMATS, FormatError, LogFormat, compile_format, line_regex,
-                        resolve_format)
+from .clean import clean_requests
+from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
+from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
+                        line_regex, resolve_format)
+from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
            "REASONS"]
@@ -34,8 +39,11 @@ _PAD = bytes(64)          # zero bytes after each chunk: room for every fixed-wi
 
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
-           "bad status", "bad size", "bad duration", "line too long")
-EMPTY, STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, TOO_LONG = range(1, 9)
+           "bad status", "bad size", "bad duration", "no client address",
+           "impossible date or zone", "not JSON", "line too long")
+(EMPTY, STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
+ IMPOSSIBLE_DATE, NOT_JSON, TOO_LONG) = range(1, 12)
+_BOM = b"\xef\xbb\xbf"
 
 
 def _key3(text: str) -> int:
@@ -85,6 +93,19 @@ class Vocab:
         return np.asarray([d.setdefault(raw[x:y], len(d)) for x, y in zip(a.tolist(), b.tolist())],
                           dtype=np.int32)
 
+    def code(self, key: bytes) -> int:
+        return self.index.setdefault(key, len(self.index))
+
+    def joined(self, raw: bytes, spans: list[np.ndarray]) -> np.ndarray:
+        """Codes of raw[a:b] + query, the query (nginx's $args has no '?') joined with '?'."""
+        d = self.index
+        out = []
+        for a, b, qa, qb in zip(*(x.tolist() for x in spans)):
+            q = raw[qa:qb]
+            q = b"" if q in (b"", b"-", b"?") else (q if q.startswith(b"?") else b"?" + q)
+            out.append(d.setdefault(raw[a:b] + q, len(d)))
+        return np.asarray(out, dtype=np.int32)
+
     def strings(self) -> list[str]:
         return [k.decode("utf-8", "backslashreplace") for k in self.index]
 
@@ -92,21 +113,40 @@ class Vocab:
 @dataclass
 class Requests:
     """Parsed requests as columns; string columns are codes into the lists ``hosts``, ``urls``,
-    ``agents``, ``methods`` (agent code -1 when the format has no user agent)."""
+    ``agents``, ``methods``, ``referers``, ``vhosts``, ``content_types`` (-1 when the layout
+    has no such field). ``time`` is when the request began: for layouts that log the end
+    (nginx, Caddy), the logged time minus the duration when there is one."""
 
     time: np.ndarray          # float64, seconds since the epoch, UTC
-    host: np.ndarray          # int32
+    host: np.ndarray          # int32 (the client: host, or first X-Forwarded-For address)
     url: np.ndarray           # int32 (query string dropped unless keep_query)
     method: np.ndarray        # int16
     status: np.ndarray        # int16
     size: np.ndarray          # int64 bytes ('-' → 0)
     agent: np.ndarray         # int32, -1 when absent
-    duration: np.ndarray      # float64 seconds, NaN when the format has none
+    duration: np.ndarray      # float64 seconds, NaN when the layout has none
     file: np.ndarray          # int16: index of the input file
     hosts: list[str]
     urls: list[str]
     agents: list[str]
     methods: list[str]
+    referer: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    vhost: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    content_type: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    line: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    referers: list[str] = field(default_factory=list)
+    vhosts: list[str] = field(default_factory=list)
+    content_types: list[str] = field(default_factory=list)
+    #: of the logged timestamps (s): 1.0 when all are whole seconds, 0.0 when finer; None: unknown
+    resolution: float | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.time)
+        for k in ("referer", "vhost", "content_type"):
+            if len(getattr(self, k)) != n:
+                setattr(self, k, np.full(n, -1, np.int32))
+        if len(self.line) != n:
+            self.line = np.zeros(n, np.int64)
 
     def __len__(self) -> int:
         return len(self.time)
@@ -114,18 +154,22 @@ class Requests:
     def take(self, idx: np.ndarray) -> "Requests":
         """Rows ``idx`` (indices or mask), vocabularies shared."""
         cols = {k: getattr(self, k)[idx] for k in _COLUMNS}
-        return Requests(**cols, hosts=self.hosts, urls=self.urls, agents=self.agents,
-                        methods=self.methods)
+        return Requests(**cols, **{k: getattr(self, k) for k in _VOCABS},
+                        resolution=self.resolution)
 
 
-_COLUMNS = ("time", "host", "url", "method", "status", "size", "agent", "duration", "file")
+_COLUMNS = ("time", "host", "url", "method", "status", "size", "agent", "duration", "file",
+            "referer", "vhost", "content_type", "line")
+_VOCABS = ("hosts", "urls", "agents", "methods", "referers", "vhosts", "content_types")
 _DTYPES = dict(time=np.float64, host=np.int32, url=np.int32, method=np.int16, status=np.int16,
-               size=np.int64, agent=np.int32, duration=np.float64, file=np.int16)
+               size=np.int64, agent=np.int32, duration=np.float64, file=np.int16,
+               referer=np.int32, vhost=np.int32, content_type=np.int32, line=np.int64)
 
 
 @dataclass
 class ParseStats:
-    """What was read: line counts, malformed lines by reason, and the first few of them."""
+    """What was read: line counts, malformed lines by reason and the first few of them, time
+    outliers and cross-file duplicates left out."""
 
     lines: int = 0
     parsed: int = 0
@@ -133,6 +177,9 @@ class ParseStats:
     examples: list[tuple[str, int, str, str]] = field(default_factory=list)
     formats: dict[str, str] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
+    time_outliers: int = 0
+    duplicates: int = 0
+    left_out: list[tuple[str, int, str, str]] = field(default_factory=list)
 
     @property
     def malformed_total(self) -> int:
@@ -141,8 +188,9 @@ class ParseStats:
     def as_dict(self) -> dict:
         return {"lines": self.lines, "parsed": self.parsed, "malformed": self.malformed_total,
                 "malformed_by_reason": dict(self.malformed), "formats": dict(self.formats),
+                "time_outliers": self.time_outliers, "duplicate_lines": self.duplicates,
                 "examples": [{"file": f, "line": n, "reason": r, "text": t}
-                             for f, n, r, t in self.examples]}
+                             for f, n, r, t in self.examples + self.left_out]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,16 +260,6 @@ def _parse_uint(arr: np.ndarray, a: np.ndarray, b: np.ndarray, cap: int
     return value, ok
 
 
-def _days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
-    y = y - (m <= 2)
-    era = np.floor_divide(y, 400)
-    yoe = y - era * 400
-    doy = (153 * (m + np.where(m > 2, -3, 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
 def _number(M: np.ndarray, cols: Iterable[int]) -> np.ndarray:
     """Decimal value of the digit columns ``cols`` of a gathered uint8 block (int32)."""
     v = np.zeros(len(M), np.int32)
@@ -234,8 +272,9 @@ def _all_digits(M: np.ndarray, cols: list[int]) -> np.ndarray:
     return np.all((M[:, cols] - np.uint8(48)) <= 9, axis=1)
 
 
-def _time_clf(arr: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``01/Aug/1995:00:00:01 -0400`` → UTC seconds."""
+def _time_clf(arr: np.ndarray, a: np.ndarray, b: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``01/Aug/1995:00:00:01 -0400`` → (UTC seconds, readable, a real date and zone)."""
     M = _gather(arr, a, 26)
     ok = (b - a == 26) & _all_digits(M, [0, 1, 7, 8, 9, 10, 12, 13, 15, 16, 18, 19, 22, 23, 24, 25])
     for col, ch in ((2, "/"), (6, "/"), (11, ":"), (14, ":"), (17, ":"), (20, " ")):
@@ -246,17 +285,20 @@ def _time_clf(arr: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray
     key = (low[:, 0] << 16) | (low[:, 1] << 8) | low[:, 2]
     p = np.minimum(np.searchsorted(_MONTHS, key), 11)
     ok &= _MONTHS[p] == key
-    day, year = _number(M, (0, 1)), _number(M, (7, 8, 9, 10))
+    day, year = _number(M, (0, 1)).astype(np.int64), _number(M, (7, 8, 9, 10)).astype(np.int64)
     hh, mm, ss = _number(M, (12, 13)), _number(M, (15, 16)), _number(M, (18, 19))
-    zone = _number(M, (22, 23)) * 3600 + _number(M, (24, 25)) * 60
-    ok &= (day >= 1) & (day <= 31) & (hh <= 23) & (mm <= 59) & (ss <= 60)
-    days = _days_from_civil(year.astype(np.int64), _MONTH_ORDER[p], day.astype(np.int64))
+    zh, zm = _number(M, (22, 23)), _number(M, (24, 25))
+    zone = zh * 3600 + zm * 60
+    month = _MONTH_ORDER[p]
+    real = ((day >= 1) & (day <= days_in_month(year, month)) & (hh <= 23) & (mm <= 59)
+            & (ss <= 60) & (zh <= 14) & (zm <= 59) & (year >= 1970))
+    days = days_from_civil(year, month, day)
     seconds = days * 86400 + (hh * 3600 + mm * 60 + ss - np.where(minus, -zone, zone))
-    return seconds.astype(np.float64), ok
+    return seconds.astype(np.float64), ok, real
 
 
 def _time_epa(arr: np.ndarray, a: np.ndarray, b: np.ndarray, base: float
-              ) -> tuple[np.ndarray, np.ndarray]:
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``30:00:00:00`` (day of month:h:m:s, no month, year or zone) → seconds after ``base``."""
     M = _gather(arr, a, 11)
     ok = (b - a == 11) & _all_digits(M, [0, 1, 3, 4, 6, 7, 9, 10])
@@ -264,8 +306,24 @@ def _time_epa(arr: np.ndarray, a: np.ndarray, b: np.ndarray, base: float
         ok &= M[:, col] == ord(":")
     day, hh = _number(M, (0, 1)), _number(M, (3, 4))
     mm, ss = _number(M, (6, 7)), _number(M, (9, 10))
-    ok &= (day >= 1) & (day <= 31) & (hh <= 23) & (mm <= 59) & (ss <= 60)
-    return base + ((day - 1) * 86400 + hh * 3600 + mm * 60 + ss).astype(np.float64), ok
+    real = (day >= 1) & (day <= 31) & (hh <= 23) & (mm <= 59) & (ss <= 60)
+    return base + ((day - 1) * 86400 + hh * 3600 + mm * 60 + ss).astype(np.float64), ok, real
+
+
+def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``12``, ``0.004`` or ``-`` (NaN) in [a, b) → float64 and validity. Not ``strict``: a
+    leading number is enough (nginx's ``0.004, 0.002`` for several upstreams)."""
+    n1 = _run(arr, a, _DIGIT, 16)
+    whole, _ = _parse_uint(arr, a, a + n1, 16)
+    after = a + n1
+    dot = arr[np.minimum(after, len(arr) - 1)] == ord(".")
+    n2 = np.where(dot & (after < b), _run(arr, after + 1, _DIGIT, 12), 0)
+    value = whole + _fraction(arr, after + 1, n2)
+    end = after + np.where(dot & (n2 > 0), n2 + 1, 0)
+    dash = (b - a == 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
+    ok = (n1 >= 1) & ((end == b) if strict else (end <= b))
+    return np.where(dash, np.nan, value), ok | dash
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,6 +333,7 @@ def _time_epa(arr: np.ndarray, a: np.ndarray, b: np.ndarray, base: float
 class _Options:
     keep_query: bool = False
     epa_base: float = 0.0
+    client: str = "host"          # host | forwarded (first X-Forwarded-For address)
 
 
 @dataclass
@@ -283,17 +342,27 @@ class _Vocabs:
     urls: Vocab = field(default_factory=Vocab)
     agents: Vocab = field(default_factory=Vocab)
     methods: Vocab = field(default_factory=Vocab)
+    referers: Vocab = field(default_factory=Vocab)
+    vhosts: Vocab = field(default_factory=Vocab)
+    content_types: Vocab = field(default_factory=Vocab)
+
+
+#: string columns: (name in the output, vocabulary)
+_STRINGS = (("host", "hosts"), ("url", "urls"), ("method", "methods"), ("agent", "agents"),
+            ("referer", "referers"), ("vhost", "vhosts"), ("content_type", "content_types"))
 
 
 class _Chunk:
     """The vectorised walk of one buffer of whole lines."""
 
-    def __init__(self, raw: bytes, fmt: LogFormat, vocabs: _Vocabs, opts: _Options) -> None:
+    def __init__(self, raw: bytes, fmt: LogFormat, vocabs: _Vocabs, opts: _Options,
+                 reason: np.ndarray | None = None) -> None:
         self.raw, self.fmt, self.vocabs, self.opts = raw, fmt, vocabs, opts
         self.arr = np.frombuffer(raw + _PAD, np.uint8)
         self.starts, self.ends = _line_bounds(self.arr)
         n = len(self.starts)
-        self.reason = np.zeros(n, np.uint8)
+        self.reason = np.zeros(n, np.uint8) if reason is None else reason
+        self.whole = True                 # all logged times of the parsed lines whole seconds
         self.reason[self.ends == self.starts] = EMPTY
         self.reason[self.ends - self.starts > MAX_LINE_BYTES] = TOO_LONG
         self._occ: dict[bytes, np.ndarray] = {}
@@ -375,6 +444,13 @@ class _Chunk:
         sp = np.asarray(spans, dtype=np.int64)          # rows × fields × 2
         return np.asarray(matched), [[sp[:, k, 0], sp[:, k, 1]] for k in range(sp.shape[1])]
 
+    def _cut_query(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """End of the URL [a, b) without its query string, unless queries are kept."""
+        if self.opts.keep_query:
+            return b
+        q, found = _next_at_or_after(self.occ(b"?"), a)
+        return np.where(found & (q < b), q, b)
+
     def request(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
         """``METHOD URL [HTTP/x.y]`` → (method span, URL span, ok); URLs may hold spaces."""
         arr = self.arr
@@ -386,52 +462,104 @@ class _Chunk:
         proto = _gather(arr, np.minimum(s_last + 1, len(arr) - 1), 5)
         has_proto = (j >= 0) & (s_last > s1) & (s_last < b) & np.all(proto == _HTTP, axis=1)
         url_a = s1 + 1
-        url_b = np.where(has_proto, s_last, b)
-        if not self.opts.keep_query:
-            q, qfound = _next_at_or_after(self.occ(b"?"), url_a)
-            url_b = np.where(qfound & (q < url_b), q, url_b)
+        url_b = self._cut_query(url_a, np.where(has_proto, s_last, b))
         ok &= url_b > url_a
         return a, s1, url_a, url_b, ok
+
+    def first_address(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """End of the first address of an X-Forwarded-For list in [a, b), and whether there is
+        one (not empty, not ``-``)."""
+        comma, found = _next_at_or_after(self.occ(b","), a)
+        end = np.where(found & (comma < b), comma, b)
+        dash = (end - a == 1) & (self.arr[np.minimum(a, len(self.arr) - 1)] == ord("-"))
+        return end, (end > a) & ~dash
 
     def decode(self, spans: list[list[np.ndarray]], rows: np.ndarray) -> dict[str, np.ndarray]:
         """Decode lines ``rows`` (``spans`` aligned with them): numeric columns, plus [a, b) of the
         string columns (``<name>_a``, ``<name>_b``) to factorise once lines are final."""
         arr = self.arr
         out: dict[str, np.ndarray] = {}
+        rank: dict[str, int] = {}
+        groups: dict[str, dict[str, np.ndarray]] = {}
         for f, (a, b) in zip(self.fmt.fields, spans):
             role = f.role
+            if role == "skip" or (role != "time" and rank.get(role, 99) <= f.rank):
+                continue                           # a better field of this role was read
+            rank[role] = f.rank
             if role == "time":
-                out["time"], ok = self._time(f.time_format, a, b)
+                comps, ok = self._time(f, a, b)
                 self.fail(rows, ~ok, BAD_TIME)
+                groups.setdefault(f.time.group, {}).update(comps)
             elif role == "status":
                 out["status"], ok = _parse_uint(arr, a, b, 3)
                 self.fail(rows, ~ok | (b - a != 3) | (out["status"] < 100), BAD_STATUS)
-            elif role == "size":
+            elif role in ("size", "size_total", "size_in"):
                 dash = (b - a == 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
                 value, ok = _parse_uint(arr, a, b, 15)
-                out["size"] = np.where(dash, 0, value)
+                out[role] = np.where(dash, 0, value)
                 self.fail(rows, ~(ok | dash), BAD_SIZE)
-            elif role in ("duration_us", "duration_s"):
-                value, ok = _parse_uint(arr, a, b, 15)
-                out["duration"] = value * (1e-6 if role == "duration_us" else 1.0)
+            elif role == "duration":
+                value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3)
+                out["duration"] = value * f.unit
                 self.fail(rows, ~ok, BAD_DURATION)
             elif role == "request":
                 out["method_a"], out["method_b"], out["url_a"], out["url_b"], ok = \
                     self.request(a, b)
                 self.fail(rows, ~ok, BAD_REQUEST)
-            elif role == "host" and "host_a" not in out:
-                self.fail(rows, b == a, STRUCTURE)
-                out["host_a"], out["host_b"] = a, b
-            elif role == "agent":
-                out["agent_a"], out["agent_b"] = a, b
+            elif role == "url":
+                out["url_a"], out["url_b"] = a, self._cut_query(a, b)
+                self.fail(rows, b == a, BAD_REQUEST)
+            elif role == "forwarded":
+                out["fwd_a"], (out["fwd_b"], out["fwd_ok"]) = a, self.first_address(a, b)
+            elif role in ("host", "method", "agent", "referer", "vhost", "content_type", "query"):
+                out[role + "_a"], out[role + "_b"] = a, b
+        self._client(out, rows)
+        self._times(out, groups, rows)
+        if "size" not in out and "size_total" in out:      # %S: bytes in and out (minus %I)
+            out["size"] = out["size_total"] - out.get("size_in", 0)
+        out.pop("size_total", None)
+        out.pop("size_in", None)
         return out
+
+    def _client(self, out: dict[str, np.ndarray], rows: np.ndarray) -> None:
+        """The client's span: the first X-Forwarded-For address when asked for (or when it is
+        the only client field), the connection's address otherwise or when it is absent."""
+        if "fwd_a" in out:
+            fa, fb, fok = out.pop("fwd_a"), out.pop("fwd_b"), out.pop("fwd_ok")
+            if "host_a" not in out:
+                self.fail(rows, ~fok, NO_CLIENT)
+                out["host_a"], out["host_b"] = fa, fb
+            elif self.opts.client == "forwarded":
+                out["host_a"] = np.where(fok, fa, out["host_a"])
+                out["host_b"] = np.where(fok, fb, out["host_b"])
+        if "host_a" in out:
+            self.fail(rows, out["host_b"] == out["host_a"], NO_CLIENT)
+
+    def _times(self, out: dict[str, np.ndarray], groups: dict, rows: np.ndarray) -> None:
+        """The request's start: the ``begin`` time, else the ``end`` time minus the duration
+        (and the duration from both when only they are logged)."""
+        n = len(rows)
+        times = {}
+        for group, comps in groups.items():
+            t, real = assemble(comps, n, self.opts.epa_base)
+            self.fail(rows, ~(real & comps.get("real", True)), IMPOSSIBLE_DATE)
+            times[group] = t
+        logged = times.get("begin", times.get("end"))
+        if "begin" in times and "end" in times and "duration" not in out:
+            out["duration"] = np.maximum(times["end"] - times["begin"], 0.0)
+        start = logged
+        if "begin" not in times and "duration" in out:
+            start = logged - np.nan_to_num(out["duration"])
+        out["time"] = start
+        out["logged"] = logged
 
     def columns(self) -> dict[str, np.ndarray]:
         """Decode every line; returns the columns of the lines that parsed."""
         spans = self.spans()
         rows = np.arange(len(self.starts))
         cols = self.decode(spans, rows)
-        retry = rows[(self.reason >= STRUCTURE) & (self.reason < TOO_LONG)]
+        retry = rows[(self.reason >= STRUCTURE) & (self.reason < TOO_LONG) &
+                     (self.reason != NOT_JSON)]
         if len(retry):
             fixed, fixed_spans = self.regex_spans(retry)
             if len(fixed):
@@ -439,28 +567,39 @@ class _Chunk:
                 for k, v in self.decode(fixed_spans, fixed).items():
                     cols[k][fixed] = v
         good = self.reason == 0
+        logged = cols.pop("logged")[good]
+        self.whole = bool(np.all(logged == np.floor(logged)))
         out = {k: v[good] for k, v in cols.items() if not k.endswith(("_a", "_b"))}
         n = int(good.sum())
         out.setdefault("size", np.zeros(n, np.int64))
         out.setdefault("duration", np.full(n, np.nan))
-        out["agent"] = np.full(n, -1, np.int32)
-        for name, vocab in (("host", self.vocabs.hosts), ("url", self.vocabs.urls),
-                            ("method", self.vocabs.methods), ("agent", self.vocabs.agents)):
-            if name + "_a" in cols:
+        for name, vocab_name in _STRINGS:
+            vocab = getattr(self.vocabs, vocab_name)
+            if name + "_a" not in cols:
+                out[name] = (np.full(n, vocab.code(b"-"), np.int32) if name == "method"
+                             else np.full(n, -1, np.int32))
+            elif name == "url" and "query_a" in cols and self.opts.keep_query:
+                out[name] = vocab.joined(self.raw, [cols[k][good] for k in
+                                                    ("url_a", "url_b", "query_a", "query_b")])
+            else:
                 out[name] = vocab.codes(self.raw, self.arr, cols[name + "_a"][good],
                                         cols[name + "_b"][good])
         return out
 
-    def _time(self, kind: str | None, a: np.ndarray, b: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        if kind == "clf":
-            return _time_clf(self.arr, a, b)
-        if kind == "epa":
-            return _time_epa(self.arr, a, b, self.opts.epa_base)
-        value, ok = _parse_uint(self.arr, a, b, 16)
-        return value * (1e-3 if kind == "epoch_ms" else 1.0), ok
+    def _time(self, f, a: np.ndarray, b: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Components of one time field, and whether it could be read."""
+        if f.time.fast == "clf":
+            t, ok, real = _time_clf(self.arr, a, b)
+            return {"epoch": t, "real": real}, ok
+        if f.time.fast == "epa":
+            t, ok, real = _time_epa(self.arr, a, b, self.opts.epa_base)
+            return {"epoch": t, "real": real}, ok
+        return decode_time(self.arr, a, b, f.time)
 
-    def line_text(self, i: int) -> str:
+    def line_text(self, i: int, source: bytes | None = None) -> str:
+        """Line ``i`` as logged (``source``: the chunk's original bytes, for JSON lines)."""
+        if source is not None:
+            return source.split(b"\n", i + 1)[i][:200].decode("utf-8", "backslashreplace")
         s, e = int(self.starts[i]), int(self.ends[i])
         return self.raw[s:min(e, s + 200)].decode("utf-8", "backslashreplace")
 
@@ -468,32 +607,46 @@ class _Chunk:
 # ---------------------------------------------------------------------------------------------
 # files
 
+def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
+    """``stream`` decompressed when it starts with a gzip, bzip2 or xz header."""
+    if not hasattr(stream, "peek"):
+        stream = io.BufferedReader(stream)            # type: ignore[arg-type]
+    head = stream.peek(6)[:6]
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
+    if head.startswith(b"BZh"):
+        return bz2.BZ2File(stream)                    # type: ignore[return-value]
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(stream)                  # type: ignore[return-value]
+    return stream
+
+
 def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
     """(decompressed stream, underlying raw file for progress) of a path, or of stdin for '-'."""
     if path == "-":
-        return sys.stdin.buffer, None
+        return _sniff(path, sys.stdin.buffer), None
     try:
         raw = open(path, "rb")
     except OSError as e:
         raise LogError(f"{path}: {e.strerror or e}") from None
-    head = raw.peek(6)[:6] if hasattr(raw, "peek") else b""
-    if head.startswith(b"\x1f\x8b"):
-        return gzip.GzipFile(fileobj=raw), raw
-    if head.startswith(b"BZh"):
-        return bz2.BZ2File(raw), raw
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return lzma.LZMAFile(raw), raw
-    return raw, raw
+    return _sniff(path, raw), raw
 
 
-def _chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Buffers of whole lines (the last line gets a newline if it lacked one)."""
+def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Buffers of whole lines (the last line gets a newline if it lacked one; a UTF-8 byte order
+    mark at the start is dropped)."""
     rest = b""
+    first = True
+    lines = 0
     while True:
         try:
             block = stream.read(size)
-        except (OSError, EOFError, lzma.LZMAError) as e:
-            raise LogError(f"cannot decompress: {e}") from None
+        except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
+            raise LogError(f"{name}: cannot decompress after {lines:,} lines "
+                           f"(truncated or damaged): {e}") from None
+        if first and block.startswith(_BOM):
+            block = block[len(_BOM):] or b"\n"        # a lone mark still makes a line
+        first = False
         if not block:
             if rest:
                 yield rest + b"\n"
@@ -506,30 +659,74 @@ def _chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
                 data = b""
             rest = data
             continue
+        lines += data.count(b"\n", 0, cut)
         yield data[:cut]
         rest = data[cut:]
 
 
-_DETECT_ORDER = ("combined", "common", "epa")
+_HOST = re.compile(rb"\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*"
+                   rb"(?:%\w+)?\]?|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")
 
 
-def detect_format(sample: bytes) -> tuple[LogFormat, int, int]:
-    """The named format that parses most of the first lines of ``sample`` (richer first on ties).
+def _address_like(text: str) -> bool:
+    """An IPv4 or IPv6 address or a host name (not ``host:port``, not ``1.2.3.4,``)."""
+    return _HOST.fullmatch(text.encode("utf-8", "surrogateescape")) is not None
 
-    Returns (format, lines parsed, lines tried)."""
+
+@dataclass
+class _Layout:
+    """What a file is read with: a text layout, or a JSON layout (``json`` set)."""
+
+    fmt: LogFormat
+    json: object | None = None
+    note: str = ""
+
+
+def _sample_lines(sample: bytes) -> bytes:
     cut = sample.rfind(b"\n") + 1
-    head = (b"\n".join(sample[:cut].split(b"\n")[:-1][:200]) + b"\n") if cut else sample + b"\n"
-    best, best_ok, total = None, -1, 0
-    for name in _DETECT_ORDER:
+    return (b"\n".join(sample[:cut].split(b"\n")[:-1][:200]) + b"\n") if cut else sample + b"\n"
+
+
+def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = False
+                  ) -> tuple[_Layout, int, int]:
+    """The layout that parses most of the first lines of ``sample`` (richer first on ties),
+    among those whose client field holds addresses. ``strict``: raise LogError, naming the
+    layouts that fit, when only layouts whose client is not an address fit (an
+    X-Forwarded-For list, a ``vhost:port``) rather than guess a client.
+
+    Returns (layout, lines parsed, lines tried)."""
+    opts = opts or _Options()
+    head = _sample_lines(sample)
+    first = head.lstrip()[:1]
+    if first == b"{":
+        layout = detect_json(head.split(b"\n"))
+        if layout is not None:
+            text, bad = to_text(head, layout)
+            chunk = _Chunk(text, layout.fmt, _Vocabs(), opts, reason=np.where(bad, NOT_JSON, 0)
+                           .astype(np.uint8))
+            chunk.columns()
+            return (_Layout(layout.fmt, layout), int((chunk.reason == 0).sum()),
+                    len(chunk.reason))
+    scores = []
+    for name in AUTO_CANDIDATES:
         fmt = compile_format(NAMED_FORMATS[name], name)
-        chunk = _Chunk(head, fmt, _Vocabs(), _Options())
-        chunk.columns()
-        ok = int((chunk.reason == 0).sum())
-        total = len(chunk.reason)
-        if ok > best_ok:
-            best, best_ok = fmt, ok
-    assert best is not None
-    return best, best_ok, total
+        vocabs = _Vocabs()
+        chunk = _Chunk(head, fmt, vocabs, opts)
+        cols = chunk.columns()
+        bad = [h for h in {vocabs.hosts.strings()[c] for c in set(cols["host"].tolist())}
+               if not _address_like(h)]
+        bad += [v for v in vocabs.vhosts.strings() if not _address_like(v)]
+        scores.append((name, fmt, len(cols["host"]), bad, len(chunk.reason)))
+    fitting = [sc for sc in scores if sc[2] > 0]
+    good = [sc for sc in fitting if not sc[3]]
+    if fitting and not good and strict:
+        raise LogError(f"the client field is not an address ({fitting[0][3][0]!r}); the "
+                       f"layouts that fit ({', '.join(sc[0] for sc in fitting)}) would make "
+                       "that the client: give --format (a proxy's log: its LogFormat with "
+                       "%{X-Forwarded-For}i, and --client forwarded)")
+    pool = good or fitting or scores
+    name, fmt, ok, _, tried = max(pool, key=lambda sc: sc[2])  # first of the best on ties
+    return _Layout(fmt), ok, tried
 
 
 class _Collector:
@@ -540,11 +737,21 @@ class _Collector:
         self.vocabs = _Vocabs()
         self.parts: list[dict[str, np.ndarray]] = []
         self.stats = ParseStats()
+        self.whole = True
 
-    def add(self, raw: bytes, fmt: LogFormat, name: str, file_index: int, first_line: int) -> int:
-        chunk = _Chunk(raw, fmt, self.vocabs, self.opts)
+    def add(self, raw: bytes, layout: _Layout, name: str, file_index: int, first_line: int
+            ) -> int:
+        source = None
+        reason = None
+        if layout.json is not None:
+            source = raw
+            raw, bad = to_text(raw, layout.json)
+            reason = np.where(bad, NOT_JSON, 0).astype(np.uint8)
+        chunk = _Chunk(raw, layout.fmt, self.vocabs, self.opts, reason)
         cols = chunk.columns()
+        self.whole &= chunk.whole
         cols["file"] = np.full(len(cols["time"]), file_index, np.int16)
+        cols["line"] = first_line + 1 + np.flatnonzero(chunk.reason == 0)
         self.parts.append(cols)
         n = len(chunk.reason)
         bad = np.flatnonzero(chunk.reason)
@@ -557,7 +764,8 @@ class _Collector:
             room = EXAMPLES_KEPT - sum(1 for e in self.stats.examples if e[0] == name)
             for i in bad[:max(room, 0)]:
                 self.stats.examples.append((name, first_line + int(i) + 1,
-                                            REASONS[chunk.reason[i]], chunk.line_text(int(i))))
+                                            REASONS[chunk.reason[i]],
+                                            chunk.line_text(int(i), source)))
         return n
 
     def requests(self) -> Requests:
@@ -566,9 +774,9 @@ class _Collector:
             parts = [p[k] for p in self.parts if k in p]
             cols[k] = (np.concatenate(parts).astype(_DTYPES[k], copy=False) if parts
                        else np.zeros(0, _DTYPES[k]))
-        return Requests(**cols, hosts=self.vocabs.hosts.strings(),
-                        urls=self.vocabs.urls.strings(), agents=self.vocabs.agents.strings(),
-                        methods=self.vocabs.methods.strings())
+        vocabs = {k: getattr(self.vocabs, k).strings() for k in _VOCABS}
+        return Requests(**cols, **vocabs,
+                        resolution=(1.0 if self.whole else 0.0) if self.parts else None)
 
 
 def _month_epoch(base_month: str | None) -> float:
@@ -580,66 +788,103 @@ def _month_epoch(base_month: str | None) -> float:
             raise ValueError
     except ValueError:
         raise LogError(f"--base-month {base_month!r}: expected YYYY-MM") from None
-    return float(_days_from_civil(np.array([y]), np.array([m]), np.array([1]))[0] * 86400)
+    return float(days_from_civil(np.array([y]), np.array([m]), np.array([1]))[0] * 86400)
 
 
 def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: bool = False,
-               base_month: str | None = None, progress: Callable[[int], None] | None = None
-               ) -> tuple[Requests, ParseStats]:
+               base_month: str | None = None, progress: Callable[[int], None] | None = None,
+               client: str = "host") -> tuple[Requests, ParseStats]:
     """Parse one or more logs (plain, .gz, .bz2, .xz, or '-' for stdin) into time-ordered columns.
 
-    ``fmt``: 'auto', a named format or a LogFormat string. ``progress`` is called with the number
-    of input bytes consumed since the last call. Raises LogError when an input cannot be read or
-    yields no parseable line."""
+    ``fmt``: 'auto', a named layout (text or JSON) or a LogFormat / log_format string.
+    ``client``: 'host' (the connection's address) or 'forwarded' (the first X-Forwarded-For
+    address, when the layout logs it). ``progress`` is called with the number of input bytes
+    consumed since the last call. Time outliers and lines repeated across inputs are left out
+    and counted (``wagon.logs.clean``). Raises LogError when an input cannot be read or yields
+    no parseable line."""
     sources = [(path, lambda path=path: _open(path)) for path in paths]
-    return _parse_sources(sources, fmt, keep_query, base_month, progress, strict=True)
+    return _parse_sources(sources, fmt, keep_query, base_month, progress, client, strict=True)
 
 
 def parse_bytes(data: bytes, fmt: str | LogFormat = "auto", keep_query: bool = False,
-                base_month: str | None = None) -> tuple[Requests, ParseStats]:
+                base_month: str | None = None, client: str = "host"
+                ) -> tuple[Requests, ParseStats]:
     """Parse an in-memory log. Never raises on content: every line is parsed or counted."""
     sources = [("<bytes>", lambda: (io.BytesIO(data), None))]
-    return _parse_sources(sources, fmt, keep_query, base_month, None, strict=False)
+    return _parse_sources(sources, fmt, keep_query, base_month, None, client, strict=False)
 
 
-def _parse_sources(sources, fmt, keep_query, base_month, progress, strict: bool
+def _fixed_layout(fmt: str | LogFormat, client: str) -> _Layout | None:
+    """The layout named by ``fmt`` (None for auto); LogError when it is not one."""
+    if fmt == "auto":
+        return None
+    if isinstance(fmt, LogFormat):
+        layout = _Layout(fmt)
+    elif fmt in JSON_FORMATS:
+        layout = _Layout(compile_format('%h %t "%r"', fmt), json=fmt)   # keys bound per file
+    else:
+        try:
+            layout = _Layout(resolve_format(fmt))
+        except FormatError as e:
+            raise LogError(str(e)) from None
+    if client == "forwarded" and layout.json is None and not layout.fmt.has("forwarded"):
+        raise LogError(f"--client forwarded: the format {layout.fmt.name} has no "
+                       "X-Forwarded-For field (%{X-Forwarded-For}i, $http_x_forwarded_for)")
+    return layout
+
+
+def _parse_sources(sources, fmt, keep_query, base_month, progress, client, strict: bool
                    ) -> tuple[Requests, ParseStats]:
-    try:
-        fixed = None if fmt == "auto" else (fmt if isinstance(fmt, LogFormat)
-                                            else resolve_format(fmt))
-    except FormatError as e:
-        raise LogError(str(e)) from None
-    col = _Collector(_Options(keep_query=keep_query, epa_base=_month_epoch(base_month)))
+    if client not in ("host", "forwarded"):
+        raise LogError(f"client must be 'host' or 'forwarded', not {client!r}")
+    fixed = _fixed_layout(fmt, client)
+    col = _Collector(_Options(keep_query=keep_query, epa_base=_month_epoch(base_month),
+                              client=client))
     for index, (name, opener) in enumerate(sources):
         col.stats.inputs.append(name)
         parsed_before = col.stats.parsed
         stream, raw = opener()
         try:
-            _parse_stream(col, stream, raw, name, index, fixed, progress)
+            _parse_stream(col, stream, raw, name, index, fixed, progress, strict)
         finally:
             if raw is not None:
                 stream.close()
         if strict and col.stats.parsed == parsed_before:
             raise LogError(f"{name}: no line could be parsed as {col.stats.formats[name]}; "
-                           "give --format (common, combined, epa or an Apache LogFormat string)")
+                           "give --format (a named layout, an Apache LogFormat or an nginx "
+                           "log_format string)")
     req = col.requests()
     if len(sources) > 1:
         req = req.take(np.argsort(req.time, kind="stable"))
-    return req, col.stats
+    return clean_requests(req, col.stats)
+
+
+def _bind_json(name: str, buf: bytes) -> _Layout:
+    """JSON layout ``name`` bound to the keys of the first record of ``buf`` (to its usual keys
+    when no record has them: its lines are then counted as not matching)."""
+    bound = bind_json(name, _sample_lines(buf).split(b"\n"))
+    return _Layout(bound.fmt, bound)
 
 
 def _parse_stream(col: _Collector, stream: BinaryIO, raw: BinaryIO | None, name: str, index: int,
-                  fixed: LogFormat | None, progress: Callable[[int], None] | None) -> None:
-    fmt = fixed
+                  fixed: _Layout | None, progress: Callable[[int], None] | None,
+                  strict: bool) -> None:
+    layout = fixed
     line = 0
     consumed = 0
-    col.stats.formats[name] = fmt.name if fmt else "empty input"
-    for buf in _chunks(stream):
-        if fmt is None:
-            fmt, ok, tried = detect_format(buf)
-            col.stats.formats[name] = (f"{fmt.name} (auto-detected: {ok}/{tried} sample lines)"
-                                       if ok else "no known format (auto-detection failed)")
-        line += col.add(buf, fmt, name, index, line)
+    col.stats.formats[name] = layout.fmt.name if layout else "empty input"
+    for buf in _chunks(stream, name):
+        if layout is None:
+            try:
+                layout, ok, tried = detect_format(buf, col.opts, strict)
+            except LogError as e:
+                raise LogError(f"{name}: {e}") from None
+            col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
+                                       "lines)" if ok else
+                                       "no known format (auto-detection failed)")
+        elif isinstance(layout.json, str):
+            layout = _bind_json(layout.json, buf)
+        line += col.add(buf, layout, name, index, line)
         if progress is not None and raw is not None:
             pos = raw.tell()
             progress(pos - consumed)

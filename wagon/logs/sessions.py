@@ -1,14 +1,28 @@
 """User sessions from parsed requests: clients, robots, clicks, embedded objects, WAGON thresholds.
 
-Rules (documented in docs/methods.md):
-- a client is a host, or a host + user agent;
-- robots (clients that fetch /robots.txt or whose agent looks like a crawler) are left out, counted;
-- requests of one client sorted by time; a request belongs to the current click when it comes less
-  than ``tmin`` after the previous request, or when it is an embedded-type object (image, style
-  sheet, script, font) less than ``embed_window`` after it; otherwise it starts a new click;
-- a click whose idle time (from the last request of the previous click) exceeds ``tmax`` starts a
-  new session; with ``timeout`` a session is also cut at the first click past ``timeout`` seconds
-  from its start;
+Rules (documented in docs/methods.md, "Sessions"):
+- a client is a host (or the first X-Forwarded-For address), or that + the user agent;
+- robots (clients that fetch /robots.txt or whose agent matches a robot pattern,
+  ``wagon.logs.robots``) are left out and counted by rule;
+- each client's requests are put in a canonical order: time, then pages before objects, then URL
+  (so nothing depends on the order of lines within a second or of input files);
+- a request within ``tmin`` of the previous one joins the current click (frames, redirects);
+  otherwise a page starts a click; an object (by extension, or by content type when logged)
+  belongs to the page that precedes it: to the click of the latest earlier request of the
+  client named by its referer, or, without a referer, to the current click, however late it
+  comes. An object starts a click only when nothing it could belong to precedes it: it is the
+  client's first request or comes more than ``tmax`` after the previous one, or its referer
+  names nothing the client fetched before (the page came from a cache, or from another site).
+  ``embed_window`` (off by default) restores the older rule: an object more than that after
+  the previous request starts a click;
+- a click's completion is the latest end (start + logged duration, or the start when no
+  duration is logged) of its requests that began before the client's next click; the idle
+  time before a click is its start minus the previous click's completion; an idle time over
+  ``tmax`` starts a new session; with ``timeout`` a session is also cut at the first click past
+  ``timeout`` seconds from its start;
+- think times are the idle times inside sessions; those below ``tmin`` (the user clicked
+  before or just as the previous page completed) are counted, not sampled, so the sample lies
+  in [tmin, tmax];
 - logs with whole-second timestamps get their session starts spread uniformly within the second
   (seeded), so that session inter-arrival times have no ties at zero;
 - client codes are ranks of the clients' identity strings, so that nothing (the spreading above
@@ -16,21 +30,23 @@ Rules (documented in docs/methods.md):
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .parse import Requests
+from .robots import robot_clients, robot_rules
 
-__all__ = ["SessionRules", "Sessions", "Site", "sessionize", "OBJECT_EXTENSIONS", "ROBOT_AGENT"]
+__all__ = ["SessionRules", "Sessions", "Site", "sessionize", "OBJECT_EXTENSIONS",
+           "extension_flags", "object_flags"]
 
 #: extensions of objects a browser fetches by itself when it renders a page
 OBJECT_EXTENSIONS = frozenset(
     "gif jpg jpeg jpe png bmp xbm xpm tif tiff ico svg webp css js woff woff2 ttf otf eot".split())
 
-#: user agents of robots (case-insensitive search)
-ROBOT_AGENT = r"bot\b|bot/|crawl|spider|slurp|archiver|indexer|wget|curl|python-requests|libwww"
+_PAGE_TYPES = ("text/html", "application/xhtml+xml")
+_OBJECT_TYPES = ("image/", "text/css", "javascript", "ecmascript", "font/", "application/font",
+                 "application/x-font", "application/vnd.ms-fontobject")
 
 
 @dataclass(frozen=True)
@@ -40,11 +56,11 @@ class SessionRules:
     tmin: float = 2.0
     tmax: float = 600.0
     timeout: float | None = None
-    embed_window: float = 10.0
+    embed_window: float | None = None
     identity: str = "host"
     keep_robots: bool = False
     object_extensions: frozenset[str] = OBJECT_EXTENSIONS
-    robot_agent: str = ROBOT_AGENT
+    robots: str | None = None            # None: the built-in list; a file or one pattern
 
     def __post_init__(self) -> None:
         if self.identity not in ("host", "host+agent"):
@@ -53,6 +69,9 @@ class SessionRules:
             raise ValueError(f"need 0 <= tmin <= tmax (got tmin={self.tmin}, tmax={self.tmax})")
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError("timeout must be positive")
+        if self.embed_window is not None and self.embed_window < 0:
+            raise ValueError("embed_window must be >= 0")
+        robot_rules(self.robots)                 # ValueError when the list is bad
 
 
 @dataclass
@@ -111,15 +130,33 @@ def extension_flags(urls: list[str], extensions: frozenset[str]) -> np.ndarray:
     return flags
 
 
-def _robot_clients(req: Requests, client: np.ndarray, pattern: str) -> np.ndarray:
-    """Client codes that fetched /robots.txt or sent a crawler's user agent."""
-    robots = [client[req.url == req.urls.index("/robots.txt")]] if "/robots.txt" in req.urls else []
-    if req.agents:
-        rx = re.compile(pattern, re.I)
-        bad_agent = np.fromiter((bool(rx.search(a)) for a in req.agents), bool, len(req.agents))
-        has = req.agent >= 0
-        robots.append(client[has][bad_agent[req.agent[has]]])
-    return np.unique(np.concatenate(robots)) if robots else np.zeros(0, np.int64)
+def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
+    """True for requests of objects: by the response's content type when the log has it and it
+    says (HTML: a page; images, style sheets, scripts, fonts: an object), else by extension."""
+    flags = extension_flags(req.urls, extensions)[req.url] if len(req) else np.zeros(0, bool)
+    if req.content_types and (req.content_type >= 0).any():
+        kinds = np.zeros(len(req.content_types) + 1, np.int8)      # last: no content type
+        for i, ct in enumerate(req.content_types):
+            ct = ct.split(";")[0].strip().lower()
+            kinds[i] = 1 if ct in _PAGE_TYPES else 2 if any(o in ct for o in _OBJECT_TYPES) else 0
+        k = kinds[req.content_type]
+        flags = np.where(k == 2, True, np.where(k == 1, False, flags))
+    return flags
+
+
+def _referer_urls(req: Requests) -> np.ndarray:
+    """Per referer code: the URL code its path names (-1: no referer, -2: a URL not in the log)."""
+    index = {u: i for i, u in enumerate(req.urls)}
+    out = np.full(len(req.referers) + 1, -1, np.int64)       # last: the layout has no referer
+    for i, ref in enumerate(req.referers):
+        if ref in ("", "-"):
+            continue
+        path = ref
+        if "://" in ref:
+            rest = ref.split("://", 1)[1]
+            path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        out[i] = index.get(path, index.get(path.split("?", 1)[0], -2))
+    return out
 
 
 def _typical(codes: np.ndarray, values: np.ndarray) -> dict[int, int]:
@@ -146,21 +183,53 @@ def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: fl
                 begin = t_click[k]
 
 
+def _canonical_order(req: Requests, idx: np.ndarray, client: np.ndarray,
+                     is_object: np.ndarray) -> np.ndarray:
+    """``idx`` sorted by client, time, pages before objects, URL (as strings), status, size:
+    an order that does not depend on the order of the input lines."""
+    url_rank = _ranks(req.urls)[req.url[idx]] if len(idx) else idx
+    keys = (req.size[idx], req.status[idx], url_rank, is_object[idx], req.time[idx], client[idx])
+    return idx[np.lexsort(keys)]
+
+
+def _referer_parents(url: np.ndarray, ref: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """For each request whose referer names a URL: the latest earlier request of the same
+    segment (client, since its last gap over tmax) with that URL, else -1."""
+    n = len(url)
+    pos = np.arange(n, dtype=np.int64)
+    keys = np.sort(url.astype(np.int64) * n + pos)
+    out = np.full(n, -1, np.int64)
+    ask = np.flatnonzero(ref >= 0)
+    if len(ask) == 0:
+        return out
+    j = np.searchsorted(keys, ref[ask] * n + ask) - 1
+    hit = keys[np.maximum(j, 0)]
+    found = (j >= 0) & (hit // n == ref[ask]) & (hit % n >= segment[ask])
+    out[ask[found]] = hit[found] % n
+    return out
+
+
 def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 0) -> Sessions:
     """Group requests into clicks and sessions and draw the model's samples from them.
 
     ``seed`` drives the dithering of whole-second session starts (module docstring)."""
     client = _client_codes(req, rules.identity)
-    counts = {"requests": len(req), "clients": int(len(np.unique(client)))}
-    robots = np.zeros(0, np.int64) if rules.keep_robots else _robot_clients(req, client, rules.robot_agent)
+    counts: dict = {"requests": len(req), "clients": int(len(np.unique(client)))}
+    if rules.keep_robots:
+        robots, by_rule = np.zeros(0, np.int64), {}
+    else:
+        robots, by_rule = robot_clients(client, req.url, req.urls, req.agent, req.agents,
+                                        robot_rules(rules.robots))
     keep = ~np.isin(client, robots)
     counts["robot_clients"] = int(len(robots))
     counts["robot_requests"] = int((~keep).sum())
-    idx = np.flatnonzero(keep)
-    order = idx[np.lexsort((req.time[idx], client[idx]))]
+    counts["robots_by_rule"] = by_rule
+    all_objects = object_flags(req, rules.object_extensions)
+    order = _canonical_order(req, np.flatnonzero(keep), client, all_objects)
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
-    is_object = extension_flags(req.urls, rules.object_extensions)[url] if len(url) else url.astype(bool)
+    is_object = all_objects[order]
+    ref = _referer_urls(req)[req.referer[order]] if len(order) else np.zeros(0, np.int64)
     n = len(t)
 
     first = np.ones(n, bool)
@@ -169,13 +238,35 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     gap[:1] = np.inf
     gap[1:] = np.diff(t)
     gap[first] = np.inf
-    in_click = (gap < rules.tmin) | (is_object & (gap < rules.embed_window))
-    cs = np.flatnonzero(~in_click)                    # click starts (every client's first too)
-    ce = np.r_[cs[1:], n] - 1                         # last request of each click
-    idle = np.empty(len(cs))
-    idle[:1] = np.inf
-    idle[1:] = t[cs[1:]] - t[ce[:-1]]
-    idle[first[cs]] = np.inf
+    lapse = first | (gap > rules.tmax)                 # nothing earlier to belong to
+    segment = np.maximum.accumulate(np.where(lapse, np.arange(n), 0)) if n else first
+    parent = _referer_parents(url, ref, segment)
+    late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
+            else np.zeros(n, bool))
+    orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
+    start = lapse | ((gap >= rules.tmin) & (~is_object | late | orphan))
+    cs = np.flatnonzero(start)                          # click starts (every client's first too)
+    k = len(cs)
+    own = np.cumsum(start) - 1                          # the click in progress at each request
+    attach = ~start & is_object & (parent >= 0)
+    link = np.where(attach, parent, np.arange(n))
+    for _ in range(64):                                 # referer chains: page ← css ← image
+        nxt = link[link]
+        if np.array_equal(nxt, link):
+            break
+        link = nxt
+    click_of = own[link]
+
+    # completion of each click: latest end of its requests begun before the next click
+    end = t + np.nan_to_num(req.duration[order]) if n else t
+    same_client_next = np.r_[~first[cs[1:]], False] if k else np.zeros(0, bool)
+    next_start = np.where(same_client_next, np.r_[t[cs[1:]], np.inf] if k else t, np.inf)
+    counted = start | (t < next_start[click_of])
+    completion = t[cs].copy()
+    np.maximum.at(completion, click_of[counted], end[counted])
+    idle = np.full(k, np.inf)
+    if k > 1:
+        idle[1:] = np.where(same_client_next[:-1], t[cs[1:]] - completion[:-1], np.inf)
     new_session = idle > rules.tmax
     if rules.timeout is not None:
         _cut_long_sessions(t[cs], new_session, rules.timeout)
@@ -184,13 +275,15 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     click_url = url[cs]
 
     ok200 = status == 200
-    page_size = np.add.reduceat(np.where(ok200, size, 0), cs) if n else np.zeros(0, np.int64)
+    member = ~start                                     # embedded requests (not a click's page)
+    page_size = (np.bincount(click_of, weights=np.where(ok200, size, 0), minlength=k)
+                 .astype(np.int64) if n else np.zeros(0, np.int64))
     page_ok = ok200[cs] & (page_size > 0)
-    member = np.ones(n, bool)
-    member[cs] = False                                # embedded requests (not the click's page)
     obj_ok = member & ok200 & (size > 0)
+    inside = idle[~new_session]
     starts = click_time[new_session]
-    resolution = 1.0 if n and np.all(t == np.floor(t)) else 0.0
+    resolution = req.resolution if req.resolution is not None else (
+        1.0 if n and np.all(t == np.floor(t)) else 0.0)
     if resolution:
         # whole-second timestamps: spread each session start uniformly inside its second so that
         # inter-arrival times are continuous (no ties at 0); seeded, so the model is reproducible
@@ -199,15 +292,17 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     samples = {
         "interarrival": np.diff(starts),
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
-        "think": idle[~new_session],
+        "think": inside[inside >= rules.tmin],
         "page_size": page_size[page_ok].astype(np.float64),
-        "objects_per_page": (ce - cs).astype(np.int64),
+        "objects_per_page": (np.bincount(click_of, minlength=k) - 1).astype(np.int64),
         "object_size": size[obj_ok].astype(np.float64),
     }
-    counts.update(sessions=int(new_session.sum()), clicks=int(len(cs)),
-                  requests_used=int(n), embedded_requests=int(member.sum()))
-
-    click_of = np.cumsum(~in_click) - 1               # click index of every request
+    counts.update(sessions=int(new_session.sum()), clicks=int(k), requests_used=int(n),
+                  embedded_requests=int(member.sum()),
+                  object_clicks=int(is_object[cs].sum()),
+                  referer_attached=int((attach & (click_of != own)).sum()),
+                  think_below_tmin=int((inside < rules.tmin).sum()),
+                  with_duration=int(np.isfinite(req.duration[order]).sum()))
     site = _site(req.urls, click_url, url, size, ok200, member, click_of, new_session)
     return Sessions(rules=rules, counts=counts, click_time=click_time, click_session=session,
                     click_url=click_url, session_start=starts, samples=samples, site=site,
