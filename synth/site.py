@@ -1,7 +1,10 @@
 """The modeled site, complete: every page and object with a size, entry and routing probabilities.
 
 From a model's site when it has one (pages or objects whose size was never seen get a size drawn
-from the model's size laws); otherwise a Zipf site: ``pages`` pages whose popularity follows
+from the model's size laws; templated URLs such as ``/user/{id}/profile`` become one concrete URL
+each, derived from a hash of the template; the model's ``remainder``, the pages past its
+``--max-pages``, becomes at most ``TAIL_PAGES`` generated pages ``/wagon-tail/…`` whose
+popularity follows the remainder's click counts); otherwise a Zipf site: ``pages`` pages whose popularity follows
 Zipf(exponent), each with a number of objects drawn from ``objects_per_page`` and sizes from
 ``page_size``/``object_size`` (defaults when the model lacks them). Its draws use a fixed seed,
 never the scenario's. ``ModelSite.spec`` is what a scenario carries (``formats.site``): pages
@@ -10,6 +13,7 @@ whether they start from the model or from the scenario.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,44 +22,72 @@ import numpy as np
 from ..formats.model import Model
 from ..formats.site import SiteSpec
 
-__all__ = ["ModelSite", "resolve_site", "DEFAULT_PAGE_SIZE", "DEFAULT_OBJECT_SIZE", "MAX_LINKS"]
+__all__ = ["ModelSite", "resolve_site", "concrete_url", "DEFAULT_PAGE_SIZE",
+           "DEFAULT_OBJECT_SIZE", "MAX_LINKS", "TAIL_PAGES"]
 
 DEFAULT_PAGE_SIZE = 8_000          # bytes, when the model has neither sizes nor a size law
 DEFAULT_OBJECT_SIZE = 4_000
 MAX_LINKS = 50                     # links written into a page's HTML
+TAIL_PAGES = 1000                  # pages the model's remainder becomes, at most
 
 
 @dataclass
 class ModelSite:
-    """The site's content (``spec``), entry probabilities, routing as CSR cumulative rows."""
+    """The site's content (``spec``), entry probabilities, routing as CSR cumulative rows.
+
+    Pages from ``tail_start`` on stand for the model's remainder: they share the routing row
+    ``tail_start``, and a route to page -1 goes to one of them, drawn by ``tail_p``."""
 
     spec: SiteSpec
     entry_p: np.ndarray               # probability of starting on each page
     popularity: np.ndarray            # probability of each page as a click (fallback routing)
     route_ptr: np.ndarray             # CSR row pointers into route_to / route_cum
-    route_to: np.ndarray              # next page
+    route_to: np.ndarray              # next page (-1: a remainder page)
     route_cum: np.ndarray             # cumulative probability within the row (last = 1)
+    tail_start: int = -1              # first remainder page (-1: none)
+    tail_p: np.ndarray | None = None  # popularity within the remainder
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
         """Routing rows searched as one array: row r's cumulative values moved into (r, r + 1]."""
-        return self.route_cum + np.repeat(np.arange(len(self.entry_p)), np.diff(self.route_ptr))
+        rows = np.arange(len(self.route_ptr) - 1)
+        return self.route_cum + np.repeat(rows, np.diff(self.route_ptr))
 
     def next_pages(self, current: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One Markov step for each current page; pages without recorded links use popularity."""
-        start, stop = self.route_ptr[current], self.route_ptr[current + 1]
+        row = current if self.tail_start < 0 else np.minimum(current, self.tail_start)
+        start, stop = self.route_ptr[row], self.route_ptr[row + 1]
         u = rng.random(len(current))
         out = np.empty(len(current), np.int64)
         linked = stop > start
         if linked.any():
-            pos = np.searchsorted(self._route_keys, current[linked] + u[linked], side="right")
+            pos = np.searchsorted(self._route_keys, row[linked] + u[linked], side="right")
             out[linked] = self.route_to[np.minimum(pos, stop[linked] - 1)]
         if (~linked).any():
             out[~linked] = _draw(self.popularity, u[~linked])
+        tail = out < 0
+        if tail.any():
+            out[tail] = self.tail_start + _draw(self.tail_p, rng.random(int(tail.sum())))
         return out
 
     def entries(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return _draw(self.entry_p, rng.random(n))
+
+
+def concrete_url(template: str) -> str:
+    """A templated URL's concrete form: each placeholder ({id}, {uuid}, {email}, {hex},
+    {token}) replaced by a value derived from a hash of the template, so the same model always
+    gives the same URL."""
+    if "{" not in template:
+        return template
+    h = hashlib.sha256(template.encode()).hexdigest()
+    fills = {"{id}": str(100000 + int(h[:8], 16) % 900000),
+             "{uuid}": f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}",
+             "{email}": f"user{int(h[:6], 16)}@example.invalid", "{hex}": h[:40],
+             "{token}": h[:32]}
+    for key, value in fills.items():
+        template = template.replace(key, value)
+    return template
 
 
 def _draw(p: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -72,10 +104,10 @@ def _sizes(model: Model | None, name: str, n: int, default: int, rng: np.random.
     return np.clip(np.round(np.nan_to_num(draws, nan=default)), 1, 1 << 30).astype(np.int64)
 
 
-def _routing(n_pages: int, transitions: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _routing(n_rows: int, transitions: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = np.asarray(transitions, dtype=np.int64).reshape(-1, 3)
     t = t[np.lexsort((t[:, 1], t[:, 0]))]
-    ptr = np.searchsorted(t[:, 0], np.arange(n_pages + 1))
+    ptr = np.searchsorted(t[:, 0], np.arange(n_rows + 1))
     counts = t[:, 2].astype(float)
     cum = np.empty(len(t))
     for a, b in zip(ptr[:-1], ptr[1:]):
@@ -88,10 +120,48 @@ def _routing(n_pages: int, transitions: list) -> tuple[np.ndarray, np.ndarray, n
 SITE_SEED = 0x5175
 
 
-def _links(ptr: np.ndarray, to: np.ndarray) -> list[list[int]]:
-    """Each page's links: the pages users went to next (at most MAX_LINKS)."""
-    to = to.tolist()
-    return [to[a:min(b, a + MAX_LINKS)] for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+def _links(ptr: np.ndarray, to: np.ndarray, pages: int, tail_start: int) -> list[list[int]]:
+    """Each page's links: the pages users went to next (at most MAX_LINKS; the remainder's
+    first page stands for the remainder; remainder pages share its row)."""
+    to = np.where(to < 0, tail_start, to).tolist()
+    rows = [to[a:min(b, a + MAX_LINKS)] for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+    return [rows[min(p, tail_start) if tail_start >= 0 else p] for p in range(pages)]
+
+
+@dataclass
+class _Generated:
+    """Pages made from the model's laws: URLs, sizes, objects (indices from ``first_object``)."""
+
+    urls: list[str]
+    sizes: list[int]
+    objects: list[list[int]]
+    object_urls: list[str]
+    object_sizes: list[int]
+
+
+def _generate(model: Model | None, n: int, rng: np.random.Generator, page_url: str,
+              object_url: str, first_object: int = 0) -> _Generated:
+    per_page = model.variables.get("objects_per_page") if model is not None else None
+    counts = (np.clip(np.round(per_page.frozen.rvs(size=n, random_state=rng)), 0, 50)
+              .astype(int) if per_page is not None else rng.integers(0, 6, n))
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    return _Generated([page_url.format(i) for i in range(n)],
+                      _sizes(model, "page_size", n, DEFAULT_PAGE_SIZE, rng).tolist(),
+                      [list(range(first_object + a, first_object + b))
+                       for a, b in zip(bounds[:-1], bounds[1:])],
+                      [object_url.format(i) for i in range(bounds[-1])],
+                      _sizes(model, "object_size", bounds[-1], DEFAULT_OBJECT_SIZE, rng).tolist())
+
+
+def _tail_popularity(rem: dict, m: int) -> np.ndarray:
+    """Clicks of the remainder's pages (its hit_counts, most clicked first) summed into ``m``
+    groups of consecutive ranks: the popularity of the ``m`` pages that stand for them."""
+    rows = np.asarray(rem.get("hit_counts") or [[1, rem["pages"]]], np.int64).reshape(-1, 2)
+    rows = rows[np.argsort(-rows[:, 0], kind="stable")]
+    hits = np.repeat(rows[:, 0], rows[:, 1]).astype(float)
+    group = np.arange(len(hits)) * m // max(len(hits), 1)
+    p = np.bincount(group, weights=hits, minlength=m)[:m]
+    return p / p.sum() if p.sum() > 0 else np.full(m, 1.0 / m)
 
 
 def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 1.0
@@ -100,37 +170,56 @@ def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 
     rng = np.random.default_rng(SITE_SEED)
     site = model.site if model is not None else {}
     if site.get("pages"):
-        urls = [p["url"] for p in site["pages"]]
-        known = np.array([p.get("size") or 0 for p in site["pages"]], np.int64)
-        drawn = _sizes(model, "page_size", len(urls), DEFAULT_PAGE_SIZE, rng)
-        page_sizes = np.where(known > 0, known, drawn)
-        objects = site.get("objects", [])
-        o_known = np.array([o.get("size") or 0 for o in objects], np.int64)
-        o_drawn = _sizes(model, "object_size", len(objects), DEFAULT_OBJECT_SIZE, rng)
-        hits = np.array([p.get("hits", 1) for p in site["pages"]], float)
-        entry = np.zeros(len(urls))
-        for page, count in site.get("entry", []):
-            entry[page] += count
-        ptr, to, cum = _routing(len(urls), site.get("transitions", []))
-        spec = SiteSpec(urls, page_sizes.tolist(),
-                        [list(p.get("objects", [])) for p in site["pages"]], _links(ptr, to),
-                        [o["url"] for o in objects],
-                        np.where(o_known > 0, o_known, o_drawn).tolist())
-        return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
-                         hits / hits.sum(), ptr, to, cum)
+        return _model_site(model, site, rng)
     # no site in the model: Zipf popularity over generated pages
     pop = 1.0 / np.arange(1, pages + 1) ** zipf_exponent
     pop /= pop.sum()
-    per_page = model.variables.get("objects_per_page") if model is not None else None
-    counts = (np.clip(np.round(per_page.frozen.rvs(size=pages, random_state=rng)), 0, 50)
-              .astype(int) if per_page is not None else rng.integers(0, 6, pages))
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    bounds = offsets.tolist()
-    spec = SiteSpec([f"/pages/p{i:05d}.html" for i in range(pages)],
-                    _sizes(model, "page_size", pages, DEFAULT_PAGE_SIZE, rng).tolist(),
-                    [list(range(a, b)) for a, b in zip(bounds[:-1], bounds[1:])],
-                    [[] for _ in range(pages)],
-                    [f"/objects/o{i:06d}.gif" for i in range(bounds[-1])],
-                    _sizes(model, "object_size", bounds[-1], DEFAULT_OBJECT_SIZE, rng).tolist())
+    gen = _generate(model, pages, rng, "/pages/p{:05d}.html", "/objects/o{:06d}.gif")
+    spec = SiteSpec(gen.urls, gen.sizes, gen.objects, [[] for _ in range(pages)],
+                    gen.object_urls, gen.object_sizes)
     return ModelSite(spec, pop, pop, np.zeros(pages + 1, np.int64), np.zeros(0, np.int64),
                      np.zeros(0))
+
+
+def _model_site(model: Model, site: dict, rng: np.random.Generator) -> ModelSite:
+    """The site a model describes, its remainder (if any) as generated pages at the end."""
+    head = site["pages"]
+    n = len(head)
+    urls = [concrete_url(p["url"]) for p in head]
+    known = np.array([p.get("size") or 0 for p in head], np.int64)
+    drawn = _sizes(model, "page_size", n, DEFAULT_PAGE_SIZE, rng)
+    page_sizes = np.where(known > 0, known, drawn).tolist()
+    objects = site.get("objects", [])
+    o_known = np.array([o.get("size") or 0 for o in objects], np.int64)
+    o_drawn = _sizes(model, "object_size", len(objects), DEFAULT_OBJECT_SIZE, rng)
+    object_urls = [concrete_url(o["url"]) for o in objects]
+    object_sizes = np.where(o_known > 0, o_known, o_drawn).tolist()
+    page_objects = [list(p.get("objects", [])) for p in head]
+    hits = np.array([p.get("hits", 1) for p in head], float)
+    entry = np.zeros(n)
+    for page, count in site.get("entry", []):
+        entry[page] += count
+    transitions = list(site.get("transitions", []))
+    rem = site.get("remainder")
+    tail_start, tail_p, n_rows = -1, None, n
+    if rem:
+        m = min(int(rem["pages"]), TAIL_PAGES)
+        tail_start, tail_p, n_rows = n, _tail_popularity(rem, m), n + 1
+        gen = _generate(model, m, rng, "/wagon-tail/p{:05d}.html", "/wagon-tail/o{:06d}.gif",
+                        len(object_urls))
+        urls += gen.urls
+        page_sizes += gen.sizes
+        page_objects += gen.objects
+        object_urls += gen.object_urls
+        object_sizes += gen.object_sizes
+        hits = np.r_[hits, rem.get("hits", m) * tail_p]
+        entry = np.r_[entry, rem.get("entry", 0) * tail_p]
+        transitions += [[p, -1, c] for p, c in rem.get("from", [])]
+        transitions += [[n, p, c] for p, c in rem.get("to", [])]
+        if rem.get("within"):
+            transitions.append([n, -1, rem["within"]])
+    ptr, to, cum = _routing(n_rows, transitions)
+    spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
+                    object_urls, object_sizes)
+    return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
+                     hits / hits.sum(), ptr, to, cum, tail_start, tail_p)

@@ -19,6 +19,7 @@ from .fitting.report import format_params
 from .formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from .formats.strict_json import json_ready
 from .logs.parse import ParseStats, parse_logs
+from .logs.paths import template_requests
 from .logs.sessions import SessionRules, Sessions, sessionize
 
 __all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model"]
@@ -31,6 +32,9 @@ class FitOptions:
     fmt: str = "auto"
     keep_query: bool = False
     base_month: str | None = None
+    client: str = "host"                 # host | forwarded (first X-Forwarded-For address)
+    keep_paths: bool = False             # keep identifiers in URL paths (templates otherwise)
+    max_pages: int = 2000                # pages the model's site keeps; the rest is a remainder
     rules: SessionRules = field(default_factory=SessionRules)
     bootstrap: int = 0
     seed: int = 0
@@ -49,6 +53,7 @@ class FitResult:
         st = self.stats
         return {"lines": st.lines, "parsed": st.parsed, "malformed": st.malformed_total,
                 "malformed_by_reason": dict(st.malformed), "formats": st.formats,
+                "time_outliers": st.time_outliers, "duplicate_lines": st.duplicates,
                 "sessions": self.sessions.counts["sessions"], "counts": self.sessions.counts,
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
                 "arrivals": self.model.arrivals, "model": output, "plots": plots}
@@ -60,9 +65,17 @@ class FitResult:
         bad = ", ".join(f"{k} {v:,}" for k, v in st.malformed.most_common())
         out.append(f"lines {st.lines:,}  parsed {st.parsed:,}  malformed {st.malformed_total:,}"
                    + (f" ({bad})" if bad else ""))
+        if st.time_outliers or st.duplicates:
+            out.append(f"left out: {st.time_outliers:,} time outliers, {st.duplicates:,} lines "
+                       "repeated from an earlier input")
+        rules = ", ".join(f"{k} {v:,}" for k, v in c["robots_by_rule"].items())
         out.append(f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
-                   f"({c['robot_requests']:,} requests left out)  sessions {c['sessions']:,}  "
-                   f"clicks {c['clicks']:,}  embedded requests {c['embedded_requests']:,}")
+                   f"({c['robot_requests']:,} requests left out" + (f"; {rules}" if rules else "")
+                   + f")  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
+                   f"embedded requests {c['embedded_requests']:,}")
+        out.append(f"clicks on objects {c['object_clicks']:,}  objects placed by referer "
+                   f"{c['referer_attached']:,}  requests with a duration "
+                   f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
         out.append("")
         out.append(f"{'variable':17s} {'n':>8s} {'law':18s} {'mean':>10s} {'λ²':>9s} "
                    f"{'W²':>8s} {'A²':>9s}  parameters")
@@ -96,19 +109,27 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
     return fits, skipped
 
 
-def _site_json(sessions: Sessions) -> dict:
-    """The model's site: pages by popularity, their objects, entry counts, transitions."""
+def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
+    """The model's site: the ``max_pages`` most clicked pages, their objects, entry counts and
+    transitions; the other pages folded into ``remainder`` (see docs/formats.md)."""
     site = sessions.site
     assert site is not None
-    pages = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
+    ranked = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
+    pages, tail = ranked[:max_pages], ranked[max_pages:]
     page_index = {u: i for i, u in enumerate(pages)}
     objects = sorted({o for p in pages for o in site.page_objects.get(p, [])},
                      key=lambda u: site.urls[u])
     object_index = {u: i for i, u in enumerate(objects)}
-    return {
-        "pages": [{"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
-                   "objects": sorted(object_index[o] for o in site.page_objects.get(u, []))}
-                  for u in pages],
+
+    def page(u: int) -> dict:
+        entry = {"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
+                 "objects": sorted(object_index[o] for o in site.page_objects.get(u, []))}
+        if variants is not None and variants[u] > 1:
+            entry["variants"] = int(variants[u])
+        return entry
+
+    out = {
+        "pages": [page(u) for u in pages],
         "objects": [{"url": site.urls[u], "size": site.object_size.get(u)} for u in objects],
         "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
                         key=lambda e: (-e[1], e[0])),
@@ -116,10 +137,41 @@ def _site_json(sessions: Sessions) -> dict:
                                for a, b, c in site.transitions.tolist()
                                if a in page_index and b in page_index)),
     }
+    if tail:
+        out["remainder"] = _remainder(site, tail, page_index)
+    return out
+
+
+def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:
+    """The pages past ``max_pages`` as one record: how many, their clicks as a frequency table
+    (``hit_counts``: [clicks, pages with that many]) that keeps the popularity law, sessions
+    that entered there, and the moves into (``from``), out of (``to``) and within it."""
+    in_tail = set(tail)
+    hits = np.array([site.page_hits[u] for u in tail])
+    values, freq = np.unique(hits, return_counts=True)
+    into: dict[int, int] = {}
+    out_of: dict[int, int] = {}
+    within = 0
+    for a, b, c in site.transitions.tolist():
+        if a in in_tail and b in in_tail:
+            within += c
+        elif b in in_tail and a in page_index:
+            into[page_index[a]] = into.get(page_index[a], 0) + c
+        elif a in in_tail and b in page_index:
+            out_of[page_index[b]] = out_of.get(page_index[b], 0) + c
+    sizes = [site.page_size[u] for u in tail if site.page_size.get(u)]
+    return {"pages": len(tail), "hits": int(hits.sum()),
+            "hit_counts": [[int(v), int(f)] for v, f in zip(values[::-1], freq[::-1])],
+            "entry": int(sum(c for u, c in site.entry.items() if u in in_tail)),
+            "from": sorted([p, c] for p, c in into.items()),
+            "to": sorted([p, c] for p, c in out_of.items()),
+            "within": int(within),
+            "size": int(np.median(sizes)) if sizes else None}
 
 
 def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
-                provenance: dict) -> Model:
+                provenance: dict, max_pages: int = FitOptions.max_pages,
+                variants: np.ndarray | None = None) -> Model:
     """Assemble the model document from sessions, fit reports and provenance."""
     variables = {}
     for name, report in fits.items():
@@ -134,7 +186,7 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "provenance": provenance,
         "variables": variables,
         "arrivals": arrivals,
-        "site": _site_json(sessions),
+        "site": _site_json(sessions, max_pages, variants),
     }
     return Model(json_ready(data))
 
@@ -143,8 +195,14 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
              progress: Callable[[int], None] | None = None) -> FitResult:
     """Parse logs, rebuild sessions, fit the model's variables and assemble the model."""
     paths = list(paths)
+    if options.max_pages < 1:
+        raise ValueError("max_pages must be at least 1")
     req, stats = parse_logs(paths, options.fmt, keep_query=options.keep_query,
-                            base_month=options.base_month, progress=progress)
+                            base_month=options.base_month, progress=progress,
+                            client=options.client)
+    variants = None
+    if not options.keep_paths:
+        req, variants = template_requests(req)
     sessions = sessionize(req, options.rules, seed=options.seed)
     fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed)
     arrivals = (arrival_report(sessions.session_start, fits["interarrival"])
@@ -157,11 +215,14 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
                     "format": stats.formats.get(p)} for p in paths],
         "options": {"format": options.fmt, "keep_query": options.keep_query,
                     "base_month": options.base_month, "bootstrap": options.bootstrap,
-                    "seed": options.seed, **rules},
+                    "seed": options.seed, "client": options.client,
+                    "keep_paths": options.keep_paths, "max_pages": options.max_pages, **rules},
         **{k: v for k, v in stats.as_dict().items() if k not in ("formats", "examples")},
         **sessions.counts,
+        "distinct_urls": int(variants.sum()) if variants is not None else len(req.urls),
+        "timestamp_resolution_s": sessions.resolution,
         "span_s": float(req.time.max() - req.time.min()) if len(req) else 0.0,
         "skipped_variables": skipped,
     }
-    model = build_model(sessions, fits, arrivals, provenance)
+    model = build_model(sessions, fits, arrivals, provenance, options.max_pages, variants)
     return FitResult(model, stats, sessions, fits, skipped)

@@ -29,7 +29,12 @@ def _progress_bar(paths: list[str]):
 @click.option("-o", "--output", default="model.json", show_default=True,
               help="Where to write the model.")
 @click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
-              help="auto, common, combined, epa, or an Apache LogFormat string.")
+              help="auto; a named layout (combined, common, epa, vhost_combined, combinedio, "
+                   "nginx, nginx-main, nginx-json, caddy, traefik); an Apache LogFormat or an "
+                   "nginx log_format string.")
+@click.option("--client", type=click.Choice(["host", "forwarded"]),
+              default=default(FitOptions, "client"), show_default=True,
+              help="The client's address: the connection's, or the first X-Forwarded-For one.")
 @click.option("--identity", type=click.Choice(["host", "host+agent"]),
               default=default(SessionRules, "identity"), show_default=True,
               help="What identifies a client.")
@@ -40,10 +45,18 @@ def _progress_bar(paths: list[str]):
 @click.option("--timeout", type=float, default=default(SessionRules, "timeout"),
               help="Also cut a session once it has lasted this long (s).")
 @click.option("--embed-window", type=float, default=default(SessionRules, "embed_window"),
-              show_default=True,
-              help="An image/style/script within this (s) of the previous request is embedded.")
+              help="Make an object that comes this long (s) after the previous request a click "
+                   "(off: an object belongs to the page before it however late).")
+@click.option("--robots", default=default(SessionRules, "robots"), metavar="FILE|PATTERN",
+              help="Robot user agents: a file of patterns or one pattern (replaces the "
+                   "built-in list).")
 @click.option("--keep-robots", is_flag=True, help="Keep robots (excluded by default).")
 @click.option("--keep-query", is_flag=True, help="Keep query strings in URLs.")
+@click.option("--keep-paths", is_flag=True,
+              help="Keep identifiers in URL paths (collapsed into templates by default).")
+@click.option("--max-pages", type=click.IntRange(min=1), default=default(FitOptions, "max_pages"),
+              show_default=True,
+              help="Pages the model keeps; the others are folded into a remainder.")
 @click.option("--base-month", default=None, metavar="YYYY-MM",
               help="Month and year for logs whose timestamps lack them (EPA).")
 @click.option("--bootstrap", type=int, default=default(FitOptions, "bootstrap"),
@@ -53,16 +66,18 @@ def _progress_bar(paths: list[str]):
 @click.option("--plots", "plots_dir", default=None, metavar="DIR",
               help="Write a CDF + QQ plot per variable here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep_robots,
-            keep_query, base_month, bootstrap, seed, plots_dir, as_json) -> None:
+def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
+            keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, seed,
+            plots_dir, as_json) -> None:
     """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
-                             identity=identity, keep_robots=keep_robots)
+                             identity=identity, keep_robots=keep_robots, robots=robots)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
-                         bootstrap=bootstrap, seed=seed)
+                         bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
+                         max_pages=max_pages)
     bar = _progress_bar(list(logs))
     try:
         if bar is not None:
@@ -91,3 +106,5 @@ def command(logs, output, fmt, identity, tmin, tmax, timeout, embed_window, keep
         click.echo(result.summary_text(output, plots))
     for name, line, reason, text in result.stats.examples:
         click.echo(f"wagon: skipped {os.path.basename(name)}:{line} ({reason}): {text}", err=True)
+    for name, line, cause, text in result.stats.left_out:
+        click.echo(f"wagon: left out {os.path.basename(name)}:{line} ({cause}): {text}", err=True)

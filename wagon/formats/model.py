@@ -3,7 +3,12 @@
 The format only: reading, validating and writing a model document. It knows the catalogue of
 laws (``wagon.fitting.laws``) to freeze and check parameters, and nothing of the pipeline that
 fits them (``wagon.modeling``). A model never stores client hosts, addresses or user agents; URLs
-lose their query strings unless the user asked to keep them (they carry tokens and addresses).
+lose their query strings unless the user asked to keep them (they carry tokens and addresses),
+and identifiers in their paths become placeholders (``/user/{id}/profile``).
+
+Version 2 adds, to the site, a page's ``variants`` (distinct logged URLs behind a templated page)
+and the ``remainder`` (the pages past ``--max-pages``, folded into one record). Version 1 files,
+without them, read as before.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "valid
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
 
 MODEL_FORMAT = "wagon-model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 
 #: the variables fitted, with whether they are integer counts
 VARIABLES = {"interarrival": False, "clicks": True, "think": False, "page_size": False,
@@ -127,12 +132,39 @@ def validate(data: object, path: str = "model") -> None:
                f"page {i} has no url")
         _check(all(isinstance(o, int) and 0 <= o < len(objects) for o in page.get("objects", [])),
                path, f"page {i} refers to an object that does not exist")
+        _check(isinstance(page.get("variants", 1), int) and page.get("variants", 1) >= 1, path,
+               f"page {i} has a bad 'variants'")
+    _check_remainder(site.get("remainder"), len(pages), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         for row in site.get(key, []):
             _check(isinstance(row, list) and len(row) == width and
                    all(isinstance(v, int) for v in row) and all(0 <= v < len(pages)
                                                                 for v in row[:width - 1]),
                    path, f"site {key} row {row!r} is malformed")
+
+
+def _rows(rows: object, width: int, pages: int) -> bool:
+    """A list of ``width``-integer rows whose first value is a page index."""
+    return isinstance(rows, list) and all(
+        isinstance(r, list) and len(r) == width and all(isinstance(v, int) and v >= 0 for v in r)
+        and (pages < 0 or r[0] < pages) for r in rows)
+
+
+def _check_remainder(rem: object, pages: int, path: str) -> None:
+    """The site's remainder (version 2), when there is one."""
+    if rem is None:
+        return
+    _check(isinstance(rem, dict), path, "site 'remainder' is not an object")
+    assert isinstance(rem, dict)
+    _check(isinstance(rem.get("pages"), int) and rem["pages"] >= 1, path,
+           "site remainder has no 'pages' count")
+    _check(_rows(rem.get("hit_counts", []), 2, -1), path,
+           "site remainder 'hit_counts' must be [clicks, pages] rows")
+    for key in ("from", "to"):
+        _check(_rows(rem.get(key, []), 2, pages), path,
+               f"site remainder '{key}' must be [page, count] rows of existing pages")
+    for key in ("entry", "within", "hits"):
+        _check(isinstance(rem.get(key, 0), int), path, f"site remainder '{key}' is not a count")
 
 
 def load_model(path: str | os.PathLike) -> Model:

@@ -1,0 +1,75 @@
+"""URL paths as the model keeps them: identifiers collapsed into templates (privacy by default).
+
+A path segment (or query value, when queries are kept) that looks like an identifier becomes a
+placeholder, so ``/user/12345/profile`` and ``/user/67890/profile`` are one page,
+``/user/{id}/profile``:
+
+- ``{id}``: a number of 4 digits or more (``12345``, ``12345.html``);
+- ``{uuid}``: a UUID anywhere in the segment;
+- ``{email}``: an e-mail address (``@`` or ``%40``) anywhere in the segment;
+- ``{hex}``: 16 or more hexadecimal digits holding both digits and letters (tokens, hashes);
+- ``{token}``: 24 or more letters, digits, ``-`` or ``_`` mixing upper case, lower case and
+  digits (session tokens, base64);
+- path parameters (``;jsessionid=…``) are dropped.
+
+Literal braces of logged URLs are percent-encoded first, so a placeholder is never ambiguous.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+
+from .parse import Requests
+
+__all__ = ["template_path", "template_requests", "PLACEHOLDERS"]
+
+PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}")
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                   r"[0-9a-fA-F]{12}")
+_EMAIL = re.compile(r"[\w.+-]+(?:@|%40)[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
+_NUMBER = re.compile(r"\d{4,}")
+_HEX = re.compile(r"(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}")
+_TOKEN = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}")
+
+
+def _segment(seg: str) -> str:
+    seg = seg.split(";", 1)[0]
+    seg = _EMAIL.sub("{email}", _UUID.sub("{uuid}", seg))
+    stem, dot, ext = seg.rpartition(".")
+    if not dot or not ext.isalnum() or len(ext) > 5:
+        stem, dot, ext = seg, "", ""
+    for rx, name in ((_NUMBER, "{id}"), (_HEX, "{hex}"), (_TOKEN, "{token}")):
+        if rx.fullmatch(stem):
+            return name + dot + ext
+    return seg
+
+
+def template_path(url: str) -> str:
+    """``url`` with its identifier-like segments (and query values) as placeholders."""
+    path, q, query = url.replace("{", "%7B").replace("}", "%7D").partition("?")
+    path = "/".join(_segment(s) for s in path.split("/"))
+    if q:
+        pairs = (p.partition("=") for p in query.split("&"))
+        query = "&".join(k + eq + (_segment(v) if eq else "") for k, eq, v in pairs)
+    return path + q + query
+
+
+def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:
+    """``req`` with templated URLs (referers reduced to templated paths, so that they still
+    name the templated pages), and how many distinct logged URLs each new URL stands for."""
+    templates = [template_path(u) for u in req.urls]
+    names, code = np.unique(np.array(templates, dtype=object), return_inverse=True)
+    code = code.ravel().astype(np.int32)
+    variants = np.bincount(code, minlength=len(names)) if len(code) else np.zeros(0, np.int64)
+    referers = []
+    for ref in req.referers:
+        if "://" in ref:
+            rest = ref.split("://", 1)[1]
+            ref = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        referers.append(template_path(ref) if ref.startswith("/") else ref)
+    out = replace(req, url=code[req.url] if len(req) else req.url, urls=list(names),
+                  referers=referers)
+    return out, variants
