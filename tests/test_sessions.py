@@ -152,3 +152,137 @@ def test_samples_do_not_depend_on_the_order_clients_appear_in(nasa):
     for name in a.samples:
         assert np.array_equal(np.sort(a.samples[name]), np.sort(b.samples[name])), name
     assert np.array_equal(a.session_start, b.session_start)
+
+
+# ---- robots ---------------------------------------------------------------------------------
+
+BROWSERS = [
+    "Mozilla/5.0 (Linux; Android 9; CUBOT P30) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/84.0.4147.111 Mobile Safari/537.36",
+    "Mozilla/5.0 (Linux; Android 6.0; CUBOT DINOSAUR Build/MRA58K) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Version/4.0 Chrome/44.0.2403.119 Mobile Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0.0.0 Safari/537.36 Securly/2.1",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+    "Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
+    "Opera/9.80 (Windows NT 6.1; U; en) Presto/2.10.289 Version/12.02",
+]
+ROBOTS = {
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)": "crawler",
+    "Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)": "crawler",
+    "Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)": "crawler",
+    "Feedly/1.0 (+http://www.feedly.com/fetcher.html; 12 subscribers; like FeedFetcher-Google)":
+        "feed reader",
+    "Tiny Tiny RSS/21.05 (http://tt-rss.org/)": "feed reader",
+    "NewsBlur Feed Fetcher - 5 subscribers": "feed reader",
+    "Liferea/1.12.9 (Linux; en_US.UTF-8; https://lzone.de/liferea/)": "feed reader",
+    "python-requests/2.31.0": "http library",
+    "Go-http-client/1.1": "http library",
+    "curl/8.4.0": "http library",
+    "Wget/1.21.4": "http library",
+    "okhttp/4.12.0": "http library",
+    "Apache-HttpClient/4.5.14 (Java/17.0.9)": "http library",
+    "libwww-perl/6.72": "http library",
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/"
+    "120.0.6099.109 Safari/537.36": "headless browser",
+    "Mozilla/5.0 (Unknown; Linux x86_64) AppleWebKit/538.1 (KHTML, like Gecko) PhantomJS/2.1.1 "
+    "Safari/538.1": "headless browser",
+    "Mozilla/5.0 (compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)": "monitor",
+}
+
+
+def test_robot_list_flags_readers_libraries_headless_browsers_not_phones_or_filters():
+    from wagon.logs.robots import robot_rules
+    rules = robot_rules()
+    assert [rules.category(a) for a in BROWSERS] == [None] * len(BROWSERS)
+    assert {a: rules.category(a) for a in ROBOTS} == ROBOTS
+
+
+def test_robots_counted_by_rule_and_the_list_can_be_replaced(tmp_path):
+    agents = BROWSERS + list(ROBOTS)
+    rows = [(60 * i, f"10.0.0.{i}", "/index.html", 100, a) for i, a in enumerate(agents)]
+    rows.append((5, "10.0.1.1", "/robots.txt", 10, BROWSERS[0]))
+    s = _sessions(rows, agent=True)
+    assert s.counts["robot_clients"] == len(ROBOTS) + 1
+    assert s.counts["robots_by_rule"] == {"robots.txt": 1, "crawler": 3, "feed reader": 4,
+                                          "http library": 7, "headless browser": 2, "monitor": 1}
+    assert s.counts["sessions"] == len(BROWSERS)
+    only = _sessions(rows, agent=True, robots=r"\bcurl\b")
+    assert only.counts["robots_by_rule"] == {"robots.txt": 1, "custom": 1}
+    listing = tmp_path / "robots.txt"
+    listing.write_text("# mine\nphones: CUBOT\n")
+    mine = _sessions(rows, agent=True, robots=str(listing))
+    assert mine.counts["robots_by_rule"] == {"robots.txt": 1, "phones": 2}
+    with pytest.raises(ValueError, match="not a file nor a valid pattern"):
+        SessionRules(robots="(unclosed")
+
+
+# ---- objects, referers, durations -----------------------------------------------------------
+
+def _combined(rows) -> bytes:
+    """Combined lines with a referer and a %D duration from (t, host, url, referer, µs)."""
+    out = []
+    for t, host, url, ref, us in rows:
+        mm, ss = divmod(int(t), 60)
+        out.append(f'{host} - - [01/Aug/1995:10:{mm:02d}:{ss:02d} +0000] "GET {url} HTTP/1.0" '
+                   f'200 100 "{ref}" "Mozilla/4.0" {us}')
+    return ("\n".join(out) + "\n").encode()
+
+
+TIMED = '%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i" %D'
+
+
+def test_objects_follow_their_referer_and_think_starts_at_page_completion():
+    site = "http://www.example.com"
+    req, _ = parse_bytes(_combined([
+        (0, "a", "/a.html", "-", 500_000),
+        (1, "a", "/a1.gif", f"{site}/a.html", 3_000_000),       # a ends at 1 + 3 = 4 s
+        (30, "a", "/b.html", f"{site}/a.html", 200_000),
+        (33, "a", "/a2.gif", f"{site}/a.html", 100_000),       # late object of a: a's
+        (34, "a", "/b1.gif", f"{site}/b.html", 100_000),
+        (60, "a", "/c.gif", "http://elsewhere.example/x.html", 0),   # nothing it belongs to
+        (90, "a", "/d.html", "-", 0),
+    ]), TIMED)
+    s = sessionize(req)
+    assert s.counts["clicks"] == 4 and s.counts["object_clicks"] == 1
+    assert s.counts["referer_attached"] == 1
+    assert s.samples["objects_per_page"].tolist() == [2, 1, 0, 0]
+    # think: 30 - 4 (a's completion, before b began), 60 - 34.1, 90 - 60
+    assert s.samples["think"].tolist() == pytest.approx([26.0, 25.9, 30.0])
+    assert s.resolution == 1.0
+    assert s.counts["with_duration"] == 7
+
+
+def test_a_click_before_the_page_completed_is_counted_not_sampled():
+    req, _ = parse_bytes(_combined([(0, "a", "/a.html", "-", 0),
+                                    (1, "a", "/big.gif", "-", 20_000_000),
+                                    (10, "a", "/b.html", "-", 0),
+                                    (40, "a", "/c.html", "-", 0)]), TIMED)
+    s = sessionize(req)
+    assert s.counts["clicks"] == 3 and s.counts["think_below_tmin"] == 1
+    assert s.samples["think"].tolist() == [30.0]
+
+
+def test_content_type_decides_what_is_an_object():
+    fmt = '%h %t "%r" %>s %b "%{Content-Type}o"'
+    rows = [(0, "/gen?x", "text/html"), (0, "/chart?id=1", "image/png"),
+            (40, "/page.gif", "text/html; charset=utf-8"), (41, "/x.css", "-")]
+    data = "".join(f'a [01/Aug/1995:10:00:{t:02d} +0000] "GET {u} HTTP/1.1" 200 10 "{ct}"\n'
+                   for t, u, ct in rows).encode()
+    s = sessionize(parse_bytes(data, fmt)[0])
+    assert s.counts["clicks"] == 2 and s.samples["objects_per_page"].tolist() == [1, 1]
+
+
+def test_nasa_clicks_that_are_images_drop_and_the_think_law_does_not_depend_on_a_window(nasa):
+    """WAGON's 10 s window made 30 % of NASA's clicks images (1995 modems fetched embedded images
+    long after their page); the rule without a window keeps only the images nothing precedes."""
+    req, _ = parse_logs([str(nasa)])
+    s = sessionize(req)
+    windowed = sessionize(req, SessionRules(embed_window=10))
+    share = s.counts["object_clicks"] / s.counts["clicks"]
+    assert windowed.counts["object_clicks"] / windowed.counts["clicks"] > 0.29
+    assert share < 0.05
+    assert fit(s.samples["think"], name="think").best.name == "lognormal"
+    # the images still counted as clicks are exactly those nothing precedes in the session
+    assert s.counts["object_clicks"] <= s.counts["sessions"]

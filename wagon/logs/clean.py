@@ -29,10 +29,13 @@ def time_outliers(time: np.ndarray, file: np.ndarray) -> np.ndarray:
     out = np.zeros(len(time), bool)
     for f in np.unique(file):
         rows = np.flatnonzero(file == f)
+        q01, q99 = np.quantile(time[rows], [0.01, 0.99])
+        gap = max(MIN_GAP_S, q99 - q01)
+        if time[rows].max() - time[rows].min() <= gap:
+            continue                                   # no gap can be that wide: no sort
         order = rows[np.argsort(time[rows], kind="stable")]
         t = time[order]
-        q01, q99 = np.quantile(t, [0.01, 0.99])
-        cut = np.flatnonzero(np.diff(t) > max(MIN_GAP_S, q99 - q01)) + 1
+        cut = np.flatnonzero(np.diff(t) > gap) + 1
         if len(cut) == 0:
             continue
         run = np.searchsorted(cut, np.arange(len(t)), side="right")   # run of each time

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .logformat import Field, LogFormat
-from .timefmt import CLF_TOKENS, ISO_TOKENS, TimeFormat
+from .timefmt import CLF_TOKENS, EPOCH_FLOAT, ISO_TOKENS, TimeFormat
 
 __all__ = ["JsonLayout", "JSON_FORMATS", "json_layout", "bind_json", "detect_json", "to_text"]
 
 SEP = "\x1f"
-_EPOCH = (("epoch", 1.0),)
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ def _time_format(value, group: str) -> TimeFormat:
     """How a time value is written, judged from one value."""
     text = str(value)
     if isinstance(value, (int, float)) or text.replace(".", "", 1).isdigit():
-        return TimeFormat(_EPOCH, group)
+        return TimeFormat(EPOCH_FLOAT, group)
     if "/" in text:
         return TimeFormat(CLF_TOKENS, group, "clf")
     return TimeFormat(ISO_TOKENS, group)
@@ -143,7 +142,7 @@ def bind_json(name: str, lines: list[bytes]) -> JsonLayout:
             return layout
     maps = JSON_FORMATS[name]
     return _make(name, [m.keys[0] for m in maps],
-                 [Field(m.keys[0], m.role, unit=m.unit, time=TimeFormat(_EPOCH, m.group)
+                 [Field(m.keys[0], m.role, unit=m.unit, time=TimeFormat(EPOCH_FLOAT, m.group)
                         if m.role == "time" else None) for m in maps])
 
 

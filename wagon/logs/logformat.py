@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .timefmt import ISO_TOKENS, TimeFormat, TimeFormatError, apache_time, has_date, merged
+from .timefmt import EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time, has_date, merged
 
 __all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS",
            "resolve_format", "line_regex", "AUTO_CANDIDATES"]
@@ -96,7 +96,7 @@ _NGINX = {
     "http_x_forwarded_for": Field("$http_x_forwarded_for", "forwarded"),
     "time_local": Field("$time_local", "time", apache_time("end:%d/%b/%Y:%H:%M:%S %z")),
     "time_iso8601": Field("$time_iso8601", "time", TimeFormat(ISO_TOKENS, "end")),
-    "msec": Field("$msec", "time", TimeFormat((("epoch", 1.0),), "end")),
+    "msec": Field("$msec", "time", TimeFormat(EPOCH_FLOAT, "end")),
     "request": Field("$request", "request"),
     "request_method": Field("$request_method", "method"),
     "request_uri": Field("$request_uri", "url"),
@@ -168,6 +168,8 @@ def compile_format(spec: str, name: str = "custom") -> LogFormat:
                                  time=merged(prev.time, text, tok.time))
             text = ""
             continue
+        if prev is not None and prev.role == "url" and tok.role == "query" and not text:
+            continue                               # %U%q: one URL, its query cut unless kept
         if fields and not text:
             raise FormatError(f"{fields[-1].directive} and {tok.directive} have nothing between "
                               "them; the parser needs a separator")

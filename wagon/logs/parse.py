@@ -352,6 +352,14 @@ _STRINGS = (("host", "hosts"), ("url", "urls"), ("method", "methods"), ("agent",
             ("referer", "referers"), ("vhost", "vhosts"), ("content_type", "content_types"))
 
 
+def _inner(f, lit: bytes) -> int:
+    """How many times a time field's own text holds ``lit``, the separator that ends it
+    (``%Y-%m-%d %H:%M:%S`` holds one space): that many occurrences are inside the field."""
+    if f.time is None or not lit:
+        return 0
+    return b"\0".join(t[1] if t[0] == "lit" else b"" for t in f.time.tokens).count(lit)
+
+
 class _Chunk:
     """The vectorised walk of one buffer of whole lines."""
 
@@ -363,7 +371,7 @@ class _Chunk:
         n = len(self.starts)
         self.reason = np.zeros(n, np.uint8) if reason is None else reason
         self.whole = True                 # all logged times of the parsed lines whole seconds
-        self.reason[self.ends == self.starts] = EMPTY
+        self.reason[(self.ends == self.starts) & (self.reason == 0)] = EMPTY
         self.reason[self.ends - self.starts > MAX_LINE_BYTES] = TOO_LONG
         self._occ: dict[bytes, np.ndarray] = {}
 
@@ -418,6 +426,7 @@ class _Chunk:
                     j[stale] = np.searchsorted(occ, pos[stale])
                 else:
                     j = np.searchsorted(occ, pos)
+                j = j + _inner(fmt.fields[i], nxt)
                 ok &= j < len(occ)
                 end = occ[np.minimum(j, len(occ) - 1)] if len(occ) else pos
                 ok &= end + len(nxt) <= ends

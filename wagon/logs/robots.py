@@ -18,14 +18,7 @@ import numpy as np
 __all__ = ["ROBOT_PATTERNS", "RobotRules", "robot_rules", "robot_clients"]
 
 ROBOT_PATTERNS: tuple[tuple[str, str], ...] = (
-    # crawlers announce themselves: a contact URL, a *bot/ product token, or the words
-    ("crawler", r"\+https?://|\(compatible;\s*[\w .!-]*(?:bot|crawler|spider)\b"),
-    ("crawler", r"\b[\w-]*(?:bot|crawler|spider)\s*/\s*v?\d"),
-    ("crawler", r"\b(?:bot|robot|crawler|spider|scraper|slurp|archiver|indexer)\b"),
-    ("crawler", r"\b(?:googlebot|bingbot|baiduspider|yandex\w*|duckduckbot|applebot|petalbot"
-                r"|ahrefsbot|semrushbot|mj12bot|dotbot|bytespider|gptbot|claudebot|ccbot"
-                r"|facebookexternalhit|twitterbot|linkedinbot|ia_archiver|sogou|exabot"
-                r"|seznambot|qwantify|mediapartners-google|adsbot-google|msnbot)\b"),
+    # specific kinds first, then crawlers: the first matching pattern names a robot's kind
     ("feed reader", r"\b(?:feedly|feedbin|newsblur|inoreader|feedfetcher|tiny tiny rss"
                     r"|freshrss|miniflux|liferea|rss2email|netnewswire|feedburner|bloglines"
                     r"|newsgator|rssowl|akregator|feedreader|feed ?parser|theoldreader"
@@ -41,6 +34,14 @@ ROBOT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("monitor", r"\b(?:uptimerobot|pingdom|statuscake|site24x7|check_http|nagios|zabbix"
                 r"|datadog|newrelicpinger|monitis|uptime|freshping|betteruptime|healthcheck"
                 r"|kube-probe|elb-healthchecker|googlestackdrivermonitoring)\b"),
+    # crawlers announce themselves: a contact URL, a *bot/ product token, or the words
+    ("crawler", r"\+https?://|\(compatible;\s*[\w .!-]*(?:bot|crawler|spider)\b"),
+    ("crawler", r"\b[\w-]*(?:bot|crawler|spider)\s*/\s*v?\d"),
+    ("crawler", r"\b(?:bot|robot|crawler|spider|scraper|slurp|archiver|indexer)\b"),
+    ("crawler", r"\b(?:googlebot|bingbot|baiduspider|yandex\w*|duckduckbot|applebot|petalbot"
+                r"|ahrefsbot|semrushbot|mj12bot|dotbot|bytespider|gptbot|claudebot|ccbot"
+                r"|facebookexternalhit|twitterbot|linkedinbot|ia_archiver|sogou|exabot"
+                r"|seznambot|qwantify|mediapartners-google|adsbot-google|msnbot)\b"),
 )
 
 

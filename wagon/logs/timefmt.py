@@ -15,7 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = ["TimeFormat", "TimeFormatError", "strftime_tokens", "apache_time", "decode_time",
-           "assemble", "CLF_TOKENS", "ISO_TOKENS", "days_from_civil"]
+           "assemble", "CLF_TOKENS", "ISO_TOKENS", "EPOCH_FLOAT", "days_from_civil"]
 
 
 class TimeFormatError(ValueError):
@@ -83,7 +83,10 @@ EPA_TOKENS = tuple(strftime_tokens("%d:%H:%M:%S"))
 #: RFC 3339 / ISO 8601 as nginx ($time_iso8601), Traefik and most JSON logs write it
 ISO_TOKENS = tuple(strftime_tokens("%Y-%m-%dT%H:%M:%S") + [("ofrac",), ("z",)])
 
-_SPECIAL = {"sec": ("epoch", 1.0), "msec": ("epoch", 1e-3), "usec": ("epoch", 1e-6),
+#: ("epoch", seconds per unit, whether a decimal fraction may follow: JSON and nginx $msec)
+EPOCH_FLOAT = (("epoch", 1.0, True),)
+_SPECIAL = {"sec": ("epoch", 1.0, False), "msec": ("epoch", 1e-3, False),
+            "usec": ("epoch", 1e-6, False),
             "msec_frac": ("frac", 3), "usec_frac": ("frac", 6)}
 
 
@@ -247,7 +250,7 @@ def decode_time(arr: np.ndarray, a: np.ndarray, b: np.ndarray, tf: TimeFormat
             scale = tok[1] if kind == "epoch" else 1.0
             p = p + n
             dot = arr[np.minimum(p, len(arr) - 1)] == ord(".")
-            if kind == "epoch" and dot.any():        # JSON: 1709632800.123456
+            if kind == "epoch" and tok[2] and dot.any():   # JSON: 1709632800.123456
                 nf = np.where(dot, _run(arr, p + 1, _DIGIT, 12), 0)
                 v = v + _fraction(arr, p + 1, nf)
                 p = p + np.where(dot & (nf > 0), nf + 1, 0)
