@@ -4,8 +4,8 @@ From a model's site when it has one (pages or objects whose size was never seen 
 from the model's size laws; templated URLs such as ``/user/{id}/profile`` become one concrete URL
 each, derived from a hash of the template; the model's ``remainder``, the pages past its
 ``--max-pages``, becomes at most ``TAIL_PAGES`` generated pages ``/wagon-tail/…`` whose
-popularity follows the remainder's click counts); otherwise a Zipf site: ``pages`` pages whose popularity follows
-Zipf(exponent), each with a number of objects drawn from ``objects_per_page`` and sizes from
+popularity follows the remainder's click counts); otherwise a Zipf site: ``pages`` pages whose
+popularity follows Zipf(exponent), each with a number of objects drawn from ``objects_per_page`` and sizes from
 ``page_size``/``object_size`` (defaults when the model lacks them). Its draws use a fixed seed,
 never the scenario's. ``ModelSite.spec`` is what a scenario carries (``formats.site``): pages
 link to the pages users went to next, so ``serve`` and ``site build`` render the same bytes

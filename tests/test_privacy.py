@@ -29,7 +29,7 @@ from wagon.synth.site import concrete_url, resolve_site
     ("/dl/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b/file.zip", "/dl/{hex}/file.zip"),
     ("/cart;jsessionid=A1B2C3D4E5F6/view;v=2", "/cart/view"),
     ("/s/Zx9kQ2mB7pL4vR8tW1yN3cH6", "/s/{token}"),
-    ("/shuttle/missions/sts-69/mission-sts-69.html", "/shuttle/missions/sts-69/mission-sts-69.html"),
+    ("/shuttle/missions/sts-69/sts-69.html", "/shuttle/missions/sts-69/sts-69.html"),
     ("/images/KSC-95EC-0911.jpg", "/images/KSC-95EC-0911.jpg"),
     ("/odd{brace}", "/odd%7Bbrace%7D"),
     ("/q?user=alice@example.org&page=3", "/q?user={email}&page=3"),

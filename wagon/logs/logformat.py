@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .timefmt import EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time, has_date, merged
+from .timefmt import (EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time,
+                      has_date, merged)
 
 __all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS",
            "resolve_format", "line_regex", "AUTO_CANDIDATES"]

@@ -23,7 +23,7 @@ import numpy as np
 
 from .parse import Requests
 
-__all__ = ["template_path", "template_requests", "PLACEHOLDERS"]
+__all__ = ["template_path", "template_requests", "referer_path", "PLACEHOLDERS"]
 
 PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}")
 
@@ -57,6 +57,14 @@ def template_path(url: str) -> str:
     return path + q + query
 
 
+def referer_path(ref: str) -> str:
+    """The path of a referer URL (``http://host/a/b?q`` → ``/a/b?q``); other text unchanged."""
+    if "://" not in ref:
+        return ref
+    rest = ref.split("://", 1)[1]
+    return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+
+
 def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:
     """``req`` with templated URLs (referers reduced to templated paths, so that they still
     name the templated pages), and how many distinct logged URLs each new URL stands for."""
@@ -64,12 +72,8 @@ def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:
     names, code = np.unique(np.array(templates, dtype=object), return_inverse=True)
     code = code.ravel().astype(np.int32)
     variants = np.bincount(code, minlength=len(names)) if len(code) else np.zeros(0, np.int64)
-    referers = []
-    for ref in req.referers:
-        if "://" in ref:
-            rest = ref.split("://", 1)[1]
-            ref = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
-        referers.append(template_path(ref) if ref.startswith("/") else ref)
+    referers = [template_path(p) if p.startswith("/") else p
+                 for p in map(referer_path, req.referers)]
     out = replace(req, url=code[req.url] if len(req) else req.url, urls=list(names),
                   referers=referers)
     return out, variants

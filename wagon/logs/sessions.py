@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .parse import Requests
+from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
 __all__ = ["SessionRules", "Sessions", "Site", "sessionize", "OBJECT_EXTENSIONS",
@@ -151,10 +152,7 @@ def _referer_urls(req: Requests) -> np.ndarray:
     for i, ref in enumerate(req.referers):
         if ref in ("", "-"):
             continue
-        path = ref
-        if "://" in ref:
-            rest = ref.split("://", 1)[1]
-            path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+        path = referer_path(ref)
         out[i] = index.get(path, index.get(path.split("?", 1)[0], -2))
     return out
 
@@ -318,7 +316,8 @@ def _site(urls: list[str], click_url: np.ndarray, url: np.ndarray, size: np.ndar
     p_sizes = _typical(url[~member & full], size[~member & full])
     o_sizes = _typical(url[member & full], size[member & full])
     # objects of a page: those fetched in at least min_share of its clicks
-    pairs = np.unique(np.c_[click_of[member], url[member]], axis=0) if member.any() else np.zeros((0, 2), int)
+    pairs = (np.unique(np.c_[click_of[member], url[member]], axis=0) if member.any()
+             else np.zeros((0, 2), int))
     page_objects: dict[int, list[int]] = {}
     if len(pairs):
         key_page = click_url[pairs[:, 0]].astype(np.int64)

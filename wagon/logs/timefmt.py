@@ -1,4 +1,5 @@
-"""Time formats of access logs: strftime-like specs compiled to tokens, decoded for all lines at once.
+"""Time formats of access logs: strftime-like specs compiled to tokens, decoded for all lines
+at once.
 
 A time field is a sequence of tokens (literal bytes, fixed-width numbers, month names, zones,
 fractions, epoch counts). Decoding walks the tokens with one position per line; variable-width
