@@ -257,3 +257,10 @@ def test_json_records_without_the_layout_keys_are_counted():
     req, stats = parse_bytes(lines('{"a": 1}', "[1, 2]"), "caddy")
     assert stats.parsed == 0 and stats.malformed_total == 2
     assert np.all(req.time == 0) and len(req) == 0
+
+
+def test_json_values_with_newlines_or_separators_stay_one_field():
+    rec = json.loads(_nginx_json(1, 0.5))
+    rec["http_user_agent"] = "odd\nagent\x1fname"
+    req, stats = parse_bytes(lines(json.dumps(rec)))
+    assert stats.parsed == 1 and req.agents == ["odd agent name"]

@@ -147,6 +147,14 @@ def bind_json(name: str, lines: list[bytes]) -> JsonLayout:
 
 
 def _records(lines: list[bytes]) -> list[dict | None]:
+    """Each line's JSON object, None for a line that is not one (one decoder call for all the
+    lines when they all are objects)."""
+    try:
+        whole = json.loads(b"[" + b",".join(lines) + b"]")
+        if len(whole) == len(lines) and all(isinstance(r, dict) for r in whole):
+            return whole
+    except (ValueError, UnicodeDecodeError):
+        pass
     out: list[dict | None] = []
     for line in lines:
         try:
@@ -172,9 +180,21 @@ def detect_json(lines: list[bytes]) -> JsonLayout | None:
 def _text(value) -> str:
     if value is None:
         return "-"
+    if isinstance(value, list):
+        return _text(value[0]) if value else "-"
     if isinstance(value, float):
         return f"{value:.9f}"
-    return str(value).replace(SEP, " ").replace("\n", " ").replace("\r", " ")
+    return str(value)
+
+
+def _clean(text: str) -> str:
+    return text.replace(SEP, " ").replace("\n", " ").replace("\r", " ")
+
+
+def _getters(paths: tuple[str, ...]) -> list:
+    """A value getter per path: a plain dict look-up for flat keys (the common case)."""
+    return [(lambda r, k=key: r.get(k)) if "." not in key else (lambda r, k=key: _get(r, k))
+            for key in paths]
 
 
 def to_text(buf: bytes, layout: JsonLayout) -> tuple[bytes, np.ndarray]:
@@ -184,10 +204,16 @@ def to_text(buf: bytes, layout: JsonLayout) -> tuple[bytes, np.ndarray]:
     records = _records(lines)
     bad = np.zeros(len(lines), bool)
     out = []
+    getters = _getters(layout.paths)
+    seps = len(getters) - 1
     for i, rec in enumerate(records):
         if rec is None:
             bad[i] = bool(lines[i].strip())
             out.append("")
             continue
-        out.append(SEP.join(_text(_get(rec, key)) for key in layout.paths))
+        values = [g(rec) for g in getters]
+        line = SEP.join([v if v.__class__ is str else _text(v) for v in values])
+        if line.count(SEP) != seps or "\n" in line or "\r" in line:
+            line = SEP.join(_clean(_text(v)) for v in values)
+        out.append(line)
     return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape"), bad
