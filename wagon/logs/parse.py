@@ -646,13 +646,14 @@ def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES) -> Iterator[by
     mark at the start is dropped)."""
     rest = b""
     first = True
-    lines = 0
+    done = 0
     while True:
         try:
             block = stream.read(size)
         except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
-            raise LogError(f"{name}: cannot decompress after {lines:,} lines "
+            raise LogError(f"{name}: cannot decompress after {done:,} bytes "
                            f"(truncated or damaged): {e}") from None
+        done += len(block)
         if first and block.startswith(_BOM):
             block = block[len(_BOM):] or b"\n"        # a lone mark still makes a line
         first = False
@@ -668,7 +669,6 @@ def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES) -> Iterator[by
                 data = b""
             rest = data
             continue
-        lines += data.count(b"\n", 0, cut)
         yield data[:cut]
         rest = data[cut:]
 
