@@ -192,12 +192,16 @@ def test_epa_odd_lines(epa):
 
 # ---- properties -------------------------------------------------------------------------------
 
+FORMATS = ["auto", "common", "combined", "epa", "vhost_combined", "nginx-main", "caddy",
+           "nginx-json", "traefik", '%h [%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t] "%r" %>s %O %D']
+
+
 def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(max_size=2000), st.sampled_from(["auto", "common", "combined", "epa"]))
+@given(st.binary(max_size=2000), st.sampled_from(FORMATS))
 def test_parser_never_raises_and_never_loses_a_line(data, fmt):
     req, stats = parse_bytes(data, fmt)
     assert stats.lines == _line_count(data)
@@ -207,11 +211,13 @@ def test_parser_never_raises_and_never_loses_a_line(data, fmt):
 
 LINE_PIECES = st.lists(st.sampled_from(
     [b" ", b'"', b"[", b"]", b"-", b"GET", b"/x", b"HTTP/1.0", b"200", b"12", b"\r",
-     b"01/Aug/1995:00:00:01 -0400", b"30:00:00:00", b"\x00", b"\xff", b"?", b"\n"]), max_size=40)
+     b"01/Aug/1995:00:00:01 -0400", b"30:00:00:00", b"\x00", b"\xff", b"?", b"\n", b"{", b"}",
+     b'"ts":', b"1709632800.5", b":", b",", b"2024-03-05 10:00:00", b".123456",
+     b"\xef\xbb\xbf"]), max_size=40)
 
 
 @settings(max_examples=300, deadline=None)
-@given(LINE_PIECES, st.sampled_from(["auto", "common", "combined", "epa"]))
+@given(LINE_PIECES, st.sampled_from(FORMATS))
 def test_parser_survives_near_miss_lines(pieces, fmt):
     data = b"".join(pieces)
     req, stats = parse_bytes(data, fmt)
@@ -228,3 +234,21 @@ def test_timestamps_match_datetime(when, zone_minutes):
     req, stats = parse_bytes(line.encode(), "common")
     assert stats.parsed == 1
     assert req.time[0] == when.timestamp()
+
+
+STRFTIME = ["%d/%b/%Y:%H:%M:%S %z", "%Y-%m-%dT%H:%M:%S%z", "%a, %d %B %Y %I:%M:%S %p %z",
+            "%Y%m%d %H%M%S %z", "%F %T %z"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2099, 12, 30)),
+       st.integers(min_value=-14 * 60, max_value=14 * 60), st.sampled_from(STRFTIME),
+       st.integers(min_value=0, max_value=999_999))
+def test_strftime_times_match_datetime(when, zone_minutes, spec, micros):
+    """Any strftime layout wagon reads gives the time Python's datetime gives."""
+    zone = timezone(timedelta(minutes=zone_minutes))
+    when = when.replace(microsecond=0, tzinfo=zone)
+    line = f'h [{when.strftime(spec)}.{micros:06d}] "GET / HTTP/1.0" 200 1\n'
+    req, stats = parse_bytes(line.encode(), f'%h [%{{{spec}}}t.%{{usec_frac}}t] "%r" %>s %b')
+    assert stats.parsed == 1, stats.examples
+    assert req.time[0] == pytest.approx(when.timestamp() + micros / 1e6, abs=1e-6)
