@@ -129,7 +129,7 @@ def test_nginx_main_is_detected_and_the_forwarded_field_is_not_glued_to_the_agen
     data = lines(
         f'203.0.113.5 - - [05/Mar/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 612 "-" "{AGENT}" '
         '"198.51.100.1, 10.0.0.2"',
-        f'10.0.0.9 - - [05/Mar/2024:10:00:01 +0000] "GET /x HTTP/1.1" 200 612 "-" "curl/8.4.0" '
+        '10.0.0.9 - - [05/Mar/2024:10:00:01 +0000] "GET /x HTTP/1.1" 200 612 "-" "curl/8.4.0" '
         '"-"')
     req, stats = parse_bytes(data)
     assert stats.formats["<bytes>"].startswith("nginx-main")
