@@ -257,7 +257,7 @@ class Client:
 
     def _page_done(self, visit: PageVisit) -> None:
         visit.errors = sum(c.error is not None for c in self.page_calls)
-        self.visit_now = None
+        self.visit_now, self.page_calls = None, []
         self.t.hooks.emit("page_done", visit)
 
     # ---- the run stops -----------------------------------------------------------------------

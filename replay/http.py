@@ -51,7 +51,7 @@ class Connection:
         self.id, self.net, self.loop, self.sock = conn_id, net, loop, sock
         self.idle_timeout = idle_timeout
         self.fd = sock.fileno()
-        self.parser = httptools.HttpResponseParser(self)
+        self.parser: httptools.HttpResponseParser | None = None   # while answers are due
         self.pending: deque[tuple[Call, asyncio.Future]] = deque()
         self.open = True
         self.used = 0                          # requests sent on it
@@ -126,6 +126,9 @@ class Connection:
                 self._read_off()
                 self.loop.call_later(behind, self._read_on)
         self._first, self._last = first + self.net.half, last + self.net.half
+        if self.parser is None:                    # bytes nobody asked for
+            self.close()
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError:
@@ -169,10 +172,11 @@ class Connection:
             self.pending[0][0].location = value
 
     def on_headers_complete(self) -> None:
+        if not self.pending:                   # an answer nobody asked for (its parser is gone)
+            return
         self._headers_done = True
         self._keep_alive = self.parser.should_keep_alive()
-        if self.pending:
-            self.pending[0][0].status = self.parser.get_status_code()
+        self.pending[0][0].status = self.parser.get_status_code()
 
     def on_body(self, body: bytes) -> None:
         if self.pending:
@@ -194,6 +198,16 @@ class Connection:
                 fut.set_result(None)
         if not self._keep_alive:
             self.close()
+        elif not self.pending:
+            self._idle()
+
+    def _idle(self) -> None:
+        """Nothing outstanding: no parser, no timer (an idle kept-alive connection holds as
+        few objects as it can: thousands may be open at once)."""
+        self.parser = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
 
     # ---- writing -----------------------------------------------------------------------------
     def send(self, calls: list[Call], requests: list[bytes]) -> list[asyncio.Future]:
@@ -205,6 +219,8 @@ class Connection:
             self.pending.append((call, fut))
             futures.append(fut)
             self.used += 1
+        if self.parser is None:
+            self.parser = httptools.HttpResponseParser(self)
         self._active = clock()
         self._arm()
         self._write(b"".join(requests))
@@ -251,9 +267,7 @@ class Connection:
     def _shut(self) -> None:
         self.open = False
         self._read_off()
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
+        self._idle()
         if self._wbuf:
             self.loop.remove_writer(self.fd)
             self._wbuf = b""

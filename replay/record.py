@@ -177,7 +177,7 @@ class Stats:
         if started and s["sessions"]["late"] > 0.01 * started:
             why.append(f"{s['sessions']['late']} of {started} sessions started > "
                        f"{LATE_S * 1e3:.0f} ms late")
-        if g["cpu"] is not None and g["cpu"] > 0.9:
+        if g["cpu"] is not None and g["cpu"] > 0.9 and s["duration_s"] >= 1.0:
             why.append(f"the generator used {100 * g['cpu']:.0f}% of a core")
         if not why:
             return []
