@@ -13,7 +13,7 @@ itself, set up before ``connect`` (the window and the MSS are settled in the han
 receive buffer keeps the advertised window at a few segments (4 ms of the link's traffic, at
 least 4 KiB), and TCP_MAXSEG makes the server send a real path's 1460-byte segments instead of
 loopback's 64 KB. The server's send buffer, which Linux sizes from the MSS and its congestion
-window, then stays at 0.25–1 MB instead of growing to 4 MB, and the server holds the connection
+window, then stays at 0.25–1.2 MB instead of growing to 4 MB, and the server holds the connection
 until all but that much has reached the client (as over a real path, where it grows likewise).
 Uploads are paced by delaying the request's write. There is no packet loss and no congestion
 dynamics on the emulated path (in-process emulation cannot produce them).

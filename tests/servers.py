@@ -85,13 +85,20 @@ class Nginx:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
-    def access(self) -> list[Access]:
-        """The access log, a typed row per request."""
+    def access(self, expect: int = 0, wait: float = 2.0) -> list[Access]:
+        """The access log, a typed row per request; waits up to ``wait`` s for ``expect`` rows
+        (nginx writes a request's line after it has sent the answer)."""
+        deadline = time.monotonic() + wait
+        while len(self._lines()) < expect and time.monotonic() < deadline:
+            time.sleep(0.05)
         out = []
-        for line in (self.workdir / "access.log").read_text().splitlines():
+        for line in self._lines():
             c, r, st, b, t, uri = line.split(" ", 5)
             out.append(Access(int(c), int(r), int(st), int(b), float(t), uri))
         return out
+
+    def _lines(self) -> list[str]:
+        return (self.workdir / "access.log").read_text().splitlines()
 
     def log(self) -> list[list[str]]:
         """Access-log rows as text: connection, rank on the connection, status, bytes, URI."""

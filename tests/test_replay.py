@@ -110,8 +110,8 @@ def test_every_request_made_once_without_errors(tmp_path, site_and_scenario):
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         s = replay(str(scenario), ReplayOptions(target=server.url,
                                                 results=str(tmp_path / "r.csv")))
-        log = server.access()
-    want = expected_urls(scenario)
+        want = expected_urls(scenario)
+        log = server.access(expect=sum(want.values()))
     assert s["errors"]["total"] == 0 and s["requests"]["total"] == sum(want.values())
     assert collections.Counter(a.uri for a in log) == want
     assert all(a.status == 200 for a in log)
@@ -132,7 +132,7 @@ def test_connections_seen_by_the_server(tmp_path, site_and_scenario, protocol, p
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp_path / "r.csv"),
                                             emulation=False))
-        log = server.access()
+        log = server.access(expect=sum(expected_urls(scenario).values()))
     by_conn = collections.Counter(a.conn for a in log)
     sc = read_scenario(scenario)
     sessions = list(sc.sessions())
@@ -190,7 +190,7 @@ def test_the_server_is_held_as_long_as_the_emulated_client_downloads(tmp_path):
     with nginx(big_site(tmp_path, size), tmp_path / "ng") as server:
         s, samples = _served_while(server, lambda: replay(str(scenario), ReplayOptions(
             target=server.url, results=str(tmp_path / "r.csv"))))
-        log = server.access()
+        log = server.access(expect=n)
     assert s["errors"]["total"] == 0 and len(log) == n
     took = np.array([a.request_time for a in log])
     assert np.all(np.abs(took / transfer - 1) < 0.15), (transfer, took.min(), took.max())
@@ -348,32 +348,32 @@ def test_faults_are_recorded_by_kind_and_survived(tmp_path):
 
 
 def test_a_slow_transfer_is_never_a_timeout_but_the_request_cap_is_one(tmp_path):
-    """25 KB at 50 kbit/s takes 4 s: with an inactivity timeout of 1 s it completes (bytes keep
-    coming, 1.4 KB at a time); a cap of 1.5 s on the whole request ends it as request_timeout;
-    a server that says nothing is a timeout after 1 s."""
-    site = big_site(tmp_path, 25_000)
-    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/big.bin", 25_000, [])], [],
-                                   ["0ms-50kbps/http11"], [(0.0, 0, [(0, 0.0)])])
+    """12.5 KB at 40 kbit/s takes 2.5 s: with an inactivity timeout of 0.5 s it completes (bytes
+    keep coming, 1.4 KB at a time); a cap of 1 s on the whole request ends it as
+    request_timeout; a server that says nothing is a timeout after 0.5 s."""
+    site = big_site(tmp_path, 12_500)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/big.bin", 12_500, [])], [],
+                                   ["0ms-40kbps/http11"], [(0.0, 0, [(0, 0.0)])])
     with nginx(site, tmp_path / "ng") as server:
-        slow = replay(str(scenario), ReplayOptions(target=server.url, timeout=1.0,
+        slow = replay(str(scenario), ReplayOptions(target=server.url, timeout=0.5,
                                                    results=str(tmp_path / "a.csv")))
-        capped = replay(str(scenario), ReplayOptions(target=server.url, timeout=1.0,
-                                                     request_timeout=1.5,
+        capped = replay(str(scenario), ReplayOptions(target=server.url, timeout=0.5,
+                                                     request_timeout=1.0,
                                                      results=str(tmp_path / "b.csv")))
     assert slow["errors"]["total"] == 0
     took = rows(tmp_path / "a.csv")[0]
-    assert took["last_byte"] - took["start"] > 4.0
+    assert took["last_byte"] - took["start"] > 2.5
     assert capped["errors"]["by_kind"] == {"request_timeout": 1}
     cut = rows(tmp_path / "b.csv")[0]
-    assert 1.45 < cut["last_byte"] - cut["start"] < 1.7
+    assert 0.95 < cut["last_byte"] - cut["start"] < 1.2
     hang = write_scenario_file(tmp_path / "h.jsonl", [("/hang", 10, [])], [],
-                               ["0ms-100kbps/http11"], [(0.0, 0, [(0, 0.0)])])
+                               ["0ms-40kbps/http11"], [(0.0, 0, [(0, 0.0)])])
     with fault_server() as port:
-        s = replay(str(hang), ReplayOptions(target=f"http://127.0.0.1:{port}/", timeout=1.0,
+        s = replay(str(hang), ReplayOptions(target=f"http://127.0.0.1:{port}/", timeout=0.5,
                                             results=str(tmp_path / "c.csv")))
     assert s["errors"]["by_kind"] == {"timeout": 1}
     r = rows(tmp_path / "c.csv")[0]
-    assert 0.95 < r["last_byte"] - r["start"] < 1.3
+    assert 0.45 < r["last_byte"] - r["start"] < 0.8
 
 
 def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
@@ -391,9 +391,9 @@ def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     with nginx(site, tmp_path / "ng") as server:
         s = replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp_path / "r.csv"),
                                                 max_time=2.0))
-        served = server.access()
+        got = read_results(tmp_path / "r.csv")
+        served = server.access(expect=s["requests"]["ok"])
     sc = read_scenario(scenario)
-    got = read_results(tmp_path / "r.csv")
     due = [x for x in sc.sessions() if x.start <= 2.0]
     assert set(got["session"]) == {x.id for x in due}
     for x in due:
@@ -424,9 +424,9 @@ def test_interrupted_run_keeps_every_outcome_and_exits_non_zero(tmp_path, site_a
         time.sleep(4)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
-        served = server.access()
+        summary = json.loads(out)
+        served = server.access(expect=summary["requests"]["ok"])
     assert proc.returncode == 5, err
-    summary = json.loads(out)
     assert summary["stopped_by"] == "signal" and 0 < summary["sessions"]["started"] < 400
     assert summary["complete"] is False
     got = read_results(tmp_path / "r.csv")
@@ -486,11 +486,12 @@ def test_idle_resets_and_unanswered_pipelined_requests_are_sent_once_more(tmp_pa
     with nginx(site, tmp_path / "ng", keepalive_requests=3) as server:
         s = replay(str(pipelined), ReplayOptions(target=server.url,
                                                  results=str(tmp_path / "p.csv")))
-        log = server.access()
+        log = server.access(expect=6)
     got = rows(tmp_path / "p.csv")
     assert s["errors"]["total"] == 0 and len(got) == 6
-    assert sum(r["retried"] for r in got) == 3 and len({a.conn for a in log}) == 2
-    assert collections.Counter(a.uri for a in log) == collections.Counter(r["url"] for r in got)
+    assert sum(r["retried"] for r in got) == 3 and len({a.conn for a in log}) == 2, log
+    assert collections.Counter(a.uri for a in log) == collections.Counter(r["url"] for r in got), \
+        (log, got)
 
 
 # ---- the summary, thresholds, exit status --------------------------------------------------
@@ -611,7 +612,7 @@ def test_workers_share_the_sessions_start_together_and_merge(tmp_path, site_and_
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         s = replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp_path / "r.csv"),
                                                 workers=2))
-        log = server.access()
+        log = server.access(expect=sum(expected_urls(scenario).values()))
         t0 = replay(str(burst), ReplayOptions(target=server.url, workers=2, fail_on=()))
     got = rows(tmp_path / "r.csv")
     assert s["requests"]["total"] == len(got) == len(log) == sum(expected_urls(scenario).values())
@@ -807,7 +808,7 @@ def test_keepalive_timeout_closes_idle_connections_and_the_client_reconnects(tmp
                                    [(0.0, 0, [(0, 0.0), (0, 1.5), (0, 0.1)])])
     with nginx(site, tmp_path / "ng", keepalive=1) as server:
         s = replay(str(scenario), ReplayOptions(target=server.url, results=str(tmp_path / "r.csv")))
-        log = server.access()
+        log = server.access(expect=3)
     assert s["errors"]["total"] == 0 and len(log) == 3
     assert len({a.conn for a in log}) == 2          # the idle connection was closed after 1 s
     assert s["connections"] == 2
@@ -825,6 +826,6 @@ def test_a_kept_connection_closed_during_the_round_trip_wait_is_reopened(tmp_pat
                                    ["600ms-100000kbps/http11"], [(0.0, 0, [(0, 0.0), (0, 0.6)])])
     with nginx(site, tmp_path / "ng", keepalive=1) as server:
         s = replay(str(scenario), ReplayOptions(target=server.url))
-        log = server.access()
+        log = server.access(expect=2)
     assert s["errors"]["total"] == 0, s["errors"]
     assert len(log) == 2 and s["connections"] == 2
