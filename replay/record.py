@@ -142,7 +142,7 @@ class Stats:
 
     def summary(self, duration: float, cpu: float | None, complete: bool) -> dict:
         last = int(np.max(np.nonzero(self.per_second)[0], initial=-1)) + 1
-        rate = (lambda x: x / duration if duration else 0.0)
+        per_s = 1.0 / duration if duration else 0.0
         out = {
             "requests": {"total": self.c["requests"], "ok": self.c["ok"],
                          IN_FLIGHT: self.c[IN_FLIGHT], NOT_STARTED: self.c[NOT_STARTED],
@@ -152,8 +152,8 @@ class Stats:
             "generator": {"start_lag": self._ms("start_lag"), "loop_lag": self._ms("loop_lag"),
                           "cpu": cpu},
             "complete": complete,
-            "throughput": {"requests_per_s": rate(self.c["ok"]),
-                           "bytes_per_s": rate(self.c["bytes"]),
+            "throughput": {"requests_per_s": self.c["ok"] * per_s,
+                           "bytes_per_s": self.c["bytes"] * per_s,
                            "per_second": self.per_second[:last].tolist()},
             "pages": {"total": self.c["pages"], "with_errors": self.c["page_errors"]},
             "sessions": {k: self.c[f"sessions_{k}"] for k in

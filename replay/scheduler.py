@@ -75,7 +75,8 @@ class Scheduler:
             self._idle = self.loop.create_future()
             await asyncio.wait((self._idle, self.stopped), return_when=asyncio.FIRST_COMPLETED)
         if self.stopped.done():
-            for s in self.sessions:                   # due before the stop, never read: late
+            await asyncio.sleep(0)       # sessions overdue in the loop's timers record now
+            for s in self.sessions:      # due by the stop but never read (a lagging loop)
                 if not self._not_started(s, self.t0 + s.start):
                     break
             for t in list(self.tasks):

@@ -106,6 +106,7 @@ class Listener:
         self.serials: dict[int, list[int]] = {}   # id(protocol) → [connection, requests]
         self._ids = itertools.count(1)
         self._accepting = False
+        self._starting: set[asyncio.Task] = set()    # connections being set up (referenced)
         self.out_of_files = 0
 
     def start(self) -> None:
@@ -134,9 +135,16 @@ class Listener:
             self.active += 1
             inner = self.factory()
             self.serials[id(inner)] = [next(self._ids), 0]
-            self.loop.create_task(self.loop.connect_accepted_socket(
+            task = self.loop.create_task(self.loop.connect_accepted_socket(
                 lambda inner=inner: _Guarded(self, inner), conn))
+            self._starting.add(task)
+            task.add_done_callback(lambda t, inner=inner: self._started(t, inner))
         self.stop()                                  # at the limit: the backlog holds the rest
+
+    def _started(self, task: asyncio.Task, inner: asyncio.Protocol) -> None:
+        self._starting.discard(task)
+        if task.cancelled() or task.exception() is not None:    # never served: its slot frees
+            self.released(inner)
 
     def _no_files(self) -> None:
         """One line for the run (not one per refused accept); retry in 0.1 s or when a
