@@ -6,6 +6,8 @@ import collections
 import contextlib
 import glob
 import json
+import os
+import resource
 import signal
 import socket
 import subprocess
@@ -590,7 +592,6 @@ def test_a_scenario_without_sessions_replays_to_an_empty_summary(tmp_path, site_
 
 
 def test_warns_before_a_run_that_needs_more_files_than_the_limit(tmp_path):
-    import resource
     sessions = [(0.0, 0, [(0, 0.0), (0, 30.0)])] * 200          # 200 connections held 30 s
     scenario = write_scenario_file(tmp_path / "n.jsonl", [("/a", 10, [])], [], ["lan/http11"],
                                    sessions)
@@ -643,13 +644,12 @@ def test_workers_stop_together(tmp_path, site_and_scenario, how):
                                  "--workers", "2", "--json"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=tmp_path)
         deadline = time.monotonic() + 20
-        while len(_workers_of(proc.pid)) < 2 and time.monotonic() < deadline:
+        part = tmp_path / "r.csv.part0"                 # rows flushed: the workers play
+        while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.1)
-        time.sleep(3)
         if how == "sigint to the parent":
             proc.send_signal(signal.SIGINT)
         else:
-            import os
             os.kill(_workers_of(proc.pid)[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 5, err
@@ -780,8 +780,6 @@ def test_serve_header_timeout_defeats_slowloris(tmp_path):
 
 
 def test_serve_raises_its_open_files_limit_and_warns_once_when_out(tmp_path):
-    import resource
-
     def low(soft, hard):
         return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     with wagon_serve(tmp_path, preexec_fn=low(64, 4096)) as (port, proc):
