@@ -65,10 +65,11 @@ def capture(tmp: Path) -> None:
     df = read_results(tmp / "r.csv")
     sent = df["connected"].where(df["connected"].notna(), df["start"])   # no emulated delay
     ours = (df["last_byte"] - sent).to_numpy()
-    print(f"1. {len(ours):,} requests at {s['throughput']['requests_per_s']:.0f} req/s: engine mean "
-          f"{1e6 * ours.mean():.1f} µs, capture mean {1e6 * seen.mean():.1f} µs ({len(seen):,} "
-          f"exchanges): difference {1e6 * (ours.mean() - seen.mean()):+.1f} µs (target within "
-          f"100 µs); medians {1e6 * np.median(ours):.1f} vs {1e6 * np.median(seen):.1f} µs")
+    rate, diff = s["throughput"]["requests_per_s"], 1e6 * (ours.mean() - seen.mean())
+    print(f"1. {len(ours):,} requests at {rate:.0f} req/s: engine mean {1e6 * ours.mean():.1f} "
+          f"µs, capture mean {1e6 * seen.mean():.1f} µs ({len(seen):,} exchanges): difference "
+          f"{diff:+.1f} µs (target within 100 µs); medians {1e6 * np.median(ours):.1f} vs "
+          f"{1e6 * np.median(seen):.1f} µs")
 
 
 def fidelity(tmp: Path) -> None:
