@@ -7,38 +7,50 @@ Protocol profiles (formats.classes.Protocol):
   keep-alive), and reopened when the server has closed them meanwhile;
 - pipelined: one persistent connection, the objects' requests written back to back;
 - early close: persistent during a page, closed by the client once the page is complete.
-A request that fails on a reused connection before any byte of response (the server closed it
-while idle) is retried once on a new connection, as browsers do.
+
+As browsers do: a request that got no byte of answer on a reused connection (the server closed
+or reset it while idle, or closed it with pipelined requests unanswered) is sent once more on a
+new connection (RFC 9112 §9.3.2); a redirect to the same server is followed (up to 20 hops),
+each hop recorded as a request of its own. Every request the browser knows of ends with exactly
+one ``call_done``: the objects of a page whose HTML failed end as ``skipped``, and ``abandon``
+settles what is outstanding when the run stops.
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
 from ..formats.site import SiteSpec
 from .emulation import ClientNet
-from .events import Call, Hooks, PageVisit, clock
+from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
 
-__all__ = ["Target", "Client"]
+__all__ = ["Target", "Client", "MAX_REDIRECTS"]
+
+REDIRECTS = frozenset((301, 302, 303, 307, 308))
+MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
+RESENT = frozenset(("closed", "reset"))  # failures before any answer byte that are sent again
 
 
 @dataclass
 class Target:
-    """Where requests go and what they look like; shared by every client of a process."""
+    """Where requests go, what they look like and how long to wait; shared by every client of a
+    process."""
 
     host: str
     port: int
     host_header: str
     connect_timeout: float
-    timeout: float
+    timeout: float | None              # no byte for this long: a timeout
+    request_timeout: float | None      # a whole request taking longer: a request_timeout
     hooks: Hooks
     site: SiteSpec
     conn_ids: itertools.count
     emulation: bool = True
+    follow_redirects: bool = True
 
     def __post_init__(self) -> None:
         self._cache: dict[tuple[str, bool], bytes] = {}
@@ -53,18 +65,18 @@ class Target:
             self._cache[key] = raw
         return raw
 
-
-def _expire(calls: list[Call], conn: Connection) -> None:
-    """The request timeout: what has not completed is a timeout, and the connection goes."""
-    now = clock()
-    for c in calls:
-        if c.last_byte is None:
-            c.error, c.last_byte = "timeout", now
-    conn.abort()
+    def same_origin_path(self, base: str, location: bytes) -> str | None:
+        """The path to request for a redirect to ``location`` from ``base``; None when it
+        leaves this server (a replay only talks to its target)."""
+        u = urlsplit(urljoin(base, location.decode("latin-1")))
+        if u.scheme not in ("", "http") or (u.netloc and u.netloc.lower() !=
+                                            self.host_header.lower()):
+            return None
+        return (u.path or "/") + (f"?{u.query}" if u.query else "")
 
 
 class Client:
-    """One session's user: its link, its connections, its protocol."""
+    """One session's user: its link, its connections, its protocol, its open requests."""
 
     def __init__(self, target: Target, session: int, cls: int, network: Network,
                  protocol: Protocol, loop: asyncio.AbstractEventLoop) -> None:
@@ -72,118 +84,206 @@ class Client:
         self.net = ClientNet(network if target.emulation else None)
         self.kept: list[Connection | None] = [None] * max(1, protocol.connections)
         self.http10 = not protocol.persistent
+        self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
+        self.visit_now: PageVisit | None = None
+        self.page_calls: list[Call] = []
+
+    # ---- requests and their outcomes -------------------------------------------------------
+    def _new(self, page: int, url: str, is_page: bool, intended: float | None,
+             hops: int = 0) -> Call:
+        call = Call(self.session, self.cls, page, url, is_page, intended, hops)
+        self.open[call] = None
+        self.page_calls.append(call)
+        return call
+
+    def _done(self, call: Call) -> None:
+        del self.open[call]
+        self.t.hooks.emit("call_done", call)
+
+    def _follow(self, call: Call) -> Call | None:
+        """The request a redirect leads to, or None (not a redirect, not followed, elsewhere)."""
+        if (call.status not in REDIRECTS or call.error is not None or call.location is None
+                or not self.t.follow_redirects):
+            return None
+        path = self.t.same_origin_path(call.url, call.location)
+        if path is None:
+            return None
+        if call.hops >= MAX_REDIRECTS:
+            call.error = "too_many_redirects"
+            return None
+        return self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1)
 
     # ---- connections -------------------------------------------------------------------------
-    async def _connect(self, call: Call) -> Connection | None:
-        call.connect_start = clock()
+    async def _connect(self, calls: list[Call]) -> Connection | None:
+        """A new connection for ``calls``; on failure they all end with its error."""
+        began = clock()
+        for c in calls:
+            c.connect_start = began
         try:
             conn = await open_connection(next(self.t.conn_ids), self.t.host, self.t.port,
-                                         self.net, self.t.connect_timeout)
+                                         self.net, self.t.connect_timeout, self.t.timeout)
         except ConnectFailed as e:
-            call.error, call.start = str(e), call.connect_start
-            call.last_byte = clock()
+            now = clock()
+            for c in calls:
+                c.error, c.last_byte = str(e), now
             return None
-        call.connected = clock()
-        self.t.hooks.emit("connection_open", conn.id)
+        now = clock()
+        for c in calls:
+            c.connected = now
+        self.t.hooks.emit("connection_open", conn.id, now - began)
         return conn
 
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
-        """Issue the requests (their start: now, before the emulated round trip and upload)."""
+        """Write the requests after the emulated propagation and upload; wait for the answers."""
         reqs = [self.t.request(c.url, self.http10) for c in calls]
-        now = clock()
-        for c in calls:
-            c.start = now
-        wait = self.net.exchange_delay(sum(map(len, reqs)))
+        wait = self.net.send_delay(sum(map(len, reqs)))
         if wait > 0:
             await asyncio.sleep(wait)
         if not conn.open:              # closed during the wait: nothing was sent on it
+            now = clock()
             for c in calls:
-                c.error, c.last_byte = "closed", clock()
+                c.error, c.last_byte = "closed", now
                 c.conn, c.reused = conn.id, conn.used > 0
             return
         futures = conn.send(calls, reqs)
-        # responses come in order and a failure resolves them all: the last one is enough
-        timer = self.loop.call_later(self.t.timeout, _expire, calls, conn)
+        timer = None
+        if self.t.request_timeout is not None:
+            left = min(c.start for c in calls) + self.t.request_timeout - clock()
+            timer = self.loop.call_later(max(left, 0.0), conn.expire, "request_timeout")
         try:
-            await futures[-1]
+            await futures[-1]          # answers come in order; a failure settles them all
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
 
-    async def _one_shot(self, call: Call) -> None:
-        """A request on a connection of its own (HTTP/1.0)."""
-        conn = await self._connect(call)
-        if conn is not None:
-            await self._exchange(conn, [call])
-            conn.close()
-        self.t.hooks.emit("call_done", call)
+    async def _one_shot(self, call: Call) -> Call:
+        """A request on a connection of its own (HTTP/1.0), and the redirects it leads to;
+        returns the last request of the chain."""
+        while True:
+            call.start = clock()
+            conn = await self._connect([call])
+            if conn is not None:
+                await self._exchange(conn, [call])
+                conn.close()
+            nxt = self._follow(call)
+            self._done(call)
+            if nxt is None:
+                return call
+            call = nxt
 
-    async def _kept(self, slot: int, calls: list[Call]) -> None:
-        """Requests on kept-alive connection ``slot``: pipelined together, or one at a time."""
-        batches = [calls] if self.p.pipeline else [[c] for c in calls]
-        for batch in batches:
-            todo = batch
-            for attempt in (0, 1):
-                conn = self.kept[slot]
-                if conn is None or not conn.open:
-                    conn = self.kept[slot] = await self._connect(todo[0])
-                    if conn is None:
-                        for c in todo[1:]:
-                            c.error, c.start, c.last_byte = todo[0].error, todo[0].start, \
-                                todo[0].last_byte
-                        break
-                    for c in todo[1:]:
-                        c.connect_start, c.connected = todo[0].connect_start, todo[0].connected
-                await self._exchange(conn, todo)
-                stale = [c for c in todo if c.reused and c.error == "closed"]
-                if attempt or not stale:
-                    break
-                # the server closed the idle connection: retry what it never answered
-                for c in stale:
-                    c.error = c.first_byte = c.last_byte = None
-                    c.bytes, c.status = 0, 0
-                todo = stale
+    async def _batch(self, slot: int, batch: list[Call]) -> None:
+        """One request, or a pipelined batch, on kept-alive connection ``slot``; what a reused
+        connection left unanswered is sent once more on a new one."""
+        now = clock()
+        for c in batch:
+            c.start = now
+        todo = batch
+        for attempt in (0, 1):
+            conn = self.kept[slot]
+            if conn is None or not conn.open:
+                conn = self.kept[slot] = await self._connect(todo)
+                if conn is None:
+                    return
+            await self._exchange(conn, todo)
+            stale = [c for c in todo
+                     if c.reused and c.first_byte is None and c.error in RESENT]
+            if attempt or not stale:
+                return
+            for c in stale:
+                c.retry()
+            todo = stale
+
+    async def _kept(self, slot: int, calls: list[Call]) -> list[Call]:
+        """Requests on kept-alive connection ``slot`` (pipelined together, or one at a time)
+        and the redirects they lead to; returns the last request of each chain."""
+        queue = [calls] if self.p.pipeline else [[c] for c in calls]
+        finals = []
+        while queue:
+            batch = queue.pop(0)
+            await self._batch(slot, batch)
+            follows = []
             for c in batch:
-                self.t.hooks.emit("call_done", c)
+                nxt = self._follow(c)
+                self._done(c)
+                if nxt is None:
+                    finals.append(c)
+                else:
+                    follows.append(nxt)
+            if follows:
+                queue[:0] = [follows] if self.p.pipeline else [[f] for f in follows]
+        return finals
 
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float) -> PageVisit:
-        visit = PageVisit(self.session, self.cls, page, intended, clock())
-        html = Call(self.session, self.cls, page, self.t.site.page_urls[page], True, intended)
-        if self.http10:
-            await self._one_shot(html)
-        else:
-            await self._kept(0, [html])
-        visit.html_first_byte, visit.done = html.first_byte, html.last_byte
-        visit.start = html.start if html.start is not None else visit.start
-        if html.error is not None:
-            visit.errors = 1
-            self.t.hooks.emit("page_done", visit)
-            return visit
         site = self.t.site
-        objs = [Call(self.session, self.cls, page, site.object_urls[o], False, html.last_byte)
-                for o in site.page_objects[page]]
-        if objs:
-            k = max(1, self.p.connections)
-            if self.http10:
-                gate = asyncio.Semaphore(k)
-
-                async def limited(c: Call) -> None:
-                    async with gate:
-                        await self._one_shot(c)
-                await asyncio.gather(*(limited(c) for c in objs))
-            elif self.p.pipeline:
-                await self._kept(0, objs)
-            else:
-                await asyncio.gather(*(self._kept(i, objs[i::k]) for i in range(min(k, len(objs)))))
-            visit.objects = len(objs)
-            visit.errors = sum(c.error is not None for c in objs)
-            visit.done = max(c.last_byte for c in objs)
-            firsts = [c.first_byte for c in objs if c.first_byte is not None]
+        self.page_calls = []
+        html = self._new(page, site.page_urls[page], True, intended)
+        objs = [self._new(page, site.object_urls[o], False, None) for o in site.page_objects[page]]
+        visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
+                                           objects=len(objs))
+        final = await self._one_shot(html) if self.http10 else (await self._kept(0, [html]))[0]
+        visit.start = html.start
+        visit.html_first_byte, visit.done = final.first_byte, final.last_byte
+        if final.error is not None:
+            for c in objs:
+                c.error = SKIPPED
+                self._done(c)
+        elif objs:
+            for c in objs:
+                c.intended = final.last_byte
+            finals = await self._objects(objs)
+            visit.done = max(c.last_byte for c in finals)
+            firsts = [c.first_byte for c in finals if c.first_byte is not None]
             visit.last_object_first_byte = max(firsts) if firsts else None
         if self.p.close_after_page:
             self.close()
-        self.t.hooks.emit("page_done", visit)
+        self._page_done(visit)
         return visit
+
+    async def _objects(self, objs: list[Call]) -> list[Call]:
+        """A page's embedded objects as the protocol fetches them; the last call of each."""
+        k = max(1, self.p.connections)
+        if self.http10:
+            gate = asyncio.Semaphore(k)
+
+            async def limited(c: Call) -> Call:
+                async with gate:
+                    return await self._one_shot(c)
+            return list(await asyncio.gather(*(limited(c) for c in objs)))
+        if self.p.pipeline:
+            return await self._kept(0, objs)
+        parts = await asyncio.gather(*(self._kept(i, objs[i::k]) for i in range(min(k, len(objs)))))
+        return [c for part in parts for c in part]
+
+    def _page_done(self, visit: PageVisit) -> None:
+        visit.errors = sum(c.error is not None for c in self.page_calls)
+        self.visit_now, self.page_calls = None, []
+        self.t.hooks.emit("page_done", visit)
+
+    # ---- the run stops -----------------------------------------------------------------------
+    def abandon(self) -> None:
+        """The run stopped: what was issued ends ``in_flight`` (settled now), what was not
+        ``not_started``; the page in progress ends now."""
+        now = clock()
+        for c in list(self.open):
+            if c.start is not None:
+                c.error, c.last_byte = IN_FLIGHT, now
+            else:
+                c.error = NOT_STARTED
+            self._done(c)
+        if self.visit_now is not None:
+            self.visit_now.done = now
+            self._page_done(self.visit_now)
+        self.close()
+
+    def not_started(self, page: int) -> None:
+        """A click the run stopped before: its page and objects end ``not_started``."""
+        site = self.t.site
+        for url, is_page in [(site.page_urls[page], True)] + [
+                (site.object_urls[o], False) for o in site.page_objects[page]]:
+            call = Call(self.session, self.cls, page, url, is_page, None)
+            call.error = NOT_STARTED
+            self.t.hooks.emit("call_done", call)
 
     def close(self) -> None:
         for i, conn in enumerate(self.kept):

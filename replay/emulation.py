@@ -1,67 +1,76 @@
 """Per-client network emulation inside the client: propagation delay and access-link bandwidth.
 
-Model (docs/replay.md): every exchange with the server costs one round trip — one RTT after the
-TCP connection is set up (the handshake), one RTT before each request or pipelined batch of
-requests (request out, response back). Bandwidth is a token bucket per client, shared by all its
-connections: downloads are paced by pausing the socket's reads (with a small receive buffer, so
-the server's writes really block and it holds the connection as long as with a slow client);
-uploads by delaying the request's write. There is no packet loss or TCP congestion dynamics:
-in-process emulation cannot reproduce them (``tc netem`` would, and is not available here).
+Model (docs/replay.md): each direction costs half the round-trip time. A connection's SYN leaves
+half an RTT before the real ``connect`` and the handshake completes half an RTT after it (connect
+costs one RTT); a request is written half an RTT (plus its upload time) after the client issues
+it; response bytes are stamped half an RTT after they are read. So the server sees SYN → request
+after one RTT, and a new connection's first response byte reaches the client at 2 RTT + service.
+
+Bandwidth is a FIFO link per direction and client, shared by all its connections: each chunk
+read is stamped with the time its last byte would be through the link, and reading pauses while
+the link is more than READ_AHEAD behind. What makes the pacing reach the server is the socket
+itself, set up before ``connect`` (the window and the MSS are settled in the handshake): a small
+receive buffer keeps the advertised window at a few segments (4 ms of the link's traffic, at
+least 4 KiB), and TCP_MAXSEG makes the server send a real path's 1460-byte segments instead of
+loopback's 64 KB. The server's send buffer, which Linux sizes from the MSS and its congestion
+window, then stays at 0.25–1.2 MB instead of growing to 4 MB, and the server holds the connection
+until all but that much has reached the client (as over a real path, where it grows likewise).
+Uploads are paced by delaying the request's write. There is no packet loss and no congestion
+dynamics on the emulated path (in-process emulation cannot produce them).
 """
 from __future__ import annotations
 
 from ..formats.classes import Network
 from .events import clock
 
-__all__ = ["TokenBucket", "ClientNet", "RCVBUF_MIN"]
+__all__ = ["Link", "ClientNet", "RCVBUF", "WINDOW_S", "PATH_MSS", "PACED_BELOW_KBPS", "READ_AHEAD"]
 
-RCVBUF_MIN = 4096
+RCVBUF = 4096             # SO_RCVBUF of a paced client at least: a window of 1–2 segments,
+WINDOW_S = 0.004          # or this long at the link's rate (the server refills it in time)
+PATH_MSS = 1460           # TCP_MAXSEG of a paced client: an Ethernet path's MSS
+PACED_BELOW_KBPS = 100_000  # links at least this fast are not paced (loopback is faster anyway)
+READ_AHEAD = 0.002        # reads may run this far ahead of the emulated link
 
 
-class TokenBucket:
-    """``rate`` bytes/s with a burst of ``burst`` bytes; may go negative (a debt to wait out)."""
+class Link:
+    """One direction of a client's access link, ``rate`` bytes/s, first in first out: when the
+    last byte of each chunk put on it is through. Shared by all the client's connections."""
 
-    __slots__ = ("rate", "burst", "tokens", "stamp")
+    __slots__ = ("rate", "free")
 
-    def __init__(self, rate: float, burst: float) -> None:
-        self.rate, self.burst = rate, burst
-        self.tokens = burst
-        self.stamp = clock()
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.free = 0.0                  # when the link has sent everything put on it so far
 
-    def _refill(self) -> None:
-        now = clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
+    def put(self, n: int, now: float) -> tuple[float, float]:
+        """``n`` bytes ready at ``now``: when their first and last bytes are through."""
+        first = max(self.free, now)
+        self.free = first + n / self.rate
+        return first, self.free
 
-    def take(self, n: int) -> float:
-        """Spend ``n`` bytes; returns how long (s) until the bucket is out of debt (0 if none)."""
-        self._refill()
-        self.tokens -= n
-        return -self.tokens / self.rate if self.tokens < 0 else 0.0
+
+def _link(kbps: float) -> Link | None:
+    """A link slower than PACED_BELOW_KBPS (faster ones are not paced)."""
+    return Link(kbps * 125.0) if kbps < PACED_BELOW_KBPS else None        # kbit/s → bytes/s
 
 
 class ClientNet:
-    """One emulated client's link; ``None`` buckets when emulation is off or the link is a LAN."""
+    """One emulated client's link; no pacing when emulation is off or the link is fast."""
 
-    __slots__ = ("rtt", "down", "up", "rcvbuf")
+    __slots__ = ("rtt", "half", "down", "up", "rcvbuf")
 
     def __init__(self, net: Network | None) -> None:
-        if net is None:
-            self.rtt, self.down, self.up, self.rcvbuf = 0.0, None, None, None
-            return
-        self.rtt = net.rtt_ms / 1000.0
-        down, up = net.down_kbps * 125.0, net.up_kbps * 125.0          # kbit/s → bytes/s
-        slow = net.down_kbps < 100_000
-        # a burst of 10 ms of traffic (at least one segment): smooth, yet few timer wake-ups
-        self.down = TokenBucket(down, max(1460.0, down * 0.01)) if slow else None
-        self.up = TokenBucket(up, max(1460.0, up * 0.01)) if net.up_kbps < 100_000 else None
-        # a receive window of about a bandwidth-delay product (≥ 4 KiB) keeps the server's
-        # writes blocked instead of letting the kernel swallow the whole response
-        self.rcvbuf = int(max(RCVBUF_MIN, down * max(self.rtt, 0.01))) if slow else None
+        self.rtt = 0.0 if net is None else net.rtt_ms / 1000.0
+        self.half = self.rtt / 2
+        self.down = None if net is None else _link(net.down_kbps)
+        self.up = None if net is None else _link(net.up_kbps)
+        #: SO_RCVBUF for a paced download (None: the kernel's default)
+        self.rcvbuf = None if self.down is None else int(max(RCVBUF, self.down.rate * WINDOW_S))
 
-    def exchange_delay(self, request_bytes: int) -> float:
-        """Seconds before a request goes out: one round trip and its upload time."""
-        wait = self.rtt
-        if self.up is not None:        # serialisation time, or the debt of earlier uploads
-            wait += max(self.up.take(request_bytes), request_bytes / self.up.rate)
-        return wait
+    def send_delay(self, request_bytes: int) -> float:
+        """Seconds from issuing a request to writing it: its upload (after what the link is
+        still sending) and half a round trip."""
+        if self.up is None:
+            return self.half
+        now = clock()
+        return self.up.put(request_bytes, now)[1] - now + self.half

@@ -6,24 +6,30 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Call", "PageVisit", "Hooks", "clock"]
+__all__ = ["Call", "PageVisit", "Hooks", "clock", "NOT_STARTED", "IN_FLIGHT", "SKIPPED"]
 
 #: every timestamp the engine records: CLOCK_MONOTONIC at full resolution. (uvloop's loop.time()
 #: is libuv's cached millisecond clock: fine for timers, too coarse to measure with.)
 clock = time.perf_counter
 
+NOT_STARTED = "not_started"     # the run stopped before the request was issued
+IN_FLIGHT = "in_flight"         # issued, and not complete when the run stopped
+SKIPPED = "skipped"             # an object of a page whose HTML failed (never learnt of)
+
 
 class Call:
-    """One HTTP request and its response, timed on the loop's monotonic clock (seconds)."""
+    """One HTTP request and its outcome, timed on ``clock`` (seconds). ``start`` is when the
+    browser issued it (before any connect); ``last_byte`` when its outcome was settled (the
+    last byte, or the error); ``error`` None for a success."""
 
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "connected", "first_byte", "last_byte", "status", "bytes", "error", "conn",
-                 "reused")
+                 "reused", "retried", "location", "hops")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
-                 intended: float) -> None:
+                 intended: float | None, hops: int = 0) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
-        self.is_page, self.intended = is_page, intended
+        self.is_page, self.intended, self.hops = is_page, intended, hops
         self.start = self.connect_start = self.connected = None
         self.first_byte = self.last_byte = None
         self.status = 0
@@ -31,6 +37,14 @@ class Call:
         self.error: str | None = None
         self.conn = -1
         self.reused = False
+        self.retried = False
+        self.location: bytes | None = None      # a redirect's Location header
+
+    def retry(self) -> None:
+        """Forget an attempt that got no answer byte: the request is sent again (once)."""
+        self.error = self.first_byte = self.last_byte = self.location = None
+        self.bytes = self.status = 0
+        self.retried = True
 
 
 @dataclass
@@ -41,12 +55,12 @@ class PageVisit:
     cls: int
     page: int
     intended: float                  # when the click should have happened
-    start: float                     # when its first request was sent
+    start: float                     # when its first request was issued
     html_first_byte: float | None = None
     done: float | None = None        # last byte of the HTML or of the last object
     last_object_first_byte: float | None = None
     objects: int = 0
-    errors: int = 0
+    errors: int = 0                  # its requests (redirects included) that did not succeed
 
     @property
     def response_time(self) -> float | None:
@@ -66,7 +80,7 @@ class Hooks:
 
     session_start: list[Callable[[int, float, float], None]] = field(default_factory=list)
     session_end: list[Callable[[int, bool], None]] = field(default_factory=list)
-    connection_open: list[Callable[[int], None]] = field(default_factory=list)
+    connection_open: list[Callable[[int, float], None]] = field(default_factory=list)
     call_done: list[Callable[[Call], None]] = field(default_factory=list)
     page_done: list[Callable[[PageVisit], None]] = field(default_factory=list)
 

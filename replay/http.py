@@ -10,7 +10,9 @@ when the process woke up to read them, which is what a packet capture sees.
 
 Errors are recorded on the call, never raised past it: refused, connect_timeout, connect_error,
 too_many_open_files, reset, closed (the server closed before answering), truncated (closed
-mid-body), timeout, bad_response, and http_4xx / http_5xx for error statuses.
+mid-body), timeout (no byte for the inactivity timeout while the client was reading),
+request_timeout (the optional cap on a whole request), bad_response, and http_4xx / http_5xx
+for error statuses.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from collections import deque
 
 import httptools
 
-from .emulation import ClientNet
+from .emulation import PATH_MSS, READ_AHEAD, ClientNet
 from .events import Call, clock
 
 __all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS"]
@@ -41,18 +43,21 @@ class ConnectFailed(Exception):
 
 
 class Connection:
-    """One TCP connection; ``send`` writes requests, a future resolves per response."""
+    """One TCP connection; ``send`` writes requests, a future resolves per response (when its
+    last byte has reached the emulated client)."""
 
     def __init__(self, conn_id: int, net: ClientNet, loop: asyncio.AbstractEventLoop,
-                 sock: socket.socket) -> None:
+                 sock: socket.socket, idle_timeout: float | None) -> None:
         self.id, self.net, self.loop, self.sock = conn_id, net, loop, sock
+        self.idle_timeout = idle_timeout
         self.fd = sock.fileno()
-        self.parser = httptools.HttpResponseParser(self)
+        self.parser: httptools.HttpResponseParser | None = None   # while answers are due
         self.pending: deque[tuple[Call, asyncio.Future]] = deque()
         self.open = True
         self.used = 0                          # requests sent on it
-        self._now = 0.0
-        self._paused_until = 0.0
+        self._first = self._last = 0.0         # when the bytes just read reach the client
+        self._active = clock()                 # the last sign of life (for the idle timeout)
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._headers_done = False
         self._keep_alive = True
         self._reading = False
@@ -70,6 +75,7 @@ class Connection:
         if self.open and not self._reading:
             self.loop.add_reader(self.fd, self._readable)
             self._reading = True
+            self._active = clock()
 
     def _read_off(self) -> None:
         if self._reading:
@@ -99,17 +105,30 @@ class Connection:
                 return
 
     def _received(self, data: bytes, anc: list) -> None:
-        self._now = clock()
+        """Stamp the bytes and parse them. They reached the socket at the kernel's receive time
+        (SO_TIMESTAMPNS); on a paced link they reach the client when the link has carried them,
+        first in first out behind what it carries already, and reading pauses while the link is
+        behind (the data waits in the kernel, which is what slows the server). Either way, half
+        a round trip of propagation later."""
+        now = arrived = clock()
         for level, kind, cdata in anc:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
                 sec, nsec = struct.unpack("qq", cdata[:16])
-                self._now = min(self._now, sec + nsec * 1e-9 + _REALTIME_TO_CLOCK)
-        if self.net.down is not None:
-            wait = self.net.down.take(len(data))
-            if wait > 0:
+                arrived = min(now, sec + nsec * 1e-9 + _REALTIME_TO_CLOCK)
+        self._active = now
+        down = self.net.down
+        if down is None:
+            first = last = arrived
+        else:
+            first, last = down.put(len(data), arrived)
+            behind = last - now - READ_AHEAD
+            if behind > 0:
                 self._read_off()
-                self._paused_until = self._now + wait
-                self.loop.call_later(wait, self._read_on)
+                self.loop.call_later(behind, self._read_on)
+        self._first, self._last = first + self.net.half, last + self.net.half
+        if self.parser is None:                    # bytes nobody asked for
+            self.close()
+            return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError:
@@ -124,17 +143,40 @@ class Connection:
         self._shut()
         self._fail_all("reset" if isinstance(exc, ConnectionResetError) else None)
 
+    # ---- the inactivity timeout --------------------------------------------------------------
+    def _arm(self) -> None:
+        if self._idle_timer is None and self.idle_timeout:
+            self._idle_timer = self.loop.call_later(self.idle_timeout, self._idle_check)
+
+    def _idle_check(self) -> None:
+        """No byte for ``idle_timeout`` while the client was reading: a timeout. Silence while
+        the emulated link holds the reads is the link's, not the server's: it does not count.
+        One timer per connection, re-armed when it fires (never on every byte)."""
+        self._idle_timer = None
+        if not self.pending or not self.open:
+            return
+        left = self._active + self.idle_timeout - clock() if self._reading else self.idle_timeout
+        if left <= 0:
+            self.expire("timeout")
+        else:
+            self._idle_timer = self.loop.call_later(left, self._idle_check)
+
     # ---- httptools callbacks -----------------------------------------------------------------
     def on_message_begin(self) -> None:
         if self.pending:
-            self.pending[0][0].first_byte = self._now
+            self.pending[0][0].first_byte = self._first
         self._headers_done = False
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(name) == 8 and self.pending and name.lower() == b"location":
+            self.pending[0][0].location = value
+
     def on_headers_complete(self) -> None:
+        if not self.pending:                   # an answer nobody asked for (its parser is gone)
+            return
         self._headers_done = True
         self._keep_alive = self.parser.should_keep_alive()
-        if self.pending:
-            self.pending[0][0].status = self.parser.get_status_code()
+        self.pending[0][0].status = self.parser.get_status_code()
 
     def on_body(self, body: bytes) -> None:
         if self.pending:
@@ -144,8 +186,7 @@ class Connection:
         if not self.pending:
             return
         call, fut = self.pending.popleft()
-        # the last byte is in only when the bucket's debt for it is paid
-        call.last_byte = max(self._now, self._paused_until)
+        call.last_byte = self._last
         if call.status >= 400:
             call.error = f"http_{call.status // 100}xx"
         self._headers_done = False
@@ -157,6 +198,16 @@ class Connection:
                 fut.set_result(None)
         if not self._keep_alive:
             self.close()
+        elif not self.pending:
+            self._idle()
+
+    def _idle(self) -> None:
+        """Nothing outstanding: no parser, no timer (an idle kept-alive connection holds as
+        few objects as it can: thousands may be open at once)."""
+        self.parser = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
 
     # ---- writing -----------------------------------------------------------------------------
     def send(self, calls: list[Call], requests: list[bytes]) -> list[asyncio.Future]:
@@ -168,6 +219,10 @@ class Connection:
             self.pending.append((call, fut))
             futures.append(fut)
             self.used += 1
+        if self.parser is None:
+            self.parser = httptools.HttpResponseParser(self)
+        self._active = clock()
+        self._arm()
         self._write(b"".join(requests))
         return futures
 
@@ -200,17 +255,19 @@ class Connection:
 
     # ---- ending ------------------------------------------------------------------------------
     def _fail_all(self, kind: str | None) -> None:
+        """Settle every outstanding call that has no outcome yet."""
         while self.pending:
             call, fut = self.pending.popleft()
             if call.error is None:
                 call.error = kind or ("truncated" if call.first_byte is not None else "closed")
-            call.last_byte = clock()
+                call.last_byte = clock()
             if not fut.done():
                 fut.set_result(None)
 
     def _shut(self) -> None:
         self.open = False
         self._read_off()
+        self._idle()
         if self._wbuf:
             self.loop.remove_writer(self.fd)
             self._wbuf = b""
@@ -222,7 +279,10 @@ class Connection:
             self._shut()
             self._fail_all(None)
 
-    abort = close
+    def expire(self, kind: str) -> None:
+        """A timeout: what is outstanding ends as ``kind``, and the connection goes."""
+        self._fail_all(kind)
+        self.close()
 
 
 def _resolve(fut: asyncio.Future) -> None:
@@ -230,33 +290,51 @@ def _resolve(fut: asyncio.Future) -> None:
         fut.set_result(None)
 
 
-async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
-                          timeout: float) -> Connection:
-    """Connect (with the client's receive buffer), then wait the handshake's round trip."""
-    loop = asyncio.get_running_loop()
+def _error_kind(e: OSError) -> str:
+    return "too_many_open_files" if e.errno == errno.EMFILE else "connect_error"
+
+
+def _socket(net: ClientNet) -> socket.socket:
+    """A client socket, set up before ``connect``: the window scale and the MSS are settled in
+    the handshake."""
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     except OSError as e:
-        raise ConnectFailed("too_many_open_files" if e.errno == errno.EMFILE
-                            else "connect_error") from None
+        raise ConnectFailed(_error_kind(e)) from None
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if net.rcvbuf is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, net.rcvbuf)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, PATH_MSS)
     sock.setblocking(False)
+    return sock
+
+
+async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
+                          timeout: float, idle_timeout: float | None) -> Connection:
+    """Connect as over the client's link: the SYN travels half a round trip, the SYN-ACK the
+    other half (``timeout`` bounds the real connect). Cancelled, it leaks no socket."""
+    loop = asyncio.get_running_loop()
+    sock = _socket(net)
+    conn = None
     try:
-        async with asyncio.timeout(timeout):
-            await loop.sock_connect(sock, (host, port))
-    except TimeoutError:
-        sock.close()
-        raise ConnectFailed("connect_timeout") from None
-    except ConnectionRefusedError:
-        sock.close()
-        raise ConnectFailed("refused") from None
-    except OSError as e:
-        sock.close()
-        raise ConnectFailed("too_many_open_files" if e.errno == errno.EMFILE
-                            else "connect_error") from None
-    conn = Connection(conn_id, net, loop, sock)
-    if net.rtt > 0:
-        await asyncio.sleep(net.rtt)
-    return conn
+        if net.half > 0:
+            await asyncio.sleep(net.half)
+        try:
+            async with asyncio.timeout(timeout):
+                await loop.sock_connect(sock, (host, port))
+        except TimeoutError:
+            raise ConnectFailed("connect_timeout") from None
+        except ConnectionRefusedError:
+            raise ConnectFailed("refused") from None
+        except OSError as e:
+            raise ConnectFailed(_error_kind(e)) from None
+        conn = Connection(conn_id, net, loop, sock, idle_timeout)
+        if net.half > 0:
+            await asyncio.sleep(net.half)
+        return conn
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        else:
+            sock.close()
+        raise

@@ -3,8 +3,8 @@
 - ``CsvRecorder``: every request and every page to the results files (``wagon.formats.results``),
   buffered in memory and flushed at least once a second, so an interrupted run keeps everything
   recorded up to its last second;
-- ``Stats``: bounded-memory statistics (HDR histograms in microseconds, per-second counts),
-  mergeable across worker processes, and the run's summary.
+- ``Stats``: bounded-memory statistics (``histogram.Histogram``, per-second counts), mergeable
+  across worker processes, and the run's summary.
 """
 from __future__ import annotations
 
@@ -12,21 +12,19 @@ from collections import Counter
 from typing import TextIO
 
 import numpy as np
-from hdrh.histogram import HdrHistogram
 
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
-from .events import Call, Hooks, PageVisit
+from .events import IN_FLIGHT, NOT_STARTED, Call, Hooks, PageVisit
+from .histogram import Histogram
 
-__all__ = ["Stats", "CsvRecorder", "summary_text"]
+__all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES"]
 
-HIST_MAX_US = 3_600_000_000         # one hour
 LATE_S = 0.010                      # a session starting this late is counted as late
-HISTOGRAMS = ("latency", "latency_intended", "send_lag", "loop_lag", "page_response",
-              "page_html_latency")
-
-
-def _hist() -> HdrHistogram:
-    return HdrHistogram(1, HIST_MAX_US, 3)
+UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the server
+#: the summary's latency entries: what each measures is in docs/replay.md
+LATENCIES = ("request", "request_all", "connect", "first_byte", "transfer", "page", "intended")
+GENERATOR = ("start_lag", "loop_lag")
+PERCENTILES = (50, 90, 99)
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -34,19 +32,15 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return a if len(a) >= size else np.concatenate((a, np.zeros(size - len(a), a.dtype)))
 
 
-def _us(seconds: float) -> int:
-    return int(min(max(seconds * 1e6, 1), HIST_MAX_US))
-
-
 class Stats:
     """Counters and histograms of one run (or of several workers once merged)."""
 
     def __init__(self, t0: float) -> None:
         self.t0 = t0
-        self.h = {name: _hist() for name in HISTOGRAMS}
+        self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
         self.c: Counter = Counter()
         self.errors: Counter = Counter()
-        self.per_second = np.zeros(64, np.int64)       # completed requests per second of run
+        self.per_second = np.zeros(64, np.int64)       # successful requests per second of run
         self.bytes_per_second = np.zeros(64, np.int64)
 
     def subscribe(self, hooks: Hooks) -> None:
@@ -54,18 +48,35 @@ class Stats:
         hooks.page_done.append(self.on_page)
         hooks.session_start.append(self.on_session_start)
         hooks.session_end.append(self.on_session_end)
-        hooks.connection_open.append(lambda _id: self.c.update(connections=1))
+        hooks.connection_open.append(self.on_connection)
 
     def on_call(self, call: Call) -> None:
+        """One outcome per request: counted (a request the stop cut off is not an error), and
+        timed where it has times."""
         self.c["requests"] += 1
-        if call.error is not None:
-            self.errors[call.error] += 1
-            if call.first_byte is None:
-                return
-        else:
+        ok = call.error is None
+        if ok:
             self.c["ok"] += 1
+        elif call.error in UNFINISHED:
+            self.c[call.error] += 1
+        else:
+            self.errors[call.error] += 1
         self.c["bytes"] += call.bytes
         end = call.last_byte
+        if end is None:                                # not started, skipped
+            return
+        h = self.h
+        if call.intended is not None:
+            h["intended"].add(end - call.intended)
+        start = call.start
+        if start is not None:
+            h["request_all"].add(end - start)
+            if call.first_byte is not None:
+                h["first_byte"].add(call.first_byte - start)
+        if not ok:
+            return
+        h["request"].add(end - start)
+        h["transfer"].add(end - call.first_byte)
         sec = int(end - self.t0)
         if sec >= len(self.per_second):
             size = max(sec + 1, 2 * len(self.per_second))
@@ -74,46 +85,43 @@ class Stats:
         if sec >= 0:
             self.per_second[sec] += 1
             self.bytes_per_second[sec] += call.bytes
-        if call.start is not None:
-            self.h["latency"].record_value(_us(end - call.start))
-        self.h["latency_intended"].record_value(_us(end - call.intended))
+
+    def on_connection(self, conn_id: int, connect: float) -> None:
+        self.c["connections"] += 1
+        self.h["connect"].add(connect)
 
     def on_page(self, page: PageVisit) -> None:
         self.c["pages"] += 1
-        if page.errors:
-            self.c["page_errors"] += 1
-            return
+        self.c["page_errors"] += page.errors > 0
         if page.response_time is not None:
-            self.h["page_response"].record_value(_us(page.response_time))
-        if page.html_latency is not None:
-            self.h["page_html_latency"].record_value(_us(page.html_latency))
+            self.h["page"].add(page.response_time)
 
     def on_session_start(self, session: int, intended: float, actual: float) -> None:
-        """Send lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
+        """Start lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
         lag = actual - intended
         self.c["sessions_started"] += 1
         self.c["sessions_late"] += lag > LATE_S
-        self.h["send_lag"].record_value(_us(abs(lag)))
+        self.h["start_lag"].add(abs(lag))
 
     def on_session_end(self, session: int, completed: bool) -> None:
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1
 
     def loop_lag(self, lag: float) -> None:
-        self.h["loop_lag"].record_value(_us(lag))
+        self.h["loop_lag"].add(lag)
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
-        return {"t0": self.t0, "h": {k: v.encode() for k, v in self.h.items()},
+        return {"t0": self.t0, "h": {k: v.state() for k, v in self.h.items()},
                 "c": dict(self.c), "errors": dict(self.errors),
                 "per_second": self.per_second.tolist(),
                 "bytes_per_second": self.bytes_per_second.tolist()}
 
     @classmethod
     def merged(cls, states: list[dict]) -> "Stats":
-        out = cls(min(s["t0"] for s in states))
+        out = cls(min((s["t0"] for s in states), default=0.0))
         for s in states:
-            for k, enc in s["h"].items():
-                out.h[k].decode_and_add(enc)
+            for k, st in s["h"].items():
+                out.h[k].merge(st)
             out.c.update(s["c"])
             out.errors.update(s["errors"])
             for name in ("per_second", "bytes_per_second"):
@@ -125,36 +133,33 @@ class Stats:
 
     # ---- the summary -----------------------------------------------------------------------
     def _ms(self, name: str) -> dict:
+        """p50, p90, p99 and max in milliseconds (None when nothing was measured)."""
         h = self.h[name]
-        n = h.get_total_count()
-        if n == 0:
-            return {"count": 0}
-        return {"count": n, "mean": h.get_mean_value() / 1e3,
-                **{f"p{p:g}": h.get_value_at_percentile(p) / 1e3 for p in (50, 90, 99, 99.9)},
-                "max": h.get_max_value() / 1e3}
+        got = h.percentiles(PERCENTILES)
+        if got is None:
+            return {f"p{p}": None for p in PERCENTILES} | {"max": None}
+        return {f"p{p}": 1e3 * v for p, v in zip(PERCENTILES, got)} | {"max": 1e3 * h.top}
 
-    def summary(self, duration: float, cpu: float | None = None) -> dict:
+    def summary(self, duration: float, cpu: float | None, complete: bool) -> dict:
         last = int(np.max(np.nonzero(self.per_second)[0], initial=-1)) + 1
-        series = self.per_second[:last].tolist()
-        send_lag, loop_lag = self._ms("send_lag"), self._ms("loop_lag")
+        per_s = 1.0 / duration if duration else 0.0
         out = {
-            "requests": {"total": self.c["requests"], "ok": self.c["ok"], "bytes": self.c["bytes"]},
+            "requests": {"total": self.c["requests"], "ok": self.c["ok"],
+                         IN_FLIGHT: self.c[IN_FLIGHT], NOT_STARTED: self.c[NOT_STARTED],
+                         "bytes": self.c["bytes"]},
             "errors": {"total": sum(self.errors.values()), "by_kind": dict(self.errors)},
-            "throughput": {"requests_per_s": self.c["requests"] / duration if duration else 0.0,
-                           "bytes_per_s": self.c["bytes"] / duration if duration else 0.0,
-                           "per_second": series},
-            "latency_ms": self._ms("latency"),
-            "latency_from_intended_ms": self._ms("latency_intended"),
-            "send_lag_ms": send_lag,
-            "loop_lag_ms": loop_lag,
-            "pages": {"total": self.c["pages"], "errors": self.c["page_errors"],
-                      "response_ms": self._ms("page_response"),
-                      "html_latency_ms": self._ms("page_html_latency")},
+            "latency": {name: self._ms(name) for name in LATENCIES},
+            "generator": {"start_lag": self._ms("start_lag"), "loop_lag": self._ms("loop_lag"),
+                          "cpu": cpu},
+            "complete": complete,
+            "throughput": {"requests_per_s": self.c["ok"] * per_s,
+                           "bytes_per_s": self.c["bytes"] * per_s,
+                           "per_second": self.per_second[:last].tolist()},
+            "pages": {"total": self.c["pages"], "with_errors": self.c["page_errors"]},
             "sessions": {k: self.c[f"sessions_{k}"] for k in
                          ("started", "late", "completed", "interrupted")},
             "connections": self.c["connections"],
             "duration_s": duration,
-            "cpu_fraction": cpu,
         }
         out["warnings"] = self._warnings(out)
         return out
@@ -162,8 +167,8 @@ class Stats:
     @staticmethod
     def _warnings(s: dict) -> list[str]:
         why = []
-        lag99 = s["send_lag_ms"].get("p99", 0.0)
-        loop99 = s["loop_lag_ms"].get("p99", 0.0)
+        g = s["generator"]
+        lag99, loop99 = g["start_lag"]["p99"] or 0.0, g["loop_lag"]["p99"] or 0.0
         started = s["sessions"]["started"]
         if lag99 > 10:
             why.append(f"session start lag p99 {lag99:.1f} ms")
@@ -172,8 +177,8 @@ class Stats:
         if started and s["sessions"]["late"] > 0.01 * started:
             why.append(f"{s['sessions']['late']} of {started} sessions started > "
                        f"{LATE_S * 1e3:.0f} ms late")
-        if s["cpu_fraction"] is not None and s["cpu_fraction"] > 0.9:
-            why.append(f"the generator used {100 * s['cpu_fraction']:.0f}% of a core")
+        if g["cpu"] is not None and g["cpu"] > 0.9 and s["duration_s"] >= 1.0:
+            why.append(f"the generator used {100 * g['cpu']:.0f}% of a core")
         if not why:
             return []
         return ["the generator, not the server, was the bottleneck (" + "; ".join(why) +
@@ -200,6 +205,7 @@ class CsvRecorder:
     def on_call(self, c: Call) -> None:
         self.requests.add((c.session, self.names[c.cls], c.page, c.url,
                            "page" if c.is_page else "object", c.conn, int(c.reused),
+                           int(c.retried),
                            self._t(c.intended), self._t(c.start), self._t(c.connect_start),
                            self._t(c.connected), self._t(c.first_byte), self._t(c.last_byte),
                            c.status, c.bytes, c.error or ""))
@@ -219,29 +225,38 @@ class CsvRecorder:
 def summary_text(s: dict) -> str:
     """The summary as a few human lines."""
     def row(name: str, d: dict) -> str:
-        if not d.get("count"):
-            return f"  {name:31s} -"
-        return (f"  {name:31s} p50 {d['p50']:9.2f}  p90 {d['p90']:9.2f}  p99 {d['p99']:9.2f}  "
-                f"max {d['max']:9.2f}  (n={d['count']:,})")
-    r, e, t = s["requests"], s["errors"], s["throughput"]
+        if d["max"] is None:
+            return f"  {name:30s} -"
+        return (f"  {name:30s}" + "".join(f"{d[k]:10.2f}" for k in ("p50", "p90", "p99", "max")))
+    r, e, t, lat, g = s["requests"], s["errors"], s["throughput"], s["latency"], s["generator"]
     ss = s["sessions"]
-    lines = [f"requests {r['total']:,} (ok {r['ok']:,}), {r['bytes'] / 1e6:,.1f} MB in "
-             f"{s['duration_s']:.1f} s: {t['requests_per_s']:,.1f} req/s, "
+    cut = (f"; cut off by the stop: {r['in_flight']:,} in flight, {r['not_started']:,} not "
+           "started" if r["in_flight"] or r["not_started"] else "")
+    lines = [f"requests {r['total']:,} (ok {r['ok']:,}{cut}), {r['bytes'] / 1e6:,.1f} MB in "
+             f"{s['duration_s']:.1f} s: {t['requests_per_s']:,.1f} ok/s, "
              f"{8 * t['bytes_per_s'] / 1e6:,.2f} Mbit/s; connections {s['connections']:,}",
              f"sessions started {ss['started']:,}, completed {ss['completed']:,}, "
              f"cut short {ss['interrupted']:,}, late {ss['late']:,}",
              "errors " + (", ".join(f"{k} {v:,}" for k, v in sorted(e["by_kind"].items()))
                           if e["total"] else "none"),
-             "latency (ms)",
-             row("request, from its send", s["latency_ms"]),
-             row("request, from intended start", s["latency_from_intended_ms"]),
-             row("page (HTML + objects)", s["pages"]["response_ms"]),
-             row("page, to last object 1st byte", s["pages"]["html_latency_ms"]),
+             f"latency (ms){'':19s}{'p50':>10s}{'p90':>10s}{'p99':>10s}{'max':>10s}",
+             row("request (successful)", lat["request"]),
+             row("request (every outcome)", lat["request_all"]),
+             row("connect", lat["connect"]),
+             row("first byte", lat["first_byte"]),
+             row("transfer", lat["transfer"]),
+             row("page (errors included)", lat["page"]),
+             row("request, from intended start", lat["intended"]),
              "generator (ms)",
-             row("session start lag", s["send_lag_ms"]),
-             row("event-loop lag", s["loop_lag_ms"])]
-    if s.get("cpu_fraction") is not None:
-        lines.append(f"  CPU: {100 * s['cpu_fraction']:.0f}% of a core")
+             row("session start lag", g["start_lag"]),
+             row("event-loop lag", g["loop_lag"])]
+    if g.get("cpu") is not None:
+        lines.append(f"  CPU: {100 * g['cpu']:.0f}% of a core")
+    for th in s.get("thresholds", []):
+        got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
+        lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")
+    for why in s.get("dead_workers", []):
+        lines.append(f"worker died: {why}")
     if s.get("stopped_by") == "signal":
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":

@@ -1,43 +1,73 @@
-"""Running a replay: one process (or N worker processes), signals, limits, progress, summary.
+"""Running a replay: a pre-flight check, one process (or N worker processes), signals, limits,
+progress, the summary, its thresholds and the exit status.
 
-Each worker plays the sessions whose id ≡ k (mod N) against the same wall-clock t0, writes its
-own part of the results and returns its statistics; the parent merges them. SIGINT/SIGTERM stop
-the schedule, end the running sessions, flush what was recorded and still produce the summary.
+With ``--workers N`` each worker plays the sessions whose id ≡ k (mod N). The workers start,
+read the scenario and say they are ready; only then does the parent fix the common t0 (a
+fraction of a second ahead) and send it to them, so no worker starts late whatever its start-up
+took. SIGINT/SIGTERM (to the parent, or to all) stop the schedule, end the running sessions with
+every request recorded, flush, and still produce the summary. A worker that dies is reported,
+the others are stopped, and the run ends incomplete.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import itertools
 import multiprocessing
 import os
-import resource
 import shutil
 import signal
+import socket
 import sys
 import time
 from array import array
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from multiprocessing.connection import wait as wait_any
+from typing import Callable
 from urllib.parse import urlsplit
 
 import numpy as np
 import uvloop
 
 from ..formats.classes import parse_protocol
-from ..formats.results import pages_path, write_run
+from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
+                               write_run)
 from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
+from .limits import raise_nofile
 from .record import CsvRecorder, Stats
 from .scheduler import Scheduler, class_override
+from .thresholds import Threshold, ThresholdError, check, parse_threshold
 
-__all__ = ["ReplayOptions", "replay", "ReplayError", "estimate_connections", "raise_nofile"]
+__all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "WorkerDied",
+           "estimate_connections", "exit_status", "EXIT_OK", "EXIT_THRESHOLDS",
+           "EXIT_INCOMPLETE", "EXIT_UNREACHABLE"]
 
-START_MARGIN = 0.5          # seconds between setting t0 and the first possible session start
+START_MARGIN = 0.25         # seconds between fixing t0 and the first possible session start
+PREFLIGHT_S = 2.0           # the pre-flight connect gives up after this long
+
+EXIT_OK = 0                 # complete, within its thresholds
+EXIT_UNREACHABLE = 3        # the pre-flight connect failed: nothing was replayed
+EXIT_THRESHOLDS = 4         # complete, but a --fail-on threshold failed
+EXIT_INCOMPLETE = 5         # stopped by a signal or --max-time, or a worker died
 
 
 class ReplayError(ValueError):
-    """A replay that cannot start (bad target, unreadable scenario, bad option)."""
+    """A replay that cannot start (bad target, unreadable scenario, bad option); ``status`` is
+    the exit status it stands for."""
+
+    status = 2
+
+
+class TargetUnreachable(ReplayError):
+    status = EXIT_UNREACHABLE
+
+
+class WorkerDied(ReplayError):
+    status = EXIT_INCOMPLETE
 
 
 @dataclass(frozen=True)
@@ -48,7 +78,10 @@ class ReplayOptions:
     protocol: str | None = None
     emulation: bool = True
     connect_timeout: float = 10.0
-    timeout: float = 30.0
+    timeout: float = 30.0                      # no byte for this long: a timeout
+    request_timeout: float | None = None       # optional cap on a whole request
+    follow_redirects: bool = True
+    fail_on: tuple[str, ...] = ("errors>1%",)
     max_time: float | None = None
     progress: bool = False
 
@@ -61,12 +94,19 @@ def _target(url: str) -> tuple[str, int, str]:
     return u.hostname, port, u.netloc
 
 
-def raise_nofile() -> int:
-    """Raise the soft open-files limit to the hard one; returns the limit now in force."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+def preflight(url: str, connect_timeout: float) -> None:
+    """One TCP connect to the target, within PREFLIGHT_S: a target with nothing listening is
+    found out at once, not after the run."""
+    host, port, _ = _target(url)
+    limit = min(PREFLIGHT_S, connect_timeout)
+    try:
+        socket.create_connection((host, port), timeout=limit).close()
+    except TimeoutError:
+        raise TargetUnreachable(f"--target {url}: no answer from {host}:{port} within "
+                                f"{limit:g} s") from None
+    except OSError as e:
+        raise TargetUnreachable(f"--target {url}: cannot connect to {host}:{port} "
+                                f"({e.strerror or e})") from None
 
 
 def estimate_connections(sc: Scenario, protocol_override=None) -> int:
@@ -86,70 +126,54 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     return int(np.cumsum(deltas[np.argsort(times, kind="stable")]).max())
 
 
-def _part_paths(results: str, k: int) -> tuple[str, str]:
-    """Request and page files of worker k (k < 0: the final files of a single process)."""
-    if k < 0:
-        return results, pages_path(results)
-    return f"{results}.part{k}", f"{pages_path(results)}.part{k}"
+def exit_status(summary: dict) -> int:
+    """0 only for a complete run within its thresholds (constants EXIT_*)."""
+    if not summary["complete"]:
+        return EXIT_INCOMPLETE
+    if any(t["failed"] for t in summary["thresholds"]):
+        return EXIT_THRESHOLDS
+    return EXIT_OK
 
 
+# ---- one process's part of the run ---------------------------------------------------------
 async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
-                results: tuple[str, str] | None) -> dict:
+                results: tuple[str, str] | None, control=None) -> dict:
+    """Play this process's sessions; ``control``: the parent's pipe (a worker), whose
+    ("stop", why) messages, or closing, stop the run."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    stopped_by: list[str] = []
-
-    def halt(why: str) -> None:
-        if not stop.is_set():
-            stopped_by.append(why)
-            stop.set()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, halt, "signal")
     t0 = clock() + (t0_wall - time.time())
     hooks = Hooks()
     stats = Stats(t0)
     stats.subscribe(hooks)
-    files = [open(p, "w", newline="") for p in results] if results else []
+    files = [open(p, "a" if workers > 1 else "w", newline="") for p in results] if results else []
     recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes],
-                            header=worker <= 0) if files else None)
+                            header=workers <= 1) if files else None)
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc = _target(opts.target)
     protocol = parse_protocol(opts.protocol) if opts.protocol else None
     classes = class_override(sc.classes, protocol)
-    target = Target(host, port, netloc, opts.connect_timeout, opts.timeout, hooks, sc.site,
-                    itertools.count(max(worker, 0) * 10**9), opts.emulation)
+    target = Target(host, port, netloc, opts.connect_timeout, opts.timeout or None,
+                    opts.request_timeout, hooks, sc.site,
+                    itertools.count(max(worker, 0) * 10**9), opts.emulation,
+                    opts.follow_redirects)
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
-    sched = Scheduler(target, classes, mine, t0, stop, hooks)
-
-    async def housekeeping() -> None:
-        """Flush once a second; sample the event loop's lag every 0.1 s; show progress."""
-        tick, last_flush, last_requests = clock(), clock(), 0
-        while True:
-            tick += 0.1
-            await asyncio.sleep(max(tick - clock(), 0))
-            now = clock()
-            stats.loop_lag(max(now - tick, 0.0))
-            if now - last_flush >= 1.0:
-                if recorder is not None:
-                    recorder.flush()
-                if opts.progress and worker <= 0:
-                    rate = stats.c["requests"] - last_requests
-                    last_requests = stats.c["requests"]
-                    print(f"\r[{now - t0:7.1f} s] sessions started {stats.c['sessions_started']:,}"
-                          f" active {sched.active:,} finished {sched.finished:,}  "
-                          f"{rate / (now - last_flush):,.0f} req/s  errors "
-                          f"{sum(stats.errors.values()):,}   ", end="", file=sys.stderr,
-                          flush=True)
-                last_flush = now
-
-    keeper = asyncio.ensure_future(housekeeping())
+    sched = Scheduler(target, classes, mine, t0, hooks)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, sched.halt, "signal")
     if opts.max_time is not None:
-        loop.call_later(t0 + opts.max_time - clock(), halt, "max_time")
-    cpu0, began = time.process_time(), clock()
+        loop.call_later(t0 + opts.max_time - clock(), sched.halt, "max_time")
+    if control is not None:
+        loop.add_reader(control.fileno(), _on_control, control, sched)
+    keeper = asyncio.ensure_future(_housekeeping(stats, recorder, sched, opts.progress and
+                                                 worker <= 0))
     try:
-        await sched.run()
+        with _no_full_collections():
+            cpu0, began = time.process_time(), clock()
+            await sched.run()
     finally:
+        if control is not None:
+            loop.remove_reader(control.fileno())
         keeper.cancel()
         if recorder is not None:
             recorder.flush()
@@ -160,15 +184,63 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     state = stats.state()
     state["duration"] = max(clock() - t0, 0.0)
     state["cpu"] = (time.process_time() - cpu0) / max(clock() - began, 1e-3)
-    state["stopped_by"] = stopped_by[0] if stopped_by else None
+    state["stopped_by"] = sched.stopped.result() if sched.stopped.done() else None
     return state
 
 
-def _worker(path: str, opts: ReplayOptions, k: int, n: int, t0_wall: float, out) -> None:
-    sc = read_scenario(path)
-    raise_nofile()
-    results = _part_paths(opts.results, k) if opts.results else None
-    out.put(uvloop.run(_play(sc, opts, k, n, t0_wall, results)))
+@contextlib.contextmanager
+def _no_full_collections():
+    """Put off full (oldest-generation) garbage collections until the run ends: with 10,000
+    sessions held, one stops the event loop for ~0.4 s and starts hundreds of sessions late.
+    Young collections still run, and the engine leaves little cyclic garbage to old age (a
+    connection drops its parser, which points back to it, when idle or closed)."""
+    gc.collect()
+    gc.freeze()                              # what exists now is never scanned again
+    young, middle, full = gc.get_threshold()
+    gc.set_threshold(young, middle, 1 << 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, full)
+        gc.unfreeze()
+
+
+def _on_control(control, sched: Scheduler) -> None:
+    try:
+        _, why = control.recv()
+    except (EOFError, OSError):
+        why = "signal"                                 # the parent is gone
+    sched.halt(why)
+
+
+async def _housekeeping(stats: Stats, recorder: CsvRecorder | None, sched: Scheduler,
+                        progress: bool) -> None:
+    """Flush once a second; sample the event loop's lag every 0.1 s; show progress."""
+    tick, last_flush, last_requests = clock(), clock(), 0
+    while True:
+        tick += 0.1
+        await asyncio.sleep(max(tick - clock(), 0))
+        now = clock()
+        stats.loop_lag(max(now - tick, 0.0))
+        if now - last_flush < 1.0:
+            continue
+        if recorder is not None:
+            recorder.flush()
+        if progress:
+            rate = (stats.c["requests"] - last_requests) / (now - last_flush)
+            last_requests = stats.c["requests"]
+            print(f"\r[{now - stats.t0:7.1f} s] sessions started {stats.c['sessions_started']:,}"
+                  f" active {sched.active:,} finished {sched.finished:,}  {rate:,.0f} req/s  "
+                  f"errors {sum(stats.errors.values()):,}   ", end="", file=sys.stderr,
+                  flush=True)
+        last_flush = now
+
+
+def _part_paths(results: str, k: int) -> tuple[str, str]:
+    """Request and page files of worker k (k < 0: the final files of a single process)."""
+    if k < 0:
+        return results, pages_path(results)
+    return f"{results}.part{k}", f"{pages_path(results)}.part{k}"
 
 
 def _run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
@@ -179,28 +251,50 @@ def _run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> d
             "options": asdict(opts), "summary": None}
 
 
+# ---- the whole run -------------------------------------------------------------------------
 def replay(path: str, opts: ReplayOptions) -> dict:
-    """Play the scenario at ``path`` against ``opts.target``; returns the summary."""
+    """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
+    status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
     _target(opts.target)
-    sc = read_scenario(path)
+    try:
+        thresholds = [parse_threshold(t) for t in opts.fail_on]
+    except ThresholdError as e:
+        raise ReplayError(str(e)) from None
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
-    # the workers need time to start: their common t0 is set later
-    t0_wall = time.time() + START_MARGIN + (1.5 if opts.workers > 1 else 0.0)
-    info = _run_info(path, sc, opts, t0_wall)
-    if opts.results:
-        write_run(opts.results, info)
+    sc = read_scenario(path)
+    preflight(opts.target, opts.connect_timeout)
+    info: dict = {}
+
+    def started(t0_wall: float) -> None:
+        info.update(_run_info(path, sc, opts, t0_wall))
+        if opts.results:
+            write_run(opts.results, info)
+
     if opts.workers == 1:
         raise_nofile()
+        t0_wall = time.time() + START_MARGIN
+        started(t0_wall)
         results = _part_paths(opts.results, -1) if opts.results else None
-        states = [uvloop.run(_play(sc, opts, -1, 1, t0_wall, results))]
+        states, dead = [uvloop.run(_play(sc, opts, -1, 1, t0_wall, results))], []
     else:
-        states = _run_workers(path, opts, t0_wall)
+        states, dead = _Workers(path, opts).run(started)
+    return _finish(states, dead, opts, thresholds, info)
+
+
+def _finish(states: list[dict], dead: list[str], opts: ReplayOptions,
+            thresholds: list[Threshold], info: dict) -> dict:
     merged = Stats.merged(states)
-    duration = max(s["duration"] for s in states)
-    summary = merged.summary(duration, max(s["cpu"] for s in states))
     reasons = {s["stopped_by"] for s in states} - {None}
-    summary["stopped_by"] = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
+    stopped_by = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
+    if dead and stopped_by is None:
+        stopped_by = "worker_died"
+    summary = merged.summary(max((s["duration"] for s in states), default=0.0),
+                             max((s["cpu"] for s in states), default=None),
+                             complete=stopped_by is None)
+    summary["thresholds"] = check(summary, thresholds)
+    summary["stopped_by"] = stopped_by
+    summary["dead_workers"] = dead
     summary["workers"] = opts.workers
     summary["results"] = opts.results
     summary["pages_results"] = pages_path(opts.results) if opts.results else None
@@ -209,34 +303,148 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     return summary
 
 
-def _run_workers(path: str, opts: ReplayOptions, t0_wall: float) -> list[dict]:
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(path, opts, k, opts.workers, t0_wall, queue))
-             for k in range(opts.workers)]
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)     # the workers stop themselves
-    term = signal.signal(signal.SIGTERM, lambda *_: [os.kill(p.pid, signal.SIGTERM)
-                                                      for p in procs if p.pid])
+def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn) -> None:
+    """A worker process: get ready, wait for the common t0, play, send the statistics."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # until its loop handles it
     try:
-        for p in procs:
-            p.start()
-        states = [queue.get() for _ in procs]
-        for p in procs:
-            p.join()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        signal.signal(signal.SIGTERM, term)
-    if opts.results:
-        _concat(opts.results, opts.workers)
-        _concat(pages_path(opts.results), opts.workers)
-    return states
+        sc = read_scenario(path)
+        raise_nofile()
+        results = _part_paths(opts.results, k) if opts.results else None
+        conn.send(("ready", None))
+        t0_wall = conn.recv()
+        conn.send(("done", uvloop.run(_play(sc, opts, k, n, t0_wall, results, conn))))
+    except Exception as e:                       # reported by the parent, in one line
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+        sys.exit(1)
+
+
+class _Workers:
+    """The parent's side of ``--workers``: start, synchronise, forward signals, collect."""
+
+    def __init__(self, path: str, opts: ReplayOptions) -> None:
+        self.path, self.opts = path, opts
+        ctx = multiprocessing.get_context("spawn")
+        self.conns, self.procs = [], []
+        for k in range(opts.workers):
+            mine, theirs = ctx.Pipe()
+            self.conns.append(mine)
+            self.procs.append(ctx.Process(target=_worker,
+                                          args=(path, opts, k, opts.workers, theirs)))
+        self.dead: dict[int, str] = {}
+        self.interrupted = False
+        self.playing = False
+
+    def _stop_all(self, why: str) -> None:
+        """Stop every live worker: through its pipe once it plays (it ends its sessions and
+        sends its statistics), with SIGTERM before."""
+        for k, p in enumerate(self.procs):
+            if k in self.dead or not p.is_alive():
+                continue
+            if not self.playing:
+                os.kill(p.pid, signal.SIGTERM)
+                continue
+            try:
+                self.conns[k].send(("stop", why))
+            except OSError:
+                pass
+
+    def _on_signal(self, *_) -> None:
+        self.interrupted = True
+        self._stop_all("signal")
+
+    def _collect(self, want: str) -> dict[int, object]:
+        """Wait for message ``want`` from every worker; a worker that dies meanwhile is
+        recorded in ``dead`` and the others are stopped."""
+        got: dict[int, object] = {}
+        while len(got) + len(self.dead) < len(self.procs):
+            live = [k for k in range(len(self.procs)) if k not in got and k not in self.dead]
+            ready = wait_any([self.conns[k] for k in live] +
+                             [self.procs[k].sentinel for k in live], timeout=0.5)
+            for k in live:
+                if self.conns[k] in ready or self.conns[k].poll():
+                    try:
+                        kind, value = self.conns[k].recv()
+                    except (EOFError, OSError):
+                        kind, value = "error", None
+                    if kind == want:
+                        got[k] = value
+                        continue
+                    self._died(k, value)
+                elif self.procs[k].sentinel in ready:
+                    self._died(k, None)
+        return got
+
+    def _died(self, k: int, why: str | None) -> None:
+        p = self.procs[k]
+        p.join(5)
+        code = p.exitcode
+        how = (why or (f"killed by signal {-code}" if code is not None and code < 0
+                       else f"exit status {code}"))
+        self.dead[k] = f"worker {k}: {how}"
+        self._stop_all("worker_died")
+
+    def run(self, started: Callable[[float], None]) -> tuple[list[dict], list[str]]:
+        opts = self.opts
+        if opts.results:
+            for path, columns in ((opts.results, REQUEST_COLUMNS),
+                                  (pages_path(opts.results), PAGE_COLUMNS)):
+                with open(path, "w", newline="") as f:
+                    ResultsWriter(f, columns).flush()
+                for k in range(opts.workers):
+                    open(f"{path}.part{k}", "w").close()
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for p in self.procs:
+                p.start()
+            self._collect("ready")
+            if self.dead or self.interrupted:
+                self._stop_all("signal")
+                for p in self.procs:
+                    p.join(10)
+                why = "interrupted" if self.interrupted else "; ".join(self.dead.values())
+                raise WorkerDied(f"the run did not start: {why}")
+            t0_wall = time.time() + START_MARGIN
+            started(t0_wall)
+            for c in self.conns:
+                c.send(t0_wall)
+            self.playing = True
+            states = list(self._collect("done").values())
+            for p in self.procs:
+                p.join(10)
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            if opts.results:
+                _concat(opts.results, opts.workers)
+                _concat(pages_path(opts.results), opts.workers)
+        return states, list(self.dead.values())
 
 
 def _concat(target: str, n: int) -> None:
-    """Join the workers' parts ``target.partK`` (only part 0 has the header) into ``target``."""
-    with open(target, "wb") as out:
+    """Append the workers' parts ``target.partK`` to ``target`` (which holds the header); a
+    part cut mid-line (its worker was killed) loses that line."""
+    with open(target, "r+b") as out:
         for k in range(n):
             part = f"{target}.part{k}"
+            if not os.path.exists(part):
+                continue
+            out.seek(0, os.SEEK_END)
             with open(part, "rb") as f:
                 shutil.copyfileobj(f, out)
             os.remove(part)
+            _cut_partial_line(out)
+
+
+def _cut_partial_line(f) -> None:
+    """Truncate ``f`` after its last newline."""
+    end = f.seek(0, os.SEEK_END)
+    pos = end
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        f.seek(pos - step)
+        nl = f.read(step).rfind(b"\n")
+        if nl >= 0:
+            f.truncate(pos - step + nl + 1)
+            return
+        pos -= step
+    f.truncate(0)

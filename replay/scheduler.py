@@ -6,6 +6,12 @@ A session whose time has passed is started at once and its lag recorded (Stats c
 Inside a session the model is closed: the next click waits for the page to complete and then for
 the think time. Session starts never wait on the server (S-Client: otherwise the generator can
 never overload it).
+
+Each wake-up costs O(1): a finished session decrements a count, and the run waits on one future
+that the last session resolves (never on the set of every running task). When the run stops,
+every session due by then ends with all its requests recorded: running sessions settle what
+they had issued (``in_flight``) and what they had not (``not_started``); sessions due but not
+yet started record all their requests as ``not_started``.
 """
 from __future__ import annotations
 
@@ -26,53 +32,64 @@ class Scheduler:
     """Starts the sessions of ``sessions`` on time and runs each as a task. Times are on
     ``events.clock``; the loop's timers are given them through the measured skew."""
 
-    def __init__(self, target: Target, classes: list[ClientClass], sessions: Iterable[ScenarioSession],
-                 t0: float, stop: asyncio.Event, hooks: Hooks) -> None:
-        self.target, self.classes, self.sessions = target, classes, sessions
-        self.t0, self.stop, self.hooks = t0, stop, hooks
+    def __init__(self, target: Target, classes: list[ClientClass],
+                 sessions: Iterable[ScenarioSession], t0: float, hooks: Hooks) -> None:
+        self.target, self.classes, self.sessions = target, classes, iter(sessions)
+        self.t0, self.hooks = t0, hooks
         self.loop = asyncio.get_running_loop()
         self.skew = 0.0                              # clock() = loop.time() + skew, set in run()
+        self.stopped = self.loop.create_future()     # its result: why the run stopped
+        self.stop_at: float | None = None
         self.tasks: set[asyncio.Task] = set()
         self.scheduled = 0
         self.finished = 0
+        self._fed = False
+        self._idle: asyncio.Future | None = None
 
     @property
     def active(self) -> int:
         return len(self.tasks)
 
+    def halt(self, why: str) -> None:
+        """Stop the run: no more sessions start; the running ones end, recording everything."""
+        if not self.stopped.done():
+            self.stop_at = clock()
+            self.stopped.set_result(why)
+
     async def run(self) -> None:
-        """Schedule every session, then wait for them (or for ``stop``)."""
+        """Schedule every session, then wait for them (or for ``halt``)."""
         await asyncio.sleep(0)           # a fresh loop iteration: loop.time() is not stale now
         self.skew = clock() - self.loop.time()
         for s in self.sessions:
             due = self.t0 + s.start
             wait = due - LOOKAHEAD - clock()
             if wait > 0:
-                try:
-                    await asyncio.wait_for(self.stop.wait(), wait)
-                except asyncio.TimeoutError:
-                    pass
-            if self.stop.is_set():
+                await asyncio.wait((self.stopped,), timeout=wait)
+            if self.stopped.done():
+                self._not_started(s, due)
                 break
             self.scheduled += 1
             self.loop.call_at(due - self.skew, self._spawn, s, due)
-        waiter = asyncio.ensure_future(self.stop.wait())
-        while (self.tasks or self._pending_timers()) and not self.stop.is_set():
-            pending = set(self.tasks) | {waiter}
-            await asyncio.wait(pending, timeout=0.1, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if self.stop.is_set():
+        self._fed = True
+        if not self._all_done():
+            self._idle = self.loop.create_future()
+            await asyncio.wait((self._idle, self.stopped), return_when=asyncio.FIRST_COMPLETED)
+        if self.stopped.done():
+            await asyncio.sleep(0)       # sessions overdue in the loop's timers record now
+            for s in self.sessions:      # due by the stop but never read (a lagging loop)
+                if not self._not_started(s, self.t0 + s.start):
+                    break
             for t in list(self.tasks):
                 t.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
-    def _pending_timers(self) -> bool:
-        """Sessions handed to the loop's timers that have not started yet."""
-        return self.finished + len(self.tasks) < self.scheduled
+    def _all_done(self) -> bool:
+        return self._fed and self.finished == self.scheduled
 
     def _spawn(self, s: ScenarioSession, due: float) -> None:
-        if self.stop.is_set():
-            self.finished += 1
+        if self.stopped.done():
+            self._not_started(s, due)
+            self._finished()
             return
         self.hooks.emit("session_start", s.id, due, clock())
         task = self.loop.create_task(self._session(s, due))
@@ -81,12 +98,31 @@ class Scheduler:
 
     def _done(self, task: asyncio.Task) -> None:
         self.tasks.discard(task)
+        self._finished()
+
+    def _finished(self) -> None:
         self.finished += 1
+        if self._idle is not None and not self._idle.done() and self._all_done():
+            self._idle.set_result(None)
+
+    def _client(self, s: ScenarioSession) -> Client:
+        cc = self.classes[s.cls]
+        return Client(self.target, s.id, s.cls, cc.network, cc.protocol, self.loop)
+
+    def _not_started(self, s: ScenarioSession, due: float) -> bool:
+        """A session the run stopped before: its requests end ``not_started`` when it was due
+        by the stop (it belonged to the run). Returns whether it was."""
+        if self.stop_at is None or due > self.stop_at:
+            return False
+        client = self._client(s)
+        for page, _ in s.clicks:
+            client.not_started(page)
+        return True
 
     async def _session(self, s: ScenarioSession, due: float) -> None:
-        cc = self.classes[s.cls]
-        client = Client(self.target, s.id, s.cls, cc.network, cc.protocol, self.loop)
+        client = self._client(s)
         completed = False
+        begun = 0                                    # clicks whose page was asked for
         try:
             intended = previous_done = due
             for k, (page, think) in enumerate(s.clicks):
@@ -95,9 +131,15 @@ class Scheduler:
                     delay = intended - clock()
                     if delay > 0:
                         await asyncio.sleep(delay)
+                begun = k + 1
                 visit = await client.visit(page, intended)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
+        except asyncio.CancelledError:
+            client.abandon()
+            for page, _ in s.clicks[begun:]:
+                client.not_started(page)
+            raise
         finally:
             client.close()
             self.hooks.emit("session_end", s.id, completed)

@@ -1,27 +1,39 @@
-"""``wagon serve``: the modeled site from memory (aiohttp.web), with the limits the seed papers
-vary: connections served at once (Apache's MaxClients), a keep-alive timeout, a service time.
+"""``wagon serve``: the modeled site from memory (aiohttp.web), with the limits of the servers it
+stands in for: connections served at once (Apache's MaxClients), the kernel's listen backlog
+beyond them (ListenBacklog), a header-read timeout (RequestReadTimeout), a keep-alive timeout,
+a service time, and an access log of each request's time as the server measured it.
 
 The site is a ``formats.site.SiteSpec`` — a scenario's, or a model's resolved the same way —
 rendered by ``page_html`` and ``object_bytes``: the same bytes nginx serves from
 ``wagon site build``.
-A connection over the limit is accepted by the kernel but not read until a slot frees, as a
-server whose workers are all busy.
+
+Connections are accepted by ``Listener``, not by asyncio's server: at ``max_connections`` it
+stops accepting, so new connections wait in the kernel's listen backlog and, once that is full,
+the kernel drops their SYNs (the client retries after 1 s, 3 s, ...), as with Apache.
 """
 from __future__ import annotations
 
 import asyncio
+import errno
+import itertools
+import logging
 import mimetypes
 import signal
-from collections import deque
+import socket
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
 
 from ..formats.site import SiteSpec, object_bytes, page_html
+from .limits import open_files_limit, raise_nofile
 
-__all__ = ["make_app", "serve", "run_server", "ServeOptions", "ConnectionGate"]
+__all__ = ["make_app", "serve", "run_server", "ServeOptions", "Listener"]
+
+_OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
 @dataclass(frozen=True)
@@ -31,9 +43,12 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8080
     max_connections: int | None = None
+    backlog: int = 511                   # Apache's ListenBacklog default
     keepalive_timeout: float = 75.0
+    header_timeout: float | None = 20.0  # Apache's RequestReadTimeout header=20
     service_time: float = 0.0
     max_time: float | None = None
+    access_log: str | None = None
 
 
 def make_app(site: SiteSpec | None = None, directory: str | None = None,
@@ -78,97 +93,192 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
     return app
 
 
-class ConnectionGate:
-    """At most ``limit`` connections served at once; the others wait unread, in arrival order."""
+class Listener:
+    """Accepts connections at most ``limit`` at a time (None: no limit) and guards each with
+    the header-read timeout. Out of descriptors, it says so once and waits for some to close."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.active = limit, 0
-        self.waiting: deque = deque()
+    def __init__(self, sock: socket.socket, factory: Callable[[], asyncio.Protocol],
+                 limit: int | None, header_timeout: float | None) -> None:
+        self.sock, self.factory = sock, factory
+        self.limit, self.header_timeout = limit, header_timeout
+        self.loop = asyncio.get_running_loop()
+        self.active = 0
+        self.serials: dict[int, list[int]] = {}   # id(protocol) → [connection, requests]
+        self._ids = itertools.count(1)
+        self._accepting = False
+        self._starting: set[asyncio.Task] = set()    # connections being set up (referenced)
+        self.out_of_files = 0
 
-    def wrap(self, factory):
-        gate = self
+    def start(self) -> None:
+        if not self._accepting:
+            self.loop.add_reader(self.sock.fileno(), self._accept)
+            self._accepting = True
 
-        class Gated(asyncio.Protocol):
-            def __init__(self) -> None:
-                self.inner = factory()
-                self.admitted = False
-                self.buffer: list[bytes] = []
-                self.transport = None
+    def stop(self) -> None:
+        if self._accepting:
+            self.loop.remove_reader(self.sock.fileno())
+            self._accepting = False
 
-            def connection_made(self, transport) -> None:
-                self.transport = transport
-                if gate.active < gate.limit:
-                    self.admit()
-                else:
-                    transport.pause_reading()
-                    gate.waiting.append(self)
-
-            def admit(self) -> None:
-                gate.active += 1
-                self.admitted = True
-                self.inner.connection_made(self.transport)
-                for data in self.buffer:
-                    self.inner.data_received(data)
-                self.buffer.clear()
-                if not self.transport.is_closing():
-                    self.transport.resume_reading()
-
-            def data_received(self, data: bytes) -> None:
-                if self.admitted:
-                    self.inner.data_received(data)
-                else:
-                    self.buffer.append(data)
-
-            def eof_received(self):
-                return self.inner.eof_received() if self.admitted else None
-
-            def pause_writing(self) -> None:
-                if self.admitted:
-                    self.inner.pause_writing()
-
-            def resume_writing(self) -> None:
-                if self.admitted:
-                    self.inner.resume_writing()
-
-            def connection_lost(self, exc) -> None:
-                if not self.admitted:
-                    if self in gate.waiting:
-                        gate.waiting.remove(self)
+    def _accept(self) -> None:
+        while self.limit is None or self.active < self.limit:
+            try:
+                conn, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                if e.errno in _OUT_OF_FILES:
+                    self._no_files()
                     return
-                self.inner.connection_lost(exc)
-                gate.active -= 1
-                while gate.waiting and gate.active < gate.limit:
-                    gate.waiting.popleft().admit()
+                continue                             # the client went away meanwhile
+            conn.setblocking(False)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.active += 1
+            inner = self.factory()
+            self.serials[id(inner)] = [next(self._ids), 0]
+            task = self.loop.create_task(self.loop.connect_accepted_socket(
+                lambda inner=inner: _Guarded(self, inner), conn))
+            self._starting.add(task)
+            task.add_done_callback(lambda t, inner=inner: self._started(t, inner))
+        self.stop()                                  # at the limit: the backlog holds the rest
 
-        return Gated
+    def _started(self, task: asyncio.Task, inner: asyncio.Protocol) -> None:
+        self._starting.discard(task)
+        if task.cancelled() or task.exception() is not None:    # never served: its slot frees
+            self.released(inner)
+
+    def _no_files(self) -> None:
+        """One line for the run (not one per refused accept); retry in 0.1 s or when a
+        connection closes."""
+        if not self.out_of_files:
+            print(f"wagon serve: out of file descriptors (limit {open_files_limit():,}): new "
+                  "connections wait in the listen backlog until some close", file=sys.stderr,
+                  flush=True)
+        self.out_of_files += 1
+        self.stop()
+        self.loop.call_later(0.1, self.start)
+
+    def released(self, inner: asyncio.Protocol) -> None:
+        self.active -= 1
+        self.serials.pop(id(inner), None)
+        if self.limit is not None and self.active < self.limit:
+            self.start()
 
 
-async def serve(app: web.Application, host: str, port: int, max_connections: int | None = None,
-                keepalive_timeout: float = 75.0, stop: asyncio.Event | None = None,
-                ready=None) -> None:
-    """Serve ``app`` until ``stop`` is set (or forever)."""
-    runner = web.AppRunner(app, keepalive_timeout=keepalive_timeout, access_log=None,
-                           handle_signals=False)
+class _Guarded(asyncio.Protocol):
+    """aiohttp's protocol for one connection, with the header-read timeout: a request's header
+    must arrive complete within ``header_timeout`` of its first byte (of the connection, for
+    the first one), or the connection is closed — slowloris cannot hold it."""
+
+    def __init__(self, listener: Listener, inner: asyncio.Protocol) -> None:
+        self.listener, self.inner = listener, inner
+        self.transport: asyncio.Transport | None = None
+        self.tail = b""                       # the last bytes seen, to find "\r\n\r\n" across reads
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.inner.connection_made(transport)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.timer is None and self.listener.header_timeout:
+            self.timer = self.listener.loop.call_later(self.listener.header_timeout,
+                                                       self.transport.close)
+
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def data_received(self, data: bytes) -> None:
+        seen = self.tail + data
+        end = seen.rfind(b"\r\n\r\n")
+        after = seen if end < 0 else seen[end + 4:]
+        if end >= 0:
+            self._disarm()
+        if after:                             # a header under way (begun now, or before)
+            self._arm()
+        self.tail = after[-3:]
+        self.inner.data_received(data)
+
+    def eof_received(self):
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc) -> None:
+        self._disarm()
+        self.inner.connection_lost(exc)
+        self.listener.released(self.inner)
+
+
+def _access_log_class(listener: list[Listener]):
+    """An aiohttp access logger writing nginx's fields: connection, its request count, status,
+    body bytes, request time (s: request header read → response handed to the kernel), URI."""
+    class AccessLog(AbstractAccessLogger):
+        def log(self, request, response, time: float) -> None:
+            serial = listener[0].serials.get(id(request.protocol), [0, 0])
+            serial[1] += 1
+            size = response.content_length          # files go by sendfile: not in body_length
+            self.logger.info("%d %d %d %d %.6f %s", serial[0], serial[1], response.status,
+                             response.body_length if size is None else size, time,
+                             request.raw_path)
+    return AccessLog
+
+
+def _access_logger(path: str) -> logging.Logger:
+    log = logging.getLogger(f"wagon.serve.access.{path}")
+    log.propagate = False
+    log.setLevel(logging.INFO)
+    handler = logging.FileHandler(path, mode="w")
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    return log
+
+
+async def serve(app: web.Application, opts: ServeOptions, stop: asyncio.Event | None = None,
+                ready: Callable[[int], None] | None = None) -> None:
+    """Serve ``app`` as ``opts`` say until ``stop`` is set (or forever)."""
+    holder: list[Listener] = []
+    logging_kw = ({"access_log": _access_logger(opts.access_log),
+                   "access_log_class": _access_log_class(holder)} if opts.access_log
+                  else {"access_log": None})
+    runner = web.AppRunner(app, keepalive_timeout=opts.keepalive_timeout, handle_signals=False,
+                           **logging_kw)
     await runner.setup()
-    loop = asyncio.get_running_loop()
-    factory = runner.server
-    if max_connections:
-        factory = ConnectionGate(max_connections).wrap(factory)
-    server = await loop.create_server(factory, host, port, backlog=4096, reuse_address=True)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((opts.host, opts.port))
+        sock.listen(opts.backlog)
+    except OSError:
+        sock.close()
+        await runner.cleanup()
+        raise
+    sock.setblocking(False)
+    listener = Listener(sock, runner.server, opts.max_connections, opts.header_timeout)
+    holder.append(listener)
+    listener.start()
     if ready is not None:
-        ready(server.sockets[0].getsockname()[1])
+        ready(sock.getsockname()[1])
     try:
         await (stop.wait() if stop is not None else asyncio.Future())
     finally:
-        server.close()
-        await server.wait_closed()
+        listener.stop()
+        sock.close()
         await runner.cleanup()
 
 
 def run_server(app: web.Application, opts: ServeOptions,
                ready: Callable[[int], None] | None = None) -> None:
-    """Serve ``app`` until SIGINT/SIGTERM or ``opts.max_time``; ``ready(port)`` once listening.
-    OSError when the address cannot be listened on."""
+    """Serve ``app`` until SIGINT/SIGTERM or ``opts.max_time``, with the open-files limit
+    raised; ``ready(port)`` once listening. OSError when the address cannot be listened on."""
+    raise_nofile()
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -176,6 +286,5 @@ def run_server(app: web.Application, opts: ServeOptions,
             loop.add_signal_handler(sig, stop.set)
         if opts.max_time:
             loop.call_later(opts.max_time, stop.set)
-        await serve(app, opts.host, opts.port, opts.max_connections, opts.keepalive_timeout,
-                    stop, ready)
+        await serve(app, opts, stop, ready)
     asyncio.run(main())

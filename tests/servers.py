@@ -1,15 +1,24 @@
 """Real servers on loopback for tests: Debian's nginx started on a free port with a private config.
 
-The access log records the connection serial number and the request's rank on it, so tests can
-count connections on the server side."""
+The access log records the connection serial number, the request's rank on it and nginx's own
+``$request_time`` (first byte of the request read → last byte of the response handed to the
+kernel), so tests can count connections and time requests on the server side; ``/nginx-status``
+(stub_status) says how many connections nginx holds at a moment."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
+import re
 import socket
+import struct
 import subprocess
+import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .conftest import require_tool
 
@@ -22,18 +31,20 @@ error_log {d}/error.log warn;
 pid {d}/nginx.pid;
 events {{ worker_connections {connections}; }}
 http {{
-  log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_uri';
+  log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_time '
+                   '$request_uri';
   access_log {d}/access.log wagon;
   default_type application/octet-stream;
   sendfile on;
   keepalive_timeout {keepalive};
-  keepalive_requests 1000000;
+  keepalive_requests {keepalive_requests};
   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
   uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
   server {{
     listen 127.0.0.1:{port} backlog=4096;
     root {root};
     index index.html;
+    location = /nginx-status {{ stub_status; access_log off; }}
   }}
 }}
 """
@@ -54,6 +65,17 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
 
 
+class Access(NamedTuple):
+    """One access-log line."""
+
+    conn: int              # $connection
+    rank: int              # $connection_requests
+    status: int
+    bytes: int             # $body_bytes_sent
+    request_time: float    # $request_time (s, millisecond resolution)
+    uri: str
+
+
 @dataclass
 class Nginx:
     port: int
@@ -63,21 +85,43 @@ class Nginx:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
+    def access(self, expect: int = 0, wait: float = 2.0) -> list[Access]:
+        """The access log, a typed row per request; waits up to ``wait`` s for ``expect`` rows
+        (nginx writes a request's line after it has sent the answer)."""
+        deadline = time.monotonic() + wait
+        while len(self._lines()) < expect and time.monotonic() < deadline:
+            time.sleep(0.05)
+        out = []
+        for line in self._lines():
+            c, r, st, b, t, uri = line.split(" ", 5)
+            out.append(Access(int(c), int(r), int(st), int(b), float(t), uri))
+        return out
+
+    def _lines(self) -> list[str]:
+        return (self.workdir / "access.log").read_text().splitlines()
+
     def log(self) -> list[list[str]]:
-        """Access-log rows: connection, rank on the connection, status, bytes, URI."""
-        return [line.split(" ", 4) for line in
-                (self.workdir / "access.log").read_text().splitlines()]
+        """Access-log rows as text: connection, rank on the connection, status, bytes, URI."""
+        return [[str(a.conn), str(a.rank), str(a.status), str(a.bytes), a.uri]
+                for a in self.access()]
+
+    def active(self) -> int:
+        """Connections nginx holds now (stub_status's "Active connections", this one
+        included)."""
+        with urllib.request.urlopen(self.url + "nginx-status", timeout=5) as r:
+            return int(re.search(rb"Active connections: (\d+)", r.read()).group(1))
 
 
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
-          access_log: bool = True):
+          access_log: bool = True, keepalive_requests: int = 1_000_000):
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
-                       connections=connections, nofile=min(connections * 2 + 100, 19_000))
+                       connections=connections, nofile=min(connections * 2 + 100, 19_000),
+                       keepalive_requests=keepalive_requests)
     if not access_log:
         text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
     conf.write_text(text)
@@ -96,32 +140,52 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
 
 
 FAULT_BODY = b"x" * 100
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + FAULT_BODY
 
 
-class _Fault(__import__("asyncio").Protocol):
+def _redirect(status: int, location: bytes) -> bytes:
+    return b"HTTP/1.1 %d Moved\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n" % (status,
+                                                                                  location)
+
+
+class _Fault(asyncio.Protocol):
     """Answers by path: /ok 200, /500 a 500, /reset a RST mid-body, /truncate a short body then
-    FIN, /hang nothing, /close a FIN without answer."""
+    FIN, /hang nothing, /close a FIN without answer, /redirect a 302 to /ok, /redirect-rel a 301
+    to the relative "ok", /loop a 302 to itself, /away a 302 to another host, /once a 200 to the
+    first request of a connection and a RST without answer to any later one. ``served`` lists
+    (connection, path) of every request read."""
+
+    served: list[tuple[int, bytes]] = []
+    _ids = itertools.count()
 
     def connection_made(self, transport):
         self.t = transport
         self.buf = b""
+        self.id = next(self._ids)
+        self.requests = 0
+
+    def _reset(self) -> None:
+        sock = self.t.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.t.abort()
 
     def data_received(self, data):
-        import socket as _s
-        import struct
         self.buf += data
         while b"\r\n\r\n" in self.buf:
             head, self.buf = self.buf.split(b"\r\n\r\n", 1)
             path = head.split(b" ")[1]
-            if path == b"/ok":
-                self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + FAULT_BODY)
+            self.served.append((self.id, path))
+            self.requests += 1
+            if path == b"/ok" or (path == b"/once" and self.requests == 1):
+                self.t.write(OK)
+            elif path == b"/once":
+                self._reset()
+                return
             elif path == b"/500":
                 self.t.write(b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno")
             elif path == b"/reset":
                 self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"y" * 1000)
-                sock = self.t.get_extra_info("socket")
-                sock.setsockopt(_s.SOL_SOCKET, _s.SO_LINGER, struct.pack("ii", 1, 0))
-                self.t.abort()
+                self._reset()
                 return
             elif path == b"/truncate":
                 self.t.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"z" * 10)
@@ -130,14 +194,19 @@ class _Fault(__import__("asyncio").Protocol):
             elif path == b"/close":
                 self.t.close()
                 return
+            elif path in REDIRECTS:
+                self.t.write(_redirect(*REDIRECTS[path]))
             # /hang: say nothing
+
+
+REDIRECTS = {b"/redirect": (302, b"/ok"), b"/redirect-rel": (301, b"ok"),
+             b"/loop": (302, b"/loop"), b"/away": (302, b"http://elsewhere.invalid/ok")}
 
 
 @contextlib.contextmanager
 def fault_server():
     """The fault server in a thread of its own; yields its port."""
-    import asyncio
-    import threading
+    _Fault.served = []
     port = free_port()
     loop = asyncio.new_event_loop()
     ready = threading.Event()

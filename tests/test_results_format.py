@@ -11,13 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wagon import ResultsError, read_results
-from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
-                                   read_run, run_path, write_run)
+from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
+                                   ResultsWriter, pages_path, read_run, run_path, write_run)
 
-ROW = (3, "modem/http10x4", 7, "/a b,c.html", "page", 12, 1, "0.500000", "0.510000", "0.510000",
-       "0.820000", "1.130000", "1.400000", 200, 4096, "")
-FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, "1.000000", "1.000000", "1.000000", "",
-          "", "1.020000", 0, 0, "refused")
+ROW = (3, "modem/http10x4", 7, "/a b,c.html", "page", 12, 1, 1, "0.500000", "0.510000",
+       "0.510000", "0.820000", "1.130000", "1.400000", 200, 4096, "")
+FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, 0, "1.000000", "1.000000", "1.000000",
+          "", "", "1.020000", 0, 0, "refused")
+NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", 0, 0,
+               "not_started")
 
 
 def _write(path, rows, columns=REQUEST_COLUMNS):
@@ -38,15 +40,26 @@ def test_plain_pandas_reads_results_without_options(tmp_path):
 
 
 def test_read_results_types_every_column(tmp_path):
-    path = _write(tmp_path / "r.csv", [ROW, FAILED])
+    path = _write(tmp_path / "r.csv", [ROW, FAILED, NOT_STARTED])
     df = read_results(path)
     for column, kind in REQUEST_COLUMNS.items():
         want = {"int": "int64", "float": "float64", "str": "string", "bool": "bool"}[kind]
         assert str(df[column].dtype) == want, column
-    assert df["error"].tolist() == ["", "refused"]
+    assert df["error"].tolist() == ["", "refused", "not_started"]
     assert math.isnan(df["first_byte"][1]) and df["last_byte"][0] == pytest.approx(1.4)
-    assert df["reused"].tolist() == [True, False]
+    assert df[["start", "intended", "last_byte"]].iloc[2].isna().all()
+    assert df["reused"].tolist() == [True, False, False]
+    assert df["retried"].tolist() == [True, False, False]
     assert df.attrs["run"] is None                          # no run file beside it
+
+
+def test_version_1_requests_files_are_read_without_retries(tmp_path):
+    """Version 1 had no ``retried`` column: read as never retried, columns in today's order."""
+    v1 = [r[:7] + r[8:] for r in (ROW, FAILED)]
+    df = read_results(_write(tmp_path / "r1.csv", v1, REQUEST_COLUMNS_V1))
+    assert list(df.columns) == list(REQUEST_COLUMNS)
+    assert df["retried"].tolist() == [False, False] and df["reused"].tolist() == [True, False]
+    assert str(df["retried"].dtype) == "bool" and df["status"].tolist() == [200, 0]
 
 
 def test_pages_file_and_run_file(tmp_path):

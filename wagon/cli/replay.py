@@ -8,15 +8,19 @@ import click
 from ..formats.classes import ClassError, parse_protocol
 from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
-from ..replay import ReplayError, ReplayOptions, replay
+from ..replay import ReplayError, ReplayOptions, exit_status, replay
+from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
-from ..replay.runner import estimate_connections, raise_nofile
+from ..replay.runner import estimate_connections
 from .common import WagonError, default
 
 PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
+EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 the target did "
+             "not answer the pre-flight connect; 4 a --fail-on threshold failed; 5 the run was "
+             "cut short (signal, --max-time, a worker died), after writing everything.")
 
 
-@click.command("replay")
+@click.command("replay", epilog=EXIT_HELP)
 @click.argument("scenario")
 @click.option("--target", required=True, help="The server: http://HOST:PORT/")
 @click.option("--results", default=default(ReplayOptions, "results"), metavar="FILE",
@@ -26,17 +30,27 @@ PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
               help="Processes sharing the sessions (one per core).")
 @click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
+@click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
 @click.option("--connect-timeout", type=float, default=default(ReplayOptions, "connect_timeout"),
               show_default=True, help="Seconds to wait for a TCP connection.")
 @click.option("--timeout", type=float, default=default(ReplayOptions, "timeout"),
-              show_default=True, help="Seconds to wait for a response.")
+              show_default=True, help="Inactivity timeout: seconds without a byte from the "
+                                      "server (0: none). A slow transfer that progresses is "
+                                      "never cut.")
+@click.option("--request-timeout", type=float, default=default(ReplayOptions, "request_timeout"),
+              help="Optional cap (s) on a whole request, from its issue to its last byte.")
+@click.option("--fail-on", multiple=True, metavar="EXPR",
+              default=default(ReplayOptions, "fail_on"), show_default=True,
+              help="A threshold that fails the run (exit 4), e.g. 'errors>1%' or "
+                   "'request.p99>2000' (ms); repeatable; replaces the default.")
 @click.option("--max-time", type=float, default=default(ReplayOptions, "max_time"),
               help="Stop after this many seconds.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress line on stderr (default: when stderr is a terminal).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(scenario, target, results, workers, protocol, no_emulation, connect_timeout,
-            timeout, max_time, progress, as_json) -> None:
+def command(scenario, target, results, workers, protocol, no_emulation, no_follow,
+            connect_timeout, timeout, request_timeout, fail_on, max_time, progress,
+            as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         proto = parse_protocol(protocol) if protocol else None
@@ -52,13 +66,20 @@ def command(scenario, target, results, workers, protocol, no_emulation, connect_
                    f"open-files limit is {limit:,} per process: expect 'too_many_open_files' "
                    "errors (use --workers, or raise the hard limit)", err=True)
     opts = ReplayOptions(target=target, results=results, workers=workers, protocol=protocol,
-                         emulation=not no_emulation, connect_timeout=connect_timeout,
-                         timeout=timeout, max_time=max_time,
+                         emulation=not no_emulation, follow_redirects=not no_follow,
+                         connect_timeout=connect_timeout, timeout=timeout,
+                         request_timeout=request_timeout, fail_on=tuple(fail_on),
+                         max_time=max_time,
                          progress=sys.stderr.isatty() if progress is None else progress)
     try:
         summary = replay(scenario, opts)
-    except (ReplayError, ScenarioError) as e:
+    except ReplayError as e:
+        error = WagonError(str(e))
+        error.exit_code = e.status
+        raise error from None
+    except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:
         raise WagonError(f"cannot write results: {e.strerror or e}") from None
     click.echo(dumps(summary) if as_json else summary_text(summary))
+    click.get_current_context().exit(exit_status(summary))

@@ -18,7 +18,17 @@ from .common import WagonError, default
 @click.option("--port", type=int, default=default(ServeOptions, "port"), show_default=True,
               help="Port to listen on (0: any free port, printed).")
 @click.option("--max-connections", type=int, default=default(ServeOptions, "max_connections"),
-              help="Connections served at once (others wait unread), like Apache's MaxClients.")
+              help="Connections served at once, like Apache's MaxClients: others wait in the "
+                   "kernel's listen backlog.")
+@click.option("--backlog", type=int, default=default(ServeOptions, "backlog"), show_default=True,
+              help="The kernel's listen backlog (Apache's ListenBacklog): connections beyond "
+                   "it have their SYNs dropped.")
+@click.option("--header-timeout", type=float, default=default(ServeOptions, "header_timeout"),
+              show_default=True, help="Seconds a request's header may take to arrive (Apache's "
+                                      "RequestReadTimeout header=); 0: none.")
+@click.option("--access-log", default=default(ServeOptions, "access_log"), metavar="FILE",
+              help="Write a line per request: connection, its request count, status, bytes, "
+                   "request time (s), URI.")
 @click.option("--keepalive-timeout", type=float,
               default=default(ServeOptions, "keepalive_timeout"), show_default=True,
               help="Seconds an idle persistent connection is kept.")
@@ -30,15 +40,24 @@ from .common import WagonError, default
               help="With --model: Zipf exponent of that site's page popularity.")
 @click.option("--max-time", type=float, default=default(ServeOptions, "max_time"),
               help="Stop after this many seconds.")
-def command(scenario, model, site_dir, host, port, max_connections, keepalive_timeout,
-            service_time, pages, zipf, max_time) -> None:
+def command(scenario, model, site_dir, host, port, max_connections, backlog, header_timeout,
+            access_log, keepalive_timeout, service_time, pages, zipf, max_time) -> None:
     """Serve the modeled site (embedded aiohttp server): the same bytes ``wagon site build``
     writes for the same --scenario or --model."""
     if sum(x is not None for x in (scenario, model, site_dir)) != 1:
         raise WagonError("give exactly one of --scenario, --model and --site")
-    opts = ServeOptions(host=host, port=port, max_connections=max_connections,
+    for name, value in (("--max-connections", max_connections), ("--backlog", backlog)):
+        if value is not None and value < 1:
+            raise WagonError(f"{name} must be at least 1")
+    opts = ServeOptions(host=host, port=port, max_connections=max_connections, backlog=backlog,
+                        header_timeout=header_timeout or None, access_log=access_log,
                         keepalive_timeout=keepalive_timeout, service_time=service_time,
                         max_time=max_time)
+    try:
+        if access_log is not None:
+            open(access_log, "a").close()
+    except OSError as e:
+        raise WagonError(f"--access-log {access_log}: {e.strerror or e}") from None
     try:
         if site_dir is not None:
             app = make_app(directory=site_dir, service_time=service_time)

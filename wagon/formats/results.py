@@ -5,6 +5,11 @@
 monotonic clock, ``class`` is the client class's name. ``r.run.json`` says what ran (target,
 scenario, t0 as a wall-clock time, options) and, once the run ends, its summary.
 ``read_results`` is the typed reader every consumer uses.
+
+Version 2 (issue 9): every request of the run has exactly one row (``error`` also says
+``not_started``, ``in_flight``, ``skipped``), ``start`` is when the browser issued the request
+(before its connect; version 1: when it was written), and the ``retried`` column says a request
+was sent a second time. Version 1 files are read with ``retried`` false.
 """
 from __future__ import annotations
 
@@ -20,14 +25,16 @@ __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "
            "run_path", "write_run", "read_run", "read_results", "is_results_header"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "url": "str", "kind": "str", "conn": "int",
-    "reused": "bool", "intended": "float", "start": "float", "connect_start": "float",
-    "connected": "float", "first_byte": "float", "last_byte": "float", "status": "int",
-    "bytes": "int", "error": "str"}
+    "reused": "bool", "retried": "bool", "intended": "float", "start": "float",
+    "connect_start": "float", "connected": "float", "first_byte": "float", "last_byte": "float",
+    "status": "int", "bytes": "int", "error": "str"}
+#: version 1 of the requests file: no ``retried`` column
+REQUEST_COLUMNS_V1 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "retried"}
 PAGE_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "intended": "float", "start": "float",
     "html_first_byte": "float", "done": "float", "response_time": "float",
@@ -95,7 +102,8 @@ def read_run(results: str | os.PathLike) -> dict | None:
 
 def is_results_header(line: str) -> bool:
     """Is this the first line of a requests or pages results file?"""
-    return line.strip() in (",".join(REQUEST_COLUMNS), ",".join(PAGE_COLUMNS))
+    return line.strip() in {",".join(c) for c in (REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
+                                                   PAGE_COLUMNS)}
 
 
 def read_results(path: str | os.PathLike):
@@ -109,7 +117,8 @@ def read_results(path: str | os.PathLike):
             first = next(csv.reader([f.readline()]), [])
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
-    columns = next((c for c in (REQUEST_COLUMNS, PAGE_COLUMNS) if first == list(c)), None)
+    columns = next((c for c in (REQUEST_COLUMNS, REQUEST_COLUMNS_V1, PAGE_COLUMNS)
+                    if first == list(c)), None)
     if columns is None:
         raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
                            "requests or pages header)")
@@ -123,5 +132,7 @@ def read_results(path: str | os.PathLike):
     for c, t in columns.items():
         if t == "bool":
             df[c] = df[c].astype(bool)
-    df.attrs["run"] = read_run(path) if columns is REQUEST_COLUMNS else None
+    if columns is REQUEST_COLUMNS_V1:
+        df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
+    df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
     return df
