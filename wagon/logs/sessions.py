@@ -9,10 +9,13 @@ Rules (documented in docs/methods.md):
 - a click whose idle time (from the last request of the previous click) exceeds ``tmax`` starts a
   new session; with ``timeout`` a session is also cut at the first click past ``timeout`` seconds
   from its start;
-- logs with whole-second timestamps get their session starts spread uniformly within the second
-  (seeded), so that session inter-arrival times have no ties at zero;
-- client codes are ranks of the clients' identity strings, so that nothing (the spreading above
-  included) depends on the order in which clients first appear in the input.
+- the inter-arrival sample holds the gaps between session starts as recorded (whole seconds
+  in most logs: the fit treats them as interval-censored); ``session_start`` of a whole-second
+  log is spread uniformly within each second (seeded): for a Poisson process this reconstruction
+  is exact (given its count in a second, its points are independent and uniform in it), which
+  is what the arrival checks need;
+- client codes are ranks of the clients' identity strings, so that nothing depends on the order
+  in which clients first appear in the input (the spreading draws for the sorted starts).
 """
 from __future__ import annotations
 
@@ -189,15 +192,15 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     member = np.ones(n, bool)
     member[cs] = False                                # embedded requests (not the click's page)
     obj_ok = member & ok200 & (size > 0)
-    starts = click_time[new_session]
+    recorded = np.sort(click_time[new_session])
     resolution = 1.0 if n and np.all(t == np.floor(t)) else 0.0
+    starts = recorded
     if resolution:
-        # whole-second timestamps: spread each session start uniformly inside its second so that
-        # inter-arrival times are continuous (no ties at 0); seeded, so the model is reproducible
-        starts = starts + np.random.default_rng(seed).uniform(0.0, 1.0, len(starts))
-    starts = np.sort(starts)
+        # whole-second timestamps: each start spread uniformly inside its second (seeded, drawn
+        # for the sorted starts); the inter-arrival sample keeps the recorded gaps
+        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, 1.0, len(recorded)))
     samples = {
-        "interarrival": np.diff(starts),
+        "interarrival": np.diff(recorded),
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": idle[~new_session],
         "page_size": page_size[page_ok].astype(np.float64),
