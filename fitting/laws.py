@@ -484,6 +484,18 @@ class _ZTNegativeBinomial(_ZeroTruncated):
         return (n > 0) & (p > 0) & (p < 1)
 
 
+class _Zipf(type(stats.zipf)):
+    """SciPy's Zipf law with its distribution function in closed form (Hurwitz ζ): SciPy sums
+    the pmf up to k, which costs O(k) per value."""
+
+    def _sf(self, k, a):
+        return special.zeta(a, np.floor(k) + 1) / special.zeta(a)
+
+    def _cdf(self, k, a):
+        return 1 - self._sf(k, a)
+
+
+zipf = _Zipf(a=1, name="zipf")
 zt_poisson = _ZTPoisson(a=1, name="zt_poisson", shapes="mu")
 zt_nbinom = _ZTNegativeBinomial(a=1, name="zt_nbinom", shapes="n, p")
 
@@ -520,7 +532,7 @@ LAWS: dict[str, Law] = {law.name: law for law in (
     Law("zt_negative_binomial", "discrete", ("n", "p"), False, _zt_negative_binomial,
         lambda n, p: Frozen(zt_nbinom, n, p), ("positive", "unit"), support_from=1),
     Law("zipf", "discrete", ("a",), False, _zipf,
-        lambda a, loc: Frozen(stats.zipf, a, loc=loc)),
+        lambda a, loc: Frozen(zipf, a, loc=loc)),
 )}
 
 CONTINUOUS = tuple(n for n, law_ in LAWS.items() if law_.kind == "continuous")

@@ -11,7 +11,6 @@ from scipy import stats
 
 from wagon.cli import main
 from wagon.analysis.compare import compare, stack_distances
-from wagon.analysis.keepalive import LawSyntaxError, advise, parse_law
 from wagon.analysis.selfsim import fgn, fgn_autocovariance, hurst_all
 from wagon.analysis.workload import load_workload
 
@@ -62,31 +61,6 @@ def test_white_noise_and_short_series():
         hurst_all(np.ones(100))
     with pytest.raises(ValueError, match="constant"):
         hurst_all(np.ones(1000))
-
-
-def test_keepalive_exponential_closed_form():
-    """F(Δ) − δ f(Δ) = 0 for Exp(mean 10): Δ* = 10·ln(1 + δ/10)."""
-    a = advise(stats.expon(scale=10), clicks_mean=5, x1=1.0, x2=0.0, servers=10)
-    assert a.delta == pytest.approx(0.8)
-    assert a.optimal_timeout == pytest.approx(10 * math.log(1.08), rel=1e-6)
-    assert a.work_at_optimum < a.work_without_keepalive
-    ws = [w for _, w in a.curve]
-    assert a.work_at_optimum <= min(ws) + 1e-9
-    assert a.max_rate["10"] == pytest.approx(10 / a.work_at_optimum)
-
-
-def test_keepalive_no_gain_means_no_timeout():
-    a = advise(stats.lognorm(s=1.1, scale=math.exp(3)), clicks_mean=1, x1=0.3, x2=0.1)
-    assert a.delta == 0 and a.optimal_timeout == 0
-
-
-def test_law_parser():
-    f = parse_law("lognormal(mu=3, sigma=1.1)")
-    assert f.mean() == pytest.approx(math.exp(3 + 1.1 ** 2 / 2))
-    for bad, msg in (("cauchy(a=1)", "LAW one of"), ("lognormal(mu=3)", "missing sigma"),
-                     ("lognormal(mu=3, sigma=-1)", "out of range"), ("weibull(shape=x)", "k=number")):
-        with pytest.raises(LawSyntaxError, match=msg):
-            parse_law(bad)
 
 
 def test_stack_distances_against_the_definition():
