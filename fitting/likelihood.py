@@ -34,7 +34,7 @@ GL_NODES = 16
 _t, _w = np.polynomial.legendre.leggauss(GL_NODES)
 NODES, WEIGHTS = (_t + 1) / 2, _w / 2                # Gauss–Legendre on [0, 1]
 GRADE = 4                                            # u = L + v^GRADE near the support bound
-MAX_CELLS = 2_000_000
+EXACT_CELLS = 20_000                                 # single cells of the statistics
 MAX_GROUPS = 300                                     # points of a cell null distribution
 FD_STEP = 1e-5                                       # finite differences, free coordinates
 TINY = np.finfo(float).tiny
@@ -339,7 +339,12 @@ class _Truncated(_Model):
 
 
 class _Cells(_Model):
-    """Counts or grid cells: everything from P(D ≤ j) at integer knots."""
+    """Counts or grid cells: everything from P(D ≤ j) at integer knots.
+
+    The statistics use a partition of the cells from the first possible one to the largest
+    value: single cells for the first ``EXACT_CELLS``, then one group per observed value (the
+    empty cells before it included), so that a few gaps of hours do not cost a cell a second.
+    """
 
     def __init__(self, law: Law, s: Sample) -> None:
         super().__init__(law, s)
@@ -352,15 +357,16 @@ class _Cells(_Model):
     def cdf_at(self, frozen, j: np.ndarray):
         raise NotImplementedError
 
-    def cell_probabilities(self, frozen, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(P(D = j), P(D ≤ j)) of integer ``cells``, both within the recording window."""
+    def interval_probabilities(self, frozen, after: np.ndarray, upto: np.ndarray
+                               ) -> tuple[np.ndarray, np.ndarray]:
+        """(P(after < D ≤ upto), P(D ≤ upto)) for integer knots, within the recording window."""
         ends = [self.lo_w - 1, self.hi_w]
-        knots, index = np.unique(np.concatenate((cells - 1, cells, ends)), return_inverse=True)
+        knots, index = np.unique(np.concatenate((after, upto, ends)), return_inverse=True)
         finite = np.isfinite(knots)
         cdf, sf, right = np.zeros(len(knots)), np.ones(len(knots)), knots > 0  # ±inf: 0 or 1
         cdf[~finite & right], sf[~finite & right] = 1.0, 0.0
         cdf[finite], sf[finite], right[finite] = self.cdf_at(frozen, knots[finite])
-        m = len(cells)
+        m = len(upto)
         below_i, at_i = index[:m], index[m:2 * m]
         lo_i, hi_i = np.full(m, index[2 * m]), index[2 * m + 1:]
         z = _mass(cdf, sf, right, lo_i[:1], hi_i)[0]
@@ -370,51 +376,57 @@ class _Cells(_Model):
         h = _mass(cdf, sf, right, lo_i, at_i) / z
         return np.maximum(p, 0.0), np.clip(h, 0.0, 1.0)
 
+    def cell_probabilities(self, frozen, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(P(D = j), P(D ≤ j)) of integer ``cells``."""
+        return self.interval_probabilities(frozen, cells - 1, cells)
+
     def mean_loglik(self, frozen) -> float:
         p, _ = self.cell_probabilities(frozen, self.values)
         return float(self.counts @ np.log(np.maximum(p, TINY))) / self.s.n
 
-    def _all_cells(self) -> np.ndarray:
-        lo = int(self.lo_w) if math.isfinite(self.lo_w) else int(self.values[0])
-        hi = int(self.values[-1])
-        if hi - lo + 1 > MAX_CELLS:
-            raise ValueError(f"too many cells ({hi - lo + 1:,}); fit the values as continuous")
-        return np.arange(lo, hi + 1, dtype=float)
+    def partition(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower knots, upper knots) of the cells the statistics use (class docstring)."""
+        lo = self.lo_w if math.isfinite(self.lo_w) else self.values[0]
+        hi = self.values[-1]
+        upto = np.arange(lo, min(hi, lo + EXACT_CELLS - 1) + 1, dtype=float)
+        upto = np.concatenate((upto, self.values[self.values > upto[-1]]))
+        return np.concatenate(([lo - 1], upto[:-1])), upto
 
     def null_kernel(self, params):
-        """Cells lo..max plus the mass below and above them; consecutive cells of small
-        probability are grouped (at most MAX_GROUPS points) for the eigenvalue problem."""
-        cells = self._all_cells()
-        p, h = self.cell_probabilities(self.law.freeze(params), cells)
+        """The partition's cells plus the mass below and above them; consecutive cells of
+        small probability grouped (at most MAX_GROUPS points) for the eigenvalue problem."""
+        after, upto = self.partition()
+        p, h = self.interval_probabilities(self.law.freeze(params), after, upto)
+        ends = _group_ends(p)
+        starts = _starts(ends)
+        w_a2 = np.where((h > 0) & (h < 1 - 1e-12), p / np.maximum(h * (1 - h), TINY), 0.0)
+        g_after, g_upto = after[starts], upto[ends]
+        gp, gh = self.interval_probabilities(self.law.freeze(params), g_after, g_upto)
         dp, dh = [], []
         for plus, minus in self._perturbed(params):
-            (pp, hp), (pm, hm) = (self.cell_probabilities(f, cells) for f in (plus, minus))
+            (pp, hp), (pm, hm) = (self.interval_probabilities(f, g_after, g_upto)
+                                  for f in (plus, minus))
             dp.append((pp - pm) / (2 * FD_STEP))
             dh.append((hp - hm) / (2 * FD_STEP))
-        dp, dh = np.array(dp).T.reshape(len(cells), -1), np.array(dh).T.reshape(len(cells), -1)
-        # every cell of the multinomial: below the first, the cells, above the last
-        q = np.concatenate(([h[0] - p[0]], p, [1 - h[-1]]))
+        dp, dh = np.array(dp).T.reshape(len(ends), -1), np.array(dh).T.reshape(len(ends), -1)
+        # the multinomial's cells: below the first group, the groups, above the last
+        q = np.concatenate(([gh[0] - gp[0]], gp, [1 - gh[-1]]))
         dq = np.vstack((dh[:1] - dp[:1], dp, -dh[-1:]))
         live = q > 1e-300
         info = (dq[live] / q[live, None]).T @ dq[live]
-        w_a2 = np.where((h > 0) & (h < 1 - 1e-12), p / np.maximum(h * (1 - h), TINY), 0.0)
-        ends = _group_ends(p)
-        return (h[ends], dh[ends], info, np.add.reduceat(p, _starts(ends)),
-                np.add.reduceat(w_a2, _starts(ends)))
+        return gh, dh, info, np.add.reduceat(p, starts), np.add.reduceat(w_a2, starts)
 
     def measure(self, params, edges):
         frozen = self.law.freeze(params)
-        cells = self._all_cells()
-        lo = int(cells[0])
-        p, h = self.cell_probabilities(frozen, cells)
-        obs = np.zeros(len(cells))
-        obs[(self.values - lo).astype(np.int64)] = self.counts
-        seen = obs > 0
-        loglik = float(obs[seen] @ np.log(np.maximum(p[seen], TINY)))
+        after, upto = self.partition()
+        p, h = self.interval_probabilities(frozen, after, upto)
+        obs = np.bincount(np.searchsorted(upto, self.values), weights=self.counts,
+                          minlength=len(upto)).astype(float)
+        loglik = self.mean_loglik(frozen) * self.s.n
         w2, a2 = gof.cell_cvm_ad(obs, p, h)
-        # λ² edges (values) in cells: P(D < e) = P(D ≤ e − 1) = H at cell e − 1
-        e_cells = np.round(edges / self.s.unit).astype(np.int64) - 1 - lo
-        below = np.where(e_cells < 0, 0.0, h[np.clip(e_cells, 0, len(h) - 1)])
+        # λ² edges are values: P(D < e) = P(D ≤ e − 1)
+        knots = np.round(edges / self.s.unit) - 1
+        below = self.interval_probabilities(frozen, knots, knots)[1] if len(knots) else knots
         return loglik, w2, a2, below
 
 

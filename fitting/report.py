@@ -130,7 +130,7 @@ class FitReport:
         lines = [head, f"  {'law':21s} {'ΔBIC':>9s} {'AIC':>12s} {'λ²':>9s} {'W²':>9s} "
                        f"{'A²':>10s} {'p(A²)':>7s}  parameters"]
         order = sorted(self.candidates, key=lambda c: (not c.ok, c.bic if c.ok else 0))
-        top = self.best.bic if self.best else 0.0
+        top = min((c.bic for c in self.candidates if c.ok), default=0.0)
         for c in order:
             mark = "*" if c is self.best else " "
             if not c.ok:

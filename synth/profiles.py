@@ -134,10 +134,10 @@ def parse_profile(spec: str) -> Profile:
 
 
 def _cycle(spec: str, body: str) -> Profile:
-    width, _, first = body.partition("=")
+    width, _, rest = body.partition("=")
     try:
         w = float(width)
-        mult = [float(m) for m in [first, *body.split(",")[1:]] if m != ""]
+        mult = [float(m) for m in rest.split(",") if m != ""]
     except ValueError:
         raise ProfileError(f"{spec!r}: write cycle:WIDTH=M0,M1,...") from None
     if not (w > 0 and mult and all(m >= 0 for m in mult) and sum(mult) > 0):
