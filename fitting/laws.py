@@ -92,6 +92,9 @@ class Frozen:
     without building a new distribution object per freeze (SciPy's costs 0.2 ms, which the
     numerical MLEs would pay at every step)."""
 
+    AT_A_VALUE = frozenset("cdf sf ppf isf pdf logpdf pmf logpmf logcdf logsf".split())
+    OF_THE_LAW = frozenset("mean var std median support entropy".split())
+
     def __init__(self, dist, *args, **kwds) -> None:
         self.dist, self.args, self.kwds = dist, args, kwds
         self.integrated: Callable | None = None     # x → (∫ F up to x, ∫ S from x), if known
@@ -99,56 +102,18 @@ class Frozen:
     def __repr__(self) -> str:
         return f"Frozen({self.dist.name}, {self.args}, {self.kwds})"
 
-    def _at(self, method: str, x):
-        return getattr(self.dist, method)(x, *self.args, **self.kwds)
-
-    def cdf(self, x):
-        return self._at("cdf", x)
-
-    def sf(self, x):
-        return self._at("sf", x)
-
-    def ppf(self, q):
-        return self._at("ppf", q)
-
-    def isf(self, q):
-        return self._at("isf", q)
-
-    def pdf(self, x):
-        return self._at("pdf", x)
-
-    def logpdf(self, x):
-        return self._at("logpdf", x)
-
-    def pmf(self, k):
-        return self._at("pmf", k)
-
-    def logpmf(self, k):
-        return self._at("logpmf", k)
-
-    def logcdf(self, x):
-        return self._at("logcdf", x)
-
-    def logsf(self, x):
-        return self._at("logsf", x)
+    def __getattr__(self, name: str):
+        """SciPy's method with the parameters bound: ``cdf(x)``, ``mean()``, ..."""
+        if name in Frozen.AT_A_VALUE:
+            method = getattr(self.dist, name)
+            return lambda x: method(x, *self.args, **self.kwds)
+        if name in Frozen.OF_THE_LAW:
+            method = getattr(self.dist, name)
+            return lambda: method(*self.args, **self.kwds)
+        raise AttributeError(name)
 
     def rvs(self, size=None, random_state=None):
         return self.dist.rvs(*self.args, size=size, random_state=random_state, **self.kwds)
-
-    def mean(self):
-        return self.dist.mean(*self.args, **self.kwds)
-
-    def var(self):
-        return self.dist.var(*self.args, **self.kwds)
-
-    def std(self):
-        return self.dist.std(*self.args, **self.kwds)
-
-    def median(self):
-        return self.dist.median(*self.args, **self.kwds)
-
-    def support(self):
-        return self.dist.support(*self.args, **self.kwds)
 
     def stats(self, moments="mv"):
         return self.dist.stats(*self.args, moments=moments, **self.kwds)

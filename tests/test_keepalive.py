@@ -54,7 +54,7 @@ def test_corrected_optimum_closed_form():
     assert a.corrected_timeout == pytest.approx(math.log(5 * (2 - 1)), rel=1e-6)
     ws = [w for _, w in a.corrected_curve]
     assert a.corrected_work_at_optimum <= min(ws) + 1e-9
-    # human think times (hazard ≤ 0.07/s) never pay a gain of half a second back
+    # human think times (hazard ≤ 0.04/s) never pay a gain of half a second back
     b = advise(THINK, clicks_mean=5, x1=0.5, x2=0.0)
     assert b.corrected_timeout == 0 and b.optimal_timeout == pytest.approx(1.0790, abs=1e-4)
     assert b.corrected_work_at_paper_timeout > b.corrected_work_at_optimum + 5

@@ -84,31 +84,6 @@ def stack_distances(codes: np.ndarray, limit: int = 200_000) -> np.ndarray:
     return np.asarray(out, float)
 
 
-def _zipf_slope(w: Workload) -> float:
-    counts = np.sort(np.bincount(w.url))[::-1]
-    counts = counts[counts > 0][:100]
-    if len(counts) < 5:
-        return float("nan")
-    return float(np.polyfit(np.log(np.arange(1, len(counts) + 1)), np.log(counts), 1)[0])
-
-
-def _invariants(w: Workload) -> dict[str, float]:
-    n = len(w.time)
-    counts = np.bincount(w.url)
-    counts = counts[counts > 0]
-    top = np.sort(counts)[::-1][: max(1, len(counts) // 10)]
-    ext = extension_flags(w.urls, IMAGE_EXT)[w.url]
-    html = w.is_page & ~extension_flags(w.urls, OBJECT_EXTENSIONS)[w.url]
-    out = {"distinct_urls_per_request": len(counts) / n,
-           "one_time_references": float(np.mean(counts == 1)),
-           "top10pct_concentration": float(top.sum() / n),
-           "html_image_share": float(np.mean(html | ext))}
-    out["success_rate"] = float(np.mean(w.status < 400)) if w.status is not None else float("nan")
-    out["mean_transfer_bytes"] = (float(np.mean(w.size[w.size > 0]))
-                                  if w.size is not None and np.any(w.size > 0) else float("nan"))
-    return out
-
-
 def _verdict(lo: float, hi: float, margin: float, inside: str) -> str:
     """``inside`` when [lo, hi] ⊂ [−margin, margin], ``differs`` when disjoint from it."""
     if hi <= margin and lo >= -margin:
