@@ -1,17 +1,20 @@
-"""Goodness of fit: Paxson's λ², Cramér–von Mises W², Anderson–Darling A².
+"""Goodness of fit: Paxson's λ², Cramér–von Mises W², Anderson–Darling A², and their p-values.
 
 - λ² (Paxson 1994): X² on bins, with K = Σ (Yᵢ − npᵢ)/(npᵢ) and df = bins − 1 − estimated
   parameters, λ² = (X² − K − df)/(n − 1). It measures the discrepancy per observation, so it does
   not grow with n the way a χ² p-value collapses on web-log sizes.
-- Bins: B = max(5, ⌈2·n^0.4⌉) equal-count bins of the *data* (edges at its quantiles, repeated edges
-  merged, so ties and integer data get one bin per heavy value), shared by every candidate.
+- Bins: B = max(5, ⌈2·n^0.4⌉) equal-count bins of the *data* (edges at its quantiles, repeated
+  edges merged, so ties and integer data get one bin per heavy value), shared by every candidate.
 - Continuous W² and A² from the sorted sample; A² sums log F and log S, with S taken from the
   law's survival function above its median (1 − F would cancel to 0 in the upper tail) and F
-  from its distribution function below. Discrete samples use the cell versions of Choulakian, Lockhart & Stephens
-  (1994): W² = Σ Zⱼ² pⱼ / n, A² = Σ Zⱼ² pⱼ / (Hⱼ(1 − Hⱼ)) / n over the integer cells.
+  from its distribution function below. Cell data (counts, timestamp grids) use the cell
+  versions of Choulakian, Lockhart & Stephens (1994): W² = Σ Zⱼ² pⱼ / n,
+  A² = Σ Zⱼ² pⱼ / (Hⱼ(1 − Hⱼ)) / n.
 - p-values: Stephens' modified statistics for normal and lognormal laws with estimated
-  parameters (D'Agostino & Stephens 1986, as in R's nortest); other laws get p-values from the
-  optional parametric bootstrap (fitting.report).
+  parameters (D'Agostino & Stephens 1986, as in R's nortest); for every other case the
+  asymptotic null distribution with estimated parameters — a weighted sum of χ²₁ whose weights
+  are the eigenvalues of the limiting covariance kernel (``edf_eigenvalues``), its tail by
+  Imhof's formula (``weighted_chi2_sf``); or the parametric bootstrap (``fitting.report``).
 """
 from __future__ import annotations
 
@@ -22,10 +25,12 @@ from scipy import integrate, special
 
 from .laws import Sample
 
-__all__ = ["bin_edges", "observed", "lambda2", "cvm_ad", "cell_cvm_ad", "stephens_normal_p",
-           "weighted_chi2_sf", "edf_eigenvalues", "asymptotic_p", "logit_grid"]
+__all__ = ["bin_edges", "observed", "lambda2", "cvm_ad", "normal_cvm_ad", "cell_cvm_ad",
+           "stephens_normal_p", "weighted_chi2_sf", "edf_eigenvalues", "asymptotic_p",
+           "logit_grid"]
 
 TINY = np.finfo(float).tiny
+LOG_TINY = math.log(TINY)
 P_FLOOR = 1e-15
 
 
@@ -72,6 +77,17 @@ def cvm_ad(x: np.ndarray, frozen) -> tuple[float, float]:
     odd = 2.0 * np.arange(1, n + 1) - 1
     w2 = 1 / (12 * n) + float(np.sum((f - odd / (2 * n)) ** 2))
     a2 = -n - float(odd @ (log_f + log_s[::-1])) / n
+    return w2, a2
+
+
+def normal_cvm_ad(z: np.ndarray) -> tuple[float, float]:
+    """(W², A²) of sorted standardised values against the standard normal (log Φ from
+    ``special.log_ndtr`` in both tails)."""
+    n = len(z)
+    log_f, log_s = special.log_ndtr(z), special.log_ndtr(-z)
+    odd = 2.0 * np.arange(1, n + 1) - 1
+    w2 = 1 / (12 * n) + float(np.sum((np.exp(log_f) - odd / (2 * n)) ** 2))
+    a2 = -n - float(odd @ (np.maximum(log_f, LOG_TINY) + np.maximum(log_s, LOG_TINY)[::-1])) / n
     return w2, a2
 
 

@@ -288,29 +288,32 @@ def _lomax(s: Sample) -> dict:
     if s.var <= s.mean ** 2:
         raise FitFailed("coefficient of variation ≤ 1: no finite maximum (the exponential "
                         "limit fits better)")
-    x, n = s.x, s.n
-
-    def slope(theta: float) -> float:
+    def slope(x: np.ndarray, theta: float) -> float:
         sigma = np.exp(theta)
         t = float(np.sum(np.log1p(x / sigma)))
         r = float(np.sum(x / (sigma + x)))
-        return -r / t + 1 - r / n
+        return -r / t + 1 - r / len(x)
 
-    lo = hi = float(np.log(np.median(x[x > 0])))
-    for _ in range(60):
-        if slope(hi) > 0:
-            break
-        hi += 2.0
-    else:
-        raise FitFailed("no finite maximum (the exponential limit fits better)")
-    for _ in range(60):
-        if slope(lo) < 0:
-            break
-        lo -= 2.0
-    else:
-        raise FitFailed("no maximum of the likelihood found")
-    sigma = float(np.exp(optimize.brentq(slope, lo, hi, xtol=1e-12)))
-    return {"shape": n / float(np.sum(np.log1p(x / sigma))), "scale": sigma}
+    def root(x: np.ndarray, lo: float, hi: float, step: float) -> float:
+        for _ in range(60):
+            if slope(x, hi) > 0:
+                break
+            hi += step
+        else:
+            raise FitFailed("no finite maximum (the exponential limit fits better)")
+        for _ in range(60):
+            if slope(x, lo) < 0:
+                break
+            lo -= step
+        else:
+            raise FitFailed("no maximum of the likelihood found")
+        return optimize.brentq(lambda t: slope(x, t), lo, hi, xtol=1e-12)
+
+    # bracket on every k-th sorted value, then solve on them all from there
+    start = float(np.log(np.median(s.x[s.x > 0])))
+    rough = root(s.x[:: max(1, s.n // 20_000)], start, start, 2.0)
+    sigma = float(np.exp(root(s.x, rough - 0.05, rough + 0.05, 0.5)))
+    return {"shape": s.n / float(np.sum(np.log1p(s.x / sigma))), "scale": sigma}
 
 
 # --------------------------------------------------------------------------------------------

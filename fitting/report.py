@@ -127,8 +127,8 @@ class FitReport:
         head = (f"{self.name}: n={self.n:,} mean={_g(self.mean)} sd={_g(self.std)} "
                 f"min={_g(self.minimum)} max={_g(self.maximum)} "
                 f"({self.observation.describe()})")
-        lines = [head, f"  {'law':21s} {'ΔBIC':>9s} {'AIC':>12s} {'λ²':>9s} {'W²':>9s} "
-                       f"{'A²':>10s} {'p(A²)':>7s}  parameters"]
+        lines = [head, f"  {'law':21s} {'AIC':>11s} {'BIC':>11s} {'ΔBIC':>8s} {'λ²':>9s} "
+                       f"{'W²':>9s} {'A²':>10s} {'p(A²)':>7s}  parameters"]
         order = sorted(self.candidates, key=lambda c: (not c.ok, c.bic if c.ok else 0))
         top = min((c.bic for c in self.candidates if c.ok), default=0.0)
         for c in order:
@@ -137,9 +137,9 @@ class FitReport:
                 lines.append(f" {mark}{c.name:21s} not fitted: {c.error}")
                 continue
             p = "" if c.p_a2 is None else f"{c.p_a2:.3f}"
-            lines.append(f" {mark}{c.name:21s} {_g(c.bic - top):>9s} {_g(c.aic):>12s} "
-                         f"{_g(c.lambda2):>9s} {_g(c.w2):>9s} {_g(c.a2):>10s} {p:>7s}  "
-                         f"{format_params(c.params)}")
+            lines.append(f" {mark}{c.name:21s} {_g(c.aic):>11s} {_g(c.bic):>11s} "
+                         f"{_g(c.bic - top):>8s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} "
+                         f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}")
         return "\n".join(lines)
 
 
@@ -160,7 +160,8 @@ def _stephens(c: CandidateFit, s: Sample) -> None:
     """Stephens' p-values (normal and lognormal, exact values): his tables are for the statistics
     computed with the sample standard deviation (divisor n − 1), as in R's nortest."""
     sigma = c.params["sigma"] * math.sqrt(s.n / max(s.n - 1, 1))
-    w2, a2 = gof.cvm_ad(s.x, c.law.freeze({**c.params, "sigma": sigma}))
+    values = s.log if c.name == "lognormal" else s.x
+    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma)
     c.p_w2, c.p_a2 = gof.stephens_normal_p(w2, a2, s.n)
     c.p_method = "stephens"
 

@@ -222,13 +222,13 @@ def test_whole_seconds_change_the_think_law():
     ("exponential", {"scale": 4.0}, GAPS, "grid")])
 def test_true_family_picked_and_null_p_values_uniform(name, params, obs, mode):
     """Light version of bench/fit_calibration.py: the family picked in 4 of 5 samples of
-    5,000; A² p-values of 80 null samples of 2,000 uniform (KS p > 0.01)."""
+    5,000; A² p-values of 50 null samples of 1,500 uniform (KS p > 0.01)."""
     frozen = LAWS[name].freeze(params)
     picks = [fit(draw_observed(frozen, obs, mode, 1, 5000, np.random.default_rng(s)),
                  observation=obs).best.name for s in range(5)]
     assert picks.count(name) >= 4, picks
-    p = [fit(draw_observed(frozen, obs, mode, 1, 2000, np.random.default_rng([s, 9])),
-             candidates=[name], observation=obs).candidates[0].p_a2 for s in range(80)]
+    p = [fit(draw_observed(frozen, obs, mode, 1, 1500, np.random.default_rng([s, 9])),
+             candidates=[name], observation=obs).candidates[0].p_a2 for s in range(50)]
     assert stats.kstest(p, "uniform").pvalue > 0.01, np.round(np.sort(p), 3)
 
 
