@@ -92,7 +92,7 @@ class Frozen:
     without building a new distribution object per freeze (SciPy's costs 0.2 ms, which the
     numerical MLEs would pay at every step)."""
 
-    AT_A_VALUE = frozenset("cdf sf ppf isf pdf logpdf pmf logpmf logcdf logsf".split())
+    AT_A_VALUE = frozenset("cdf sf ppf isf pdf logpdf pmf logpmf logcdf logsf moment".split())
     OF_THE_LAW = frozenset("mean var std median support entropy".split())
 
     def __init__(self, dist, *args, **kwds) -> None:

@@ -129,3 +129,38 @@ def test_profile_model_needs_a_profile():
         "interarrival": {"best": "exponential", "params": {"scale": 1.0}}}})
     with pytest.raises(SynthError, match="no rate profile"):
         Generator(model, SynthOptions(duration=10, profile="model"))
+
+
+def test_model_file_keeps_observations_and_profile(tmp_path):
+    """Version 2 adds variables.*.observation and arrivals.profile; both are validated, and a
+    version 1 model (without them) is still read."""
+    import json
+
+    from wagon.fitting import Observation
+    from wagon.formats.model import ModelError, load_model, save_model
+    fitted = fit_logs([_log_with_a_day(tmp_path, hours=3)])
+    save_model(fitted.model, tmp_path / "m.json")
+    model = load_model(tmp_path / "m.json")
+    think = model.variables["think"]
+    assert think.observation == Observation.grid(1.0, lower=2.0, upper=600.0)
+    assert think.kind == "grid" and model.variables["clicks"].observation.support_min == 1
+    assert sum(model.arrivals["profile"]["counts"]) == fitted.sessions.counts["sessions"]
+    data = json.loads((tmp_path / "m.json").read_text())
+    for edit, message in ((lambda d: d["arrivals"]["profile"].update(bin_s=0), "profile"),
+                          (lambda d: d["arrivals"]["profile"].update(counts=[0, 0]), "profile"),
+                          (lambda d: d["variables"]["think"].update(
+                              observation={"kind": "grid", "step": "x"}), "observation"),
+                          (lambda d: d["variables"]["think"].update(
+                              observation={"kind": "blurred"}), "observation")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelError, match=message) as e:
+            load_model(tmp_path / "bad.json")
+        assert "\n" not in str(e.value)
+    old = {**data, "version": 1}
+    old["arrivals"] = {k: v for k, v in data["arrivals"].items() if k != "profile"}
+    for v in old["variables"].values():
+        v.pop("observation", None)
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    assert load_model(tmp_path / "v1.json").variables["think"].observation is None
