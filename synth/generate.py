@@ -98,7 +98,8 @@ class Generator:
         o = options
         if (o.duration is None) == (o.sessions is None):
             raise SynthError("give exactly one of --duration and --sessions")
-        if (o.duration is not None and o.duration <= 0) or (o.sessions is not None and o.sessions <= 0):
+        if ((o.duration is not None and o.duration <= 0)
+                or (o.sessions is not None and o.sessions <= 0)):
             raise SynthError("--duration and --sessions must be positive")
         if o.speedup <= 0 or o.rate_scale <= 0 or (o.rate is not None and o.rate <= 0):
             raise SynthError("--speedup, --rate and --rate-scale must be positive")

@@ -8,7 +8,8 @@ profile keeps the base process's shape and only bends its clock.
 Profiles (``--profile``):
 - ``constant``;
 - ``steps:T1=M1,T2=M2,...`` multiplier Mi from time Ti (s) on (m = 1 before the first);
-- ``flash:at=T,duration=D,peak=P`` rate × P during [T, T+D) (RUBiS: 10 → 333 sessions/s is P = 33.3);
+- ``flash:at=T,duration=D,peak=P`` rate × P during [T, T+D) (RUBiS: 10 → 333 sessions/s is
+  P = 33.3);
 - ``bursts:ratio=R,fraction=F,period=T`` S-Client style: in each period of T s, a fraction F of
   the time at R × the mean rate and the rest at (1 − R·F)/(1 − F) × it, so the mean stays λ;
 - ``cycle:W=M0,M1,...`` multiplier Mi on [i·W, (i+1)·W), the whole pattern repeating;

@@ -138,7 +138,6 @@ def test_lambda2_against_direct_computation():
 def test_discrete_statistics_against_direct_computation():
     k = stats.poisson(3).rvs(size=400, random_state=np.random.default_rng(7))
     law = stats.poisson(3.1)
-    s = Sample(k, discrete=True)
     cells = np.arange(0, k.max() + 1)
     obs = np.bincount(k).astype(float)
     loglik = float(obs[obs > 0] @ law.logpmf(cells[obs > 0]))
@@ -226,9 +225,11 @@ def test_unfit_candidates_say_why():
 
 
 def test_report_table_and_summary():
-    x = stats.lognorm(s=1.1, scale=math.exp(3)).rvs(size=2000, random_state=np.random.default_rng(0))
+    x = stats.lognorm(s=1.1, scale=math.exp(3)).rvs(size=2000,
+                                                    random_state=np.random.default_rng(0))
     rep = fit(x, name="think")
-    assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items() if law.kind == "continuous"}
+    assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items()
+                                             if law.kind == "continuous"}
     row = next(r for r in rep.table if r["law"] == "lognormal")
     assert set(row) >= {"lambda2", "w2", "a2", "loglik", "aic", "p_a2", "params"}
     text = rep.summary()
@@ -243,7 +244,8 @@ FAMILY_SPACE = {
     "exponential": (lambda a, b: stats.expon(scale=a), lambda a, b: {"scale": a}),
     "lognormal": (lambda a, b: stats.lognorm(s=b, scale=a), lambda a, b: {"mu": math.log(a),
                                                                            "sigma": b}),
-    "weibull": (lambda a, b: stats.weibull_min(c=b, scale=a), lambda a, b: {"shape": b, "scale": a}),
+    "weibull": (lambda a, b: stats.weibull_min(c=b, scale=a),
+                lambda a, b: {"shape": b, "scale": a}),
     "gamma": (lambda a, b: stats.gamma(b, scale=a), lambda a, b: {"shape": b, "scale": a}),
     "loglogistic": (lambda a, b: stats.fisk(c=2 * b + 1, scale=a),
                     lambda a, b: {"shape": 2 * b + 1, "scale": a}),
