@@ -162,7 +162,10 @@ class Truncated:
         return float(self.ppf(0.5))
 
     def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
-        return self.ppf(random_state.random(size))
+        """Inverse-transform draws, from the survival side when the window lies in the upper
+        tail (1 − F would round to 0 there)."""
+        u = random_state.random(size)
+        return self.isf(u) if self.fa > 0.5 else self.ppf(u)
 
 
 def draw_observed(frozen, s_obs, mode: str, support_min: int, n: int,
@@ -178,12 +181,16 @@ def draw_observed(frozen, s_obs, mode: str, support_min: int, n: int,
 
 
 def _grid_draws(frozen, obs, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(recorded cells, latent values) of n gaps whose recorded cell falls in the window."""
+    """(recorded cells, latent values) of n gaps whose recorded cell falls in the window: true
+    values drawn within a step of the window (outside it they are never recorded there), a
+    uniform phase, kept when ⌊U + g/step⌋ is in the window."""
     lo, hi = obs.cell_window()
+    near = Truncated(frozen, (lo - 1) * obs.step if math.isfinite(lo) else None,
+                     (hi + 1) * obs.step if math.isfinite(hi) else None)
     cells, latent, have = [], [], 0
     for _ in range(1000):
         m = max(2 * (n - have), 64)
-        g = np.asarray(frozen.rvs(size=m, random_state=rng), float)
+        g = near.rvs(m, rng)
         d = np.floor(rng.random(m) + g / obs.step)
         keep = (d >= lo) & (d <= hi)
         cells.append(d[keep])

@@ -45,6 +45,7 @@ class CandidateFit:
     p_method: str | None = None
     error: str | None = None
     n: int = 0
+    p_floor: float = 0.0                         # the smallest p-value the method can give
 
     @property
     def name(self) -> str:
@@ -207,10 +208,12 @@ def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray,
 
 
 def _select(cands: list[CandidateFit], alpha: float = SELECT_ALPHA) -> CandidateFit | None:
-    """Among the laws A² does not reject (p ≥ alpha), the smallest BIC; when it rejects them
-    all (large samples of real data), the smallest λ²."""
+    """Among the laws A² does not reject (p ≥ alpha, and above the smallest p-value a bootstrap
+    of B replicates can give, 1/(B + 1): beyond all B replicates is a rejection), the smallest
+    BIC; when it rejects them all (large samples of real data), the smallest λ²."""
     ok = [c for c in cands if c.ok]
-    fitting = [c for c in ok if c.p_a2 is not None and c.p_a2 >= alpha]
+    fitting = [c for c in ok if c.p_a2 is not None and c.p_a2 >= alpha
+               and c.p_a2 > c.p_floor]
     if fitting:
         return min(fitting, key=lambda c: (c.bic, c.nparams))
     return min(ok, key=lambda c: (c.lambda2, c.nparams)) if ok else None
@@ -218,22 +221,28 @@ def _select(cands: list[CandidateFit], alpha: float = SELECT_ALPHA) -> Candidate
 
 def _bootstrap(c: CandidateFit, s: Sample, replicates: int, rng: np.random.Generator) -> None:
     """Parametric bootstrap p-values of W² and A²: samples of the fitted law, recorded the way
-    the data were (rounded, on the grid, truncated), each refitted from the fitted parameters."""
+    the data were (rounded, on the grid, truncated), each refitted from the fitted parameters;
+    replicates that cannot be drawn or refitted are left out (more than half: the asymptotic
+    p-values stay)."""
     frozen = c.frozen
-    w2s, a2s = np.empty(replicates), np.empty(replicates)
+    w2s, a2s = np.full(replicates, np.nan), np.full(replicates, np.nan)
     for b in range(replicates):
         try:
             values = draw_observed(frozen, s.obs, c.mode, s.support_min, s.n, rng)
             sim = Sample(values, observation=s.obs)
         except (FitFailed, ValueError):
-            w2s[b] = a2s[b] = np.inf
             continue
         edges = gof.bin_edges(sim)
         r = _fit_one(c.law, sim, edges, gof.observed(sim, edges), c.params, p_values=False)
-        w2s[b], a2s[b] = (r.w2, r.a2) if r.ok else (np.inf, np.inf)
-    c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (replicates + 1))
-    c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (replicates + 1))
-    c.p_method = f"bootstrap({replicates})"
+        if r.ok:
+            w2s[b], a2s[b] = r.w2, r.a2
+    done = int(np.sum(np.isfinite(a2s)))
+    if done < replicates / 2:            # the law cannot be simulated or refitted: keep the
+        return                           # asymptotic p-values
+    c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
+    c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
+    c.p_method = f"bootstrap({done})"
+    c.p_floor = 1 / (done + 1)
 
 
 def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...]:
