@@ -43,7 +43,7 @@ def test_local_whittle_interval_covers(estimates):
 
 def test_wavelet_interval_has_nominal_coverage():
     """The wavelet CI covers H in at least 85 of 100 exact fGn series (H = 0.7, n = 2¹⁴); with
-    the first octave at 2, as before, it covered 74 (at 1: 26)."""
+    the first octave at 2, as before, it covered about 70 (bench/hurst_bench.py)."""
     covered = [wavelet(x).ci[0] <= 0.7 <= wavelet(x).ci[1]
                for x in (fgn(2 ** 14, 0.7, 500 + s) for s in range(100))]
     assert sum(covered) >= 85, sum(covered)

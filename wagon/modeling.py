@@ -99,8 +99,8 @@ def observations(sessions: Sessions) -> dict[str, Observation]:
             "object_size": Observation.exact()}
 
 
-def fit_samples(samples: dict[str, np.ndarray], observed: dict[str, Observation] | None = None,
-                bootstrap: int = 0, seed: int = 0
+def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0,
+                observed: dict[str, Observation] | None = None
                 ) -> tuple[dict[str, FitReport], dict[str, str]]:
     """Fit every model variable that has enough values, each by the likelihood of how it was
     recorded (``observed``; default: exact values, counts for the count variables); say why the
@@ -167,8 +167,8 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     req, stats = parse_logs(paths, options.fmt, keep_query=options.keep_query,
                             base_month=options.base_month, progress=progress)
     sessions = sessionize(req, options.rules, seed=options.seed)
-    fits, skipped = fit_samples(sessions.samples, observations(sessions), options.bootstrap,
-                                options.seed)
+    fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed,
+                                observations(sessions))
     arrivals = arrival_report(sessions.session_start) if len(sessions.session_start) > 1 else {}
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])

@@ -13,8 +13,8 @@ theory gives one, a 95 % interval):
 - Abry–Veitch wavelet (Daubechies-3, PyWavelets): weighted regression of the bias-corrected
   log2 detail energies on octaves j1..j2, slope 2H − 1, CI from the regression's variance. The
   finest octaves are biased for fractional Gaussian noise (the spectrum is a power law only at
-  low frequencies): j1 = max(3, ⌊log₂ n / 4⌋) gives the nominal coverage (94 % of 100 exact fGn
-  series at H = 0.7, n = 2¹⁴, where j1 = 2 gave 74 % and j1 = 1 26 %).
+  low frequencies): j1 = max(3, ⌊log₂ n / 4⌋) gives the nominal coverage (96 % of 100 exact fGn
+  series at H = 0.7, n = 2¹⁴, where j1 = 2 gave 72 % and j1 = 1 30 %: bench/hurst_bench.py).
 A regression needs at least ``MIN_POINTS`` scales (``MIN_OCTAVES`` octaves for the wavelet): an
 estimator with fewer on a series says so instead of estimating (a two-point variance-time fit
 printed H > 1). They disagree on real data (trends, non-stationarity, short series), so
