@@ -1,33 +1,37 @@
-"""Goodness of fit: Paxson's λ², Cramér–von Mises W², Anderson–Darling A².
+"""Goodness of fit: Paxson's λ², Cramér–von Mises W², Anderson–Darling A², and their p-values.
 
 - λ² (Paxson 1994): X² on bins, with K = Σ (Yᵢ − npᵢ)/(npᵢ) and df = bins − 1 − estimated
   parameters, λ² = (X² − K − df)/(n − 1). It measures the discrepancy per observation, so it does
   not grow with n the way a χ² p-value collapses on web-log sizes.
-- Bins: B = max(5, ⌈2·n^0.4⌉) equal-count bins of the *data* (edges at its quantiles, repeated edges
-  merged, so ties and integer data get one bin per heavy value), shared by every candidate.
+- Bins: B = max(5, ⌈2·n^0.4⌉) equal-count bins of the *data* (edges at its quantiles, repeated
+  edges merged, so ties and integer data get one bin per heavy value), shared by every candidate.
 - Continuous W² and A² from the sorted sample; A² sums log F and log S, with S taken from the
   law's survival function above its median (1 − F would cancel to 0 in the upper tail) and F
-  from its distribution function below. Discrete samples use the cell versions of Choulakian, Lockhart & Stephens
-  (1994): W² = Σ Zⱼ² pⱼ / n, A² = Σ Zⱼ² pⱼ / (Hⱼ(1 − Hⱼ)) / n over the integer cells.
+  from its distribution function below. Cell data (counts, timestamp grids) use the cell
+  versions of Choulakian, Lockhart & Stephens (1994): W² = Σ Zⱼ² pⱼ / n,
+  A² = Σ Zⱼ² pⱼ / (Hⱼ(1 − Hⱼ)) / n.
 - p-values: Stephens' modified statistics for normal and lognormal laws with estimated
-  parameters (D'Agostino & Stephens 1986, as in R's nortest); other laws get p-values from the
-  optional parametric bootstrap (fitting.report).
+  parameters (D'Agostino & Stephens 1986, as in R's nortest); for every other case the
+  asymptotic null distribution with estimated parameters — a weighted sum of χ²₁ whose weights
+  are the eigenvalues of the limiting covariance kernel (``edf_eigenvalues``), its tail by
+  Imhof's formula (``weighted_chi2_sf``); or the parametric bootstrap (``fitting.report``).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy import integrate, special
 
 from .laws import Sample
 
-__all__ = ["bin_edges", "observed", "prob_below", "lambda2", "cvm_ad", "cell_stats",
-           "stephens_normal_p", "A2_CRIT_5", "W2_CRIT_5"]
+__all__ = ["bin_edges", "observed", "lambda2", "cvm_ad", "normal_cvm_ad", "cell_cvm_ad",
+           "stephens_normal_p", "weighted_chi2_sf", "edf_eigenvalues", "asymptotic_p",
+           "logit_grid"]
 
 TINY = np.finfo(float).tiny
+LOG_TINY = math.log(TINY)
 P_FLOOR = 1e-15
-#: 5 % points of A² and W² for a fully specified law (Stephens 1974): the selection tolerance
-A2_CRIT_5 = 2.492
-W2_CRIT_5 = 0.461
-MAX_CELLS = 10_000_000
 
 
 def n_bins(n: int) -> int:
@@ -44,16 +48,6 @@ def bin_edges(s: Sample) -> np.ndarray:
 def observed(s: Sample, edges: np.ndarray) -> np.ndarray:
     below = np.searchsorted(s.x, edges, side="left")
     return np.diff(np.concatenate(([0], below, [s.n])))
-
-
-def prob_below(frozen, edges: np.ndarray, mode: str, support_min: int = 0) -> np.ndarray:
-    """P(X < e) under the law: ``continuous`` data, a ``discrete`` law on integers, or a
-    continuous law ``rounded`` to integers (N = max(support_min, round(X)))."""
-    if mode == "continuous":
-        return frozen.cdf(edges)
-    if mode == "discrete":
-        return frozen.cdf(edges - 1)
-    return np.where(edges <= support_min, 0.0, frozen.cdf(edges - 0.5))
 
 
 def lambda2(obs: np.ndarray, below: np.ndarray, n: int, nparams: int) -> tuple[float, int]:
@@ -86,31 +80,26 @@ def cvm_ad(x: np.ndarray, frozen) -> tuple[float, float]:
     return w2, a2
 
 
-def cell_probabilities(frozen, cells: np.ndarray, mode: str, support_min: int) -> np.ndarray:
-    """P(N = j) of each integer cell j for a discrete law or a rounded continuous one."""
-    if mode == "discrete":
-        return frozen.pmf(cells)
-    upper = frozen.cdf(cells + 0.5)
-    lower = np.where(cells <= support_min, 0.0, frozen.cdf(cells - 0.5))
-    return upper - lower
+def normal_cvm_ad(z: np.ndarray) -> tuple[float, float]:
+    """(W², A²) of sorted standardised values against the standard normal (log Φ from
+    ``special.log_ndtr`` in both tails)."""
+    n = len(z)
+    log_f, log_s = special.log_ndtr(z), special.log_ndtr(-z)
+    odd = 2.0 * np.arange(1, n + 1) - 1
+    w2 = 1 / (12 * n) + float(np.sum((np.exp(log_f) - odd / (2 * n)) ** 2))
+    a2 = -n - float(odd @ (np.maximum(log_f, LOG_TINY) + np.maximum(log_s, LOG_TINY)[::-1])) / n
+    return w2, a2
 
 
-def cell_stats(s: Sample, frozen, mode: str) -> tuple[float, float, float]:
-    """(log-likelihood, W², A²) of an integer sample on its cells support_min..max."""
-    lo, hi = s.support_min, int(s.x[-1])
-    if hi - lo + 1 > MAX_CELLS:
-        raise ValueError(f"too many integer cells ({hi - lo + 1:,}); fit it as continuous")
-    cells = np.arange(lo, hi + 1, dtype=np.float64)
-    obs = np.bincount((s.x - lo).astype(np.int64), minlength=len(cells)).astype(np.float64)
-    p = cell_probabilities(frozen, cells, mode, lo)
-    seen = obs > 0
-    loglik = float(obs[seen] @ np.log(np.maximum(p[seen], np.finfo(float).tiny)))
-    z = np.cumsum(obs - s.n * p)
-    h = np.cumsum(p)
-    w2 = float(np.sum(z * z * p)) / s.n
+def cell_cvm_ad(obs: np.ndarray, p: np.ndarray, h: np.ndarray) -> tuple[float, float]:
+    """(W², A²) of counts ``obs`` on consecutive integer cells with probabilities ``p`` and
+    distribution function ``h`` (P(D ≤ cell), mass below the first cell included)."""
+    n = float(obs.sum())
+    z = np.cumsum(obs) - n * h
+    w2 = float(np.sum(z * z * p)) / n
     inside = (h > 0) & (h < 1 - 1e-12)
-    a2 = float(np.sum(z[inside] ** 2 * p[inside] / (h[inside] * (1 - h[inside])))) / s.n
-    return loglik, w2, a2
+    a2 = float(np.sum(z[inside] ** 2 * p[inside] / (h[inside] * (1 - h[inside])))) / n
+    return w2, a2
 
 
 def stephens_normal_p(w2: float, a2: float, n: int) -> tuple[float, float]:
@@ -138,3 +127,74 @@ def stephens_normal_p(w2: float, a2: float, n: int) -> tuple[float, float]:
     else:
         pw = 7.37e-10
     return float(np.clip(pw, 0, 1)), float(np.clip(pa, 0, 1))
+
+
+# --------------------------------------------------------------------------------------------
+# asymptotic null distributions of W² and A² with estimated parameters
+
+def weighted_chi2_sf(x: float, lam: np.ndarray) -> float:
+    """P(Σ λⱼ Zⱼ² > x), Zⱼ independent standard normal: Imhof's (1961) inversion formula,
+    integrated by Simpson's rule on a grid fine enough for its oscillation (a tenth of a
+    radian a step), up to where the integrand's envelope falls below 1e-11. The largest
+    ``IMHOF_TERMS`` eigenvalues enter exactly, the rest as one scaled χ² with the same mean and
+    variance. Beyond where Chernoff's bound Π(1 − 2tλⱼ)^(−½)·e^(−tx) is below 1e-11, 0.
+    Absolute accuracy about 1e-9."""
+    lam = np.sort(np.asarray(lam, float))[::-1]
+    lam = lam[lam > 1e-10 * lam[0]] if len(lam) and lam[0] > 0 else lam[:0]
+    if len(lam) == 0 or x <= 0:
+        return 1.0 if x <= 0 else 0.0
+    t = np.linspace(0.01, 0.49, 49)[:, None] / lam[0]
+    chernoff = np.min(-0.5 * np.log1p(-2 * t * lam).sum(axis=1) - t[:, 0] * x)
+    if chernoff < math.log(1e-11):
+        return 0.0
+    big, rest = lam[:IMHOF_TERMS], lam[IMHOF_TERMS:]
+    c, nu = ((float((rest ** 2).sum() / rest.sum()), float(rest.sum() ** 2 / (rest ** 2).sum()))
+             if len(rest) else (0.0, 0.0))
+
+    def log_terms(u: np.ndarray) -> np.ndarray:
+        return 0.25 * (np.log1p(np.outer(u, big) ** 2).sum(axis=1) + nu * np.log1p((c * u) ** 2))
+    top = 1.0
+    while -math.log(top) - log_terms(np.array([top]))[0] > -25.3 and top < 1e8:
+        top *= 1.5
+    points = int(np.clip(top * (x + lam.sum()) / 0.2, IMHOF_POINTS, 50 * IMHOF_POINTS)) | 1
+    u = np.linspace(0.0, top, points)[1:]
+    theta = 0.5 * (np.arctan(np.outer(u, big)).sum(axis=1) + nu * np.arctan(c * u) - x * u)
+    f = np.concatenate(([0.5 * (big.sum() + nu * c - x)],          # the limit at u → 0
+                        np.sin(theta) / u * np.exp(-log_terms(u))))
+    p = 0.5 + integrate.simpson(f, dx=top / (points - 1)) / math.pi
+    return float(np.clip(p, 0.0, 1.0)) if p > 1e-10 else 0.0
+
+
+def edf_eigenvalues(h: np.ndarray, psi: np.ndarray, info: np.ndarray, weights: np.ndarray
+                    ) -> np.ndarray:
+    """Eigenvalues of the limiting quadratic form Σ wᵢ Y(hᵢ)² of an empirical process with
+    covariance K(s, t) = min(s, t) − st − ψ(s)ᵀ I⁻¹ ψ(t) (parameters estimated by maximum
+    likelihood; ψ = ∂F/∂θ, I the Fisher information per observation), on points ``h`` (values of
+    F, increasing) with quadrature × statistic weights ``weights``."""
+    k = np.minimum.outer(h, h) - np.outer(h, h)
+    if psi.size:
+        k -= psi @ np.linalg.solve(info, psi.T)
+    root = np.sqrt(np.maximum(weights, 0.0))
+    lam = np.linalg.eigvalsh(root[:, None] * k * root[None, :])
+    return lam[lam > 0]
+
+
+IMHOF_TERMS = 30
+IMHOF_POINTS = 8001
+
+#: logit grid on which continuous null distributions are computed: t = expit(y), y ∈ [−Y, Y]
+LOGIT_HALF_WIDTH = 22.0
+LOGIT_POINTS = 321
+
+
+def logit_grid() -> tuple[np.ndarray, float]:
+    """(t, dy): in y = logit t, W² = ∫ Y² t(1 − t) dy and A² = ∫ Y² dy, both smooth in y."""
+    y = np.linspace(-LOGIT_HALF_WIDTH, LOGIT_HALF_WIDTH, LOGIT_POINTS)
+    return special.expit(y), float(y[1] - y[0])
+
+
+def asymptotic_p(w2: float, a2: float, h: np.ndarray, psi: np.ndarray, info: np.ndarray,
+                 w_w2: np.ndarray, w_a2: np.ndarray) -> tuple[float, float]:
+    """Asymptotic p-values of W² and A² (weights: each statistic's, times quadrature)."""
+    return (weighted_chi2_sf(w2, edf_eigenvalues(h, psi, info, w_w2)),
+            weighted_chi2_sf(a2, edf_eigenvalues(h, psi, info, w_a2)))

@@ -1,11 +1,13 @@
 """``fit()``: every candidate law fitted, measured and ranked; the results object it returns.
 
-Selection rule (docs/methods.md): rank the fitted candidates on each of λ², W² and A² (lower is
-better) and take the mean rank; the candidate with the best mean rank (ties: lower A²) leads.
-Every candidate the three statistics cannot tell from the leader — A² within 2.492 and W² within
-0.461 of it (the 5 % points of the fully specified tests) and λ² within two standard deviations
-of its null noise, 2·√(2·df)/(n − 1) — is a contender; the contender with the fewest parameters
-wins (ties: mean rank). So an exponential sample comes out exponential, not Weibull(1.00).
+Each candidate is fitted by maximum likelihood *of the data as they were observed*
+(``observation``: exact, counts, a timestamp grid, a truncation window; see ``likelihood``), so
+every candidate's log-likelihood is computed on the same data and the likelihoods compare.
+
+Selection rule (docs/methods.md): A²'s p-value (Stephens', asymptotic, or the bootstrap's)
+says which laws fit; among them the smallest BIC = k·ln n − 2·log-likelihood wins. When A²
+rejects every law — the rule on large samples of real data — the smallest λ² (Paxson's
+discrepancy per observation, which does not grow with n) wins. AIC and W² are reported.
 """
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
+from .likelihood import draw_observed, make_model, mode_of
+from .observation import Observation
 
-__all__ = ["fit", "FitReport", "CandidateFit", "is_discrete"]
+__all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates"]
 
 MAX_AUTO_DISCRETE_VALUES = 100
+SELECT_ALPHA = 0.01             # a law "fits" while its A² p-value is at least this
 
 
 @dataclass
@@ -28,7 +32,8 @@ class CandidateFit:
     """One law fitted to the sample, with its statistics (``error`` set when it could not be)."""
 
     law: Law
-    mode: str                                    # continuous | discrete | rounded
+    mode: str                                    # continuous | truncated | discrete | rounded
+                                                 # | grid (likelihood.py)
     params: dict = field(default_factory=dict)
     loglik: float = math.nan
     lambda2: float = math.nan
@@ -39,7 +44,8 @@ class CandidateFit:
     p_a2: float | None = None
     p_method: str | None = None
     error: str | None = None
-    score: float = math.nan                      # mean rank over λ², W², A²
+    n: int = 0
+    p_floor: float = 0.0                         # the smallest p-value the method can give
 
     @property
     def name(self) -> str:
@@ -54,6 +60,10 @@ class CandidateFit:
         return 2 * self.nparams - 2 * self.loglik
 
     @property
+    def bic(self) -> float:
+        return self.nparams * math.log(max(self.n, 1)) - 2 * self.loglik
+
+    @property
     def ok(self) -> bool:
         return self.error is None and all(map(math.isfinite, (self.lambda2, self.w2, self.a2)))
 
@@ -66,11 +76,12 @@ class CandidateFit:
         """One row of the fit table (JSON-ready)."""
         def num(v):
             return None if v is None or not math.isfinite(v) else float(v)
-        return {"law": self.name, "kind": self.law.kind, "params": dict(self.params),
-                "nparams": self.nparams, "loglik": num(self.loglik), "aic": num(self.aic),
+        return {"law": self.name, "kind": self.law.kind, "mode": self.mode,
+                "params": dict(self.params), "nparams": self.nparams,
+                "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
                 "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
                 "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
-                "mean_rank": num(self.score), "error": self.error}
+                "error": self.error}
 
 
 @dataclass
@@ -86,6 +97,7 @@ class FitReport:
     discrete: bool
     candidates: list[CandidateFit]
     best: CandidateFit | None
+    observation: Observation = field(default_factory=Observation)
 
     @property
     def table(self) -> list[dict]:
@@ -93,7 +105,7 @@ class FitReport:
 
     def _best_of(self, kind: str) -> CandidateFit | None:
         pool = [c for c in self.candidates if c.ok and c.law.kind == kind]
-        return min(pool, key=lambda c: (c.score, c.a2)) if pool else None
+        return min(pool, key=lambda c: c.bic) if pool else None
 
     @property
     def best_discrete(self) -> CandidateFit | None:
@@ -107,25 +119,28 @@ class FitReport:
         best = self.best
         return {"n": self.n, "mean": self.mean, "std": self.std, "min": self.minimum,
                 "max": self.maximum, "discrete": self.discrete,
+                "observation": self.observation.as_dict(),
                 "best": best.name if best else None, "params": dict(best.params) if best else None,
                 "table": self.table}
 
     def summary(self) -> str:
-        """The fit table as text, best law marked with '*'."""
+        """The fit table as text, best law (smallest BIC) marked with '*'."""
         head = (f"{self.name}: n={self.n:,} mean={_g(self.mean)} sd={_g(self.std)} "
-                f"min={_g(self.minimum)} max={_g(self.maximum)}"
-                f"{' (integer cells)' if self.discrete else ''}")
-        lines = [head, f"  {'law':19s} {'λ²':>9s} {'W²':>9s} {'A²':>10s} {'AIC':>12s} "
-                       f"{'p(A²)':>7s}  parameters"]
-        order = sorted(self.candidates, key=lambda c: (not c.ok, c.score if c.ok else 0))
+                f"min={_g(self.minimum)} max={_g(self.maximum)} "
+                f"({self.observation.describe()})")
+        lines = [head, f"  {'law':21s} {'AIC':>11s} {'BIC':>11s} {'ΔBIC':>8s} {'λ²':>9s} "
+                       f"{'W²':>9s} {'A²':>10s} {'p(A²)':>7s}  parameters"]
+        order = sorted(self.candidates, key=lambda c: (not c.ok, c.bic if c.ok else 0))
+        top = min((c.bic for c in self.candidates if c.ok), default=0.0)
         for c in order:
             mark = "*" if c is self.best else " "
             if not c.ok:
-                lines.append(f" {mark}{c.name:19s} not fitted: {c.error}")
+                lines.append(f" {mark}{c.name:21s} not fitted: {c.error}")
                 continue
             p = "" if c.p_a2 is None else f"{c.p_a2:.3f}"
-            lines.append(f" {mark}{c.name:19s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} {_g(c.a2):>10s} "
-                         f"{_g(c.aic):>12s} {p:>7s}  {format_params(c.params)}")
+            lines.append(f" {mark}{c.name:21s} {_g(c.aic):>11s} {_g(c.bic):>11s} "
+                         f"{_g(c.bic - top):>8s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} "
+                         f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}")
         return "\n".join(lines)
 
 
@@ -142,101 +157,139 @@ def is_discrete(x: np.ndarray) -> bool:
     return bool(np.all(x == np.round(x)) and len(np.unique(x)) <= MAX_AUTO_DISCRETE_VALUES)
 
 
-def _measure(c: CandidateFit, s: Sample, edges: np.ndarray, obs: np.ndarray) -> None:
-    frozen = c.frozen
-    if c.mode == "continuous":
-        c.loglik = float(np.sum(frozen.logpdf(s.x)))
-        c.w2, c.a2 = gof.cvm_ad(s.x, frozen)
-    else:
-        c.loglik, c.w2, c.a2 = gof.cell_stats(s, frozen, c.mode)
-    below = gof.prob_below(frozen, edges, c.mode, s.support_min)
-    c.lambda2, c.df = gof.lambda2(obs, below, s.n, c.nparams)
-    if c.mode == "continuous" and c.name in ("normal", "lognormal"):
-        c.p_w2, c.p_a2 = gof.stephens_normal_p(c.w2, c.a2, s.n)
-        c.p_method = "stephens"
+def _stephens(c: CandidateFit, s: Sample) -> None:
+    """Stephens' p-values (normal and lognormal, exact values): his tables are for the statistics
+    computed with the sample standard deviation (divisor n − 1), as in R's nortest."""
+    sigma = c.params["sigma"] * math.sqrt(s.n / max(s.n - 1, 1))
+    values = s.log if c.name == "lognormal" else s.x
+    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma)
+    c.p_w2, c.p_a2 = gof.stephens_normal_p(w2, a2, s.n)
+    c.p_method = "stephens"
 
 
-def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray) -> CandidateFit:
-    mode = "continuous" if not s.discrete else ("discrete" if law.kind == "discrete" else "rounded")
-    c = CandidateFit(law=law, mode=mode)
+def _refuse(law: Law, s: Sample) -> str | None:
+    """Why ``law`` cannot describe this sample at all (None: it can)."""
     if s.x[0] == s.x[-1]:
-        c.error = "all values are equal"
-    elif law.kind == "discrete" and not s.discrete:
-        c.error = "needs integer values"
-    elif law.positive and not s.positive:
-        c.error = "needs values > 0"
-    elif law.kind == "discrete" and s.x[0] < 0:
-        c.error = "needs values >= 0"
-    else:
+        return "all values are equal"
+    if law.kind == "discrete" and not s.discrete:
+        return "needs counts"
+    if law.positive and not s.positive and mode_of(law, s) in ("continuous", "truncated"):
+        return "needs values > 0"
+    if law.kind == "discrete" and s.x[0] < 0:
+        return "needs values >= 0"
+    if law.support_from is not None and s.support_min < law.support_from:
+        return f"needs counts >= {law.support_from}"
+    return None
+
+
+def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray,
+             start: dict | None = None, p_values: bool = True) -> CandidateFit:
+    c = CandidateFit(law=law, mode=mode_of(law, s), n=s.n)
+    c.error = _refuse(law, s)
+    if c.error is None:
         try:
-            c.params = {k: int(v) if k == "loc" else float(v) for k, v in law.estimate(s).items()}
+            model = make_model(law, s)
             with np.errstate(all="ignore"):
-                _measure(c, s, edges, obs)
+                params = model.estimate(start)
+                c.params = {k: int(v) if k == "loc" else float(v) for k, v in params.items()}
+                c.loglik, c.w2, c.a2, below = model.measure(c.params, edges)
+            c.lambda2, c.df = gof.lambda2(obs, below, s.n, c.nparams)
+            if c.mode == "continuous" and law.name in ("normal", "lognormal"):
+                _stephens(c, s)
+            elif p_values:
+                with np.errstate(all="ignore"):
+                    c.p_w2, c.p_a2 = gof.asymptotic_p(c.w2, c.a2, *model.null_kernel(c.params))
+                c.p_method = "asymptotic"
         except (FitFailed, ValueError, FloatingPointError, ZeroDivisionError) as e:
             c.error = str(e) or type(e).__name__
-    if c.error is None and not c.ok:
+    if c.error is None and not (c.ok and math.isfinite(c.loglik)):
         c.error = "statistics not finite"
     return c
 
 
-def _select(cands: list[CandidateFit], n: int) -> CandidateFit | None:
+def _select(cands: list[CandidateFit], alpha: float = SELECT_ALPHA) -> CandidateFit | None:
+    """Among the laws A² does not reject (p ≥ alpha, and above the smallest p-value a bootstrap
+    of B replicates can give, 1/(B + 1): beyond all B replicates is a rejection), the smallest
+    BIC; when it rejects them all (large samples of real data), the smallest λ²."""
     ok = [c for c in cands if c.ok]
-    if not ok:
-        return None
-    ranks = np.mean([stats.rankdata([getattr(c, m) for c in ok]) for m in ("lambda2", "w2", "a2")],
-                    axis=0)
-    for c, r in zip(ok, ranks):
-        c.score = float(r)
-    lead = min(ok, key=lambda c: (c.score, c.a2))
-    tol = 2 * math.sqrt(2 * lead.df) / max(n - 1, 1)
-    close = [c for c in ok if c.a2 - lead.a2 <= gof.A2_CRIT_5 and c.w2 - lead.w2 <= gof.W2_CRIT_5
-             and c.lambda2 - lead.lambda2 <= tol]
-    return min(close, key=lambda c: (c.nparams, c.score, c.a2))
+    fitting = [c for c in ok if c.p_a2 is not None and c.p_a2 >= alpha
+               and c.p_a2 > c.p_floor]
+    if fitting:
+        return min(fitting, key=lambda c: (c.bic, c.nparams))
+    return min(ok, key=lambda c: (c.lambda2, c.nparams)) if ok else None
 
 
 def _bootstrap(c: CandidateFit, s: Sample, replicates: int, rng: np.random.Generator) -> None:
-    """Parametric bootstrap p-values of W² and A² (refit on every replicate)."""
+    """Parametric bootstrap p-values of W² and A²: samples of the fitted law, recorded the way
+    the data were (rounded, on the grid, truncated), each refitted from the fitted parameters;
+    replicates that cannot be drawn or refitted are left out (more than half: the asymptotic
+    p-values stay)."""
     frozen = c.frozen
-    w2s, a2s = np.empty(replicates), np.empty(replicates)
+    w2s, a2s = np.full(replicates, np.nan), np.full(replicates, np.nan)
     for b in range(replicates):
-        sim = Sample(frozen.rvs(size=s.n, random_state=rng), discrete=s.discrete)
+        try:
+            values = draw_observed(frozen, s.obs, c.mode, s.support_min, s.n, rng)
+            sim = Sample(values, observation=s.obs)
+        except (FitFailed, ValueError):
+            continue
         edges = gof.bin_edges(sim)
-        r = _fit_one(c.law, sim, edges, gof.observed(sim, edges))
-        w2s[b], a2s[b] = (r.w2, r.a2) if r.ok else (np.inf, np.inf)
-    c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (replicates + 1))
-    c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (replicates + 1))
-    c.p_method = f"bootstrap({replicates})"
+        r = _fit_one(c.law, sim, edges, gof.observed(sim, edges), c.params, p_values=False)
+        if r.ok:
+            w2s[b], a2s[b] = r.w2, r.a2
+    done = int(np.sum(np.isfinite(a2s)))
+    if done < replicates / 2:            # the law cannot be simulated or refitted: keep the
+        return                           # asymptotic p-values
+    c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
+    c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
+    c.p_method = f"bootstrap({done})"
+    c.p_floor = 1 / (done + 1)
+
+
+def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...]:
+    """Every law that can describe samples observed this way."""
+    if obs.kind != "counts":
+        return CONTINUOUS
+    discrete = tuple(d for d in DISCRETE if LAWS[d].support_from is None
+                     or support_min >= LAWS[d].support_from)
+    return discrete + CONTINUOUS
 
 
 def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 0,
-        seed: int = 0, name: str = "sample") -> FitReport:
+        seed: int = 0, name: str = "sample", observation: Observation | None = None
+        ) -> FitReport:
     """Fit candidate laws by maximum likelihood and pick one (rule in the module docstring).
 
-    ``candidates``: law names (default: the continuous laws, plus the discrete ones for integer
-    samples). ``discrete``: treat the sample as integer counts (None: integer values with at most
-    100 distinct ones). ``bootstrap``: replicates of the parametric bootstrap for p-values (0: off).
+    ``observation``: how the values were recorded (default: exact values, or counts when
+    ``discrete`` — None: integer values with at most 100 distinct ones). ``candidates``: law
+    names (default: every law that can describe such a sample). ``bootstrap``: replicates of
+    the parametric bootstrap for p-values (0: off).
     """
     x = np.asarray(sample, dtype=np.float64).ravel()
     if x.size < 2:
         raise ValueError(f"{name}: need at least 2 values to fit, got {x.size}")
-    if discrete is None:
-        discrete = is_discrete(x)
-    elif discrete and not np.all(x == np.round(x)):
-        raise ValueError(f"{name}: discrete=True but the values are not integers")
-    s = Sample(x, discrete=discrete)
-    names = candidates or ((DISCRETE + CONTINUOUS) if discrete else CONTINUOUS)
+    if observation is None:
+        if discrete is None:
+            discrete = is_discrete(x)
+        elif discrete and not np.all(x == np.round(x)):
+            raise ValueError(f"{name}: discrete=True but the values are not integers")
+        observation = Observation.counts() if discrete else Observation()
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name}: the sample holds NaN/inf values")
+    observation.check(x, name)
+    s = Sample(x, observation=observation)
+    names = candidates or default_candidates(observation, s.support_min)
     unknown = [c for c in names if c not in LAWS]
     if unknown:
         raise ValueError(f"unknown law(s) {', '.join(unknown)}; known: {', '.join(LAWS)}")
     edges = gof.bin_edges(s)
     obs = gof.observed(s, edges)
     cands = [_fit_one(LAWS[c], s, edges, obs) for c in names]
-    best = _select(cands, s.n)
     if bootstrap:
         rng = np.random.default_rng(seed)
         for c in cands:
-            if c.ok and c.p_method is None:
+            if c.ok and c.p_method != "stephens":
                 _bootstrap(c, s, bootstrap, rng)
+    best = _select(cands)
     return FitReport(name=name, n=s.n, mean=s.mean, std=float(np.sqrt(s.var)),
-                     minimum=float(s.x[0]), maximum=float(s.x[-1]), discrete=discrete,
-                     candidates=cands, best=best)
+                     minimum=float(s.x[0]), maximum=float(s.x[-1]), discrete=s.discrete,
+                     candidates=cands, best=best, observation=observation)

@@ -14,10 +14,11 @@ from typing import Callable, Iterator, TextIO
 import numpy as np
 from scipy import stats
 
+from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import DEFAULT_CLASSES, ClientClass, parse_classes
 from ..formats.model import Model
 from ..formats.scenario import ScenarioWriter, SessionBatch, model_digest
-from .profiles import Profile, parse_profile
+from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
 
 __all__ = ["SynthOptions", "Generator", "SynthError", "SynthSummary", "synthesize",
@@ -56,18 +57,38 @@ class _Law:
 
     def __init__(self, model: Model | None, name: str) -> None:
         var = model.variables.get(name) if model is not None else None
+        self.observation = None
         if var is not None:
             self.name, self.frozen, self.kind = var.law, var.frozen, var.kind
+            if var.observation is not None and var.observation.kind != "counts":
+                self.observation = var.observation
         elif name in FALLBACK_LAWS:
             self.name, self.frozen, self.kind = FALLBACK_LAWS[name]
         else:
             raise SynthError(f"the model has no {name!r} law")
-        self.mean = float(self.frozen.mean())
+        try:
+            self.mean = (latent_mean(self.frozen, self.observation) if self.observation
+                         else float(self.frozen.mean()))
+        except ValueError as e:
+            raise SynthError(f"the {name} law {self.name}: {e}") from None
         if not np.isfinite(self.mean) or self.mean <= 0:
             raise SynthError(f"the {name} law {self.name} has no finite positive mean")
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Values as the model says they were: a think-time law fitted to times recorded on a
+        grid and within [Tmin, Tmax] is drawn conditioned on that window."""
+        if self.observation is not None:
+            return draw_latent(self.frozen, self.observation, n, rng)
         return np.asarray(self.frozen.rvs(size=n, random_state=rng), dtype=float)
+
+
+def _model_profile(model: Model | None) -> str:
+    """``--profile model``: the model's rate profile as a ``cycle`` specification."""
+    profile = model.arrivals.get("profile") if model is not None else None
+    if not profile:
+        raise SynthError("--profile model: the model has no rate profile (refit it with this "
+                         "wagon)")
+    return cycle_spec(profile["bin_s"], profile["counts"])
 
 
 class Generator:
@@ -77,14 +98,16 @@ class Generator:
         o = options
         if (o.duration is None) == (o.sessions is None):
             raise SynthError("give exactly one of --duration and --sessions")
-        if (o.duration is not None and o.duration <= 0) or (o.sessions is not None and o.sessions <= 0):
+        if ((o.duration is not None and o.duration <= 0)
+                or (o.sessions is not None and o.sessions <= 0)):
             raise SynthError("--duration and --sessions must be positive")
         if o.speedup <= 0 or o.rate_scale <= 0 or (o.rate is not None and o.rate <= 0):
             raise SynthError("--speedup, --rate and --rate-scale must be positive")
         if o.arrivals not in ("poisson", "renewal"):
             raise SynthError("--arrivals is poisson or renewal")
         self.model, self.options = model, o
-        self.profile: Profile = parse_profile(o.profile)
+        self.profile: Profile = parse_profile(_model_profile(model) if o.profile == "model"
+                                              else o.profile)
         self.classes: list[ClientClass] = parse_classes(o.classes)
         self.clicks = _Law(model, "clicks")
         self.think = _Law(model, "think")
@@ -108,7 +131,7 @@ class Generator:
         return {"seed": o.seed,
                 "model": {"name": model_name,
                           "digest": model_digest(self.model.data if self.model else None)},
-                "options": {**asdict(o), "rate": self.rate},
+                "options": {**asdict(o), "rate": self.rate, "profile": self.profile.spec},
                 "laws": {"clicks": self.clicks.name, "think": self.think.name,
                          "arrivals": o.arrivals},
                 "classes": [c.to_dict() for c in self.classes],

@@ -8,9 +8,13 @@ profile keeps the base process's shape and only bends its clock.
 Profiles (``--profile``):
 - ``constant``;
 - ``steps:T1=M1,T2=M2,...`` multiplier Mi from time Ti (s) on (m = 1 before the first);
-- ``flash:at=T,duration=D,peak=P`` rate × P during [T, T+D) (RUBiS: 10 → 333 sessions/s is P = 33.3);
+- ``flash:at=T,duration=D,peak=P`` rate × P during [T, T+D) (RUBiS: 10 → 333 sessions/s is
+  P = 33.3);
 - ``bursts:ratio=R,fraction=F,period=T`` S-Client style: in each period of T s, a fraction F of
-  the time at R × the mean rate and the rest at (1 − R·F)/(1 − F) × it, so the mean stays λ.
+  the time at R × the mean rate and the rest at (1 − R·F)/(1 − F) × it, so the mean stays λ;
+- ``cycle:W=M0,M1,...`` multiplier Mi on [i·W, (i+1)·W), the whole pattern repeating;
+- ``model`` (``wagon synth``): the model's rate profile, the day as the log had it — a cycle of
+  its bins with multipliers rate/mean rate (``model_profile``).
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Profile", "parse_profile", "ProfileError"]
+__all__ = ["Profile", "parse_profile", "ProfileError", "cycle_spec"]
 
 
 class ProfileError(ValueError):
@@ -124,4 +128,27 @@ def parse_profile(spec: str) -> Profile:
                                "period > 0")
         low = (1 - r * f) / (1 - f)
         return Profile(spec, (0.0, f * period), (r, low), period=period)
-    raise ProfileError(f"unknown profile {spec!r}: use constant, steps:..., flash:..., bursts:...")
+    if kind == "cycle":
+        return _cycle(spec, body)
+    raise ProfileError(f"unknown profile {spec!r}: use constant, steps:..., flash:..., "
+                       "bursts:..., cycle:..., model")
+
+
+def _cycle(spec: str, body: str) -> Profile:
+    width, _, rest = body.partition("=")
+    try:
+        w = float(width)
+        mult = [float(m) for m in rest.split(",") if m != ""]
+    except ValueError:
+        raise ProfileError(f"{spec!r}: write cycle:WIDTH=M0,M1,...") from None
+    if not (w > 0 and mult and all(m >= 0 for m in mult) and sum(mult) > 0):
+        raise ProfileError(f"{spec!r}: need WIDTH > 0 and multipliers ≥ 0, not all 0")
+    return Profile(spec, tuple(w * i for i in range(len(mult))), tuple(mult),
+                   period=w * len(mult))
+
+
+def cycle_spec(width: float, rates) -> str:
+    """The ``cycle`` profile of per-bin rates: multipliers rate / mean rate (mean 1)."""
+    rates = [float(r) for r in rates]
+    mean = sum(rates) / len(rates)
+    return f"cycle:{width:.6g}=" + ",".join(f"{r / mean:.6g}" for r in rates)

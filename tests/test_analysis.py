@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from scipy import stats
 
 from wagon.cli import main
-from wagon.analysis.compare import compare, stack_distances
-from wagon.analysis.keepalive import LawSyntaxError, advise, parse_law
-from wagon.analysis.selfsim import fgn, fgn_autocovariance, hurst_all
+from wagon.analysis.compare import compare, ks_equivalence, stack_distances
+from wagon.analysis.selfsim import (MIN_POINTS, TooFewPoints, aggregated_variance, fgn,
+                                    fgn_autocovariance, hurst_all, hurst_report, wavelet,
+                                    wavelet_first_octave)
 from wagon.analysis.workload import load_workload
 
 
@@ -35,11 +35,47 @@ def test_estimators_on_exact_fgn(estimates, H, name, tol):
     assert abs(got - H) <= tol, (name, H, got)
 
 
-@pytest.mark.parametrize("H", [0.5, 0.75, 0.9])
-def test_confidence_intervals_cover(estimates, H):
-    for name in ("local_whittle", "wavelet"):
-        covered = [e.ci[0] - 0.02 <= H <= e.ci[1] + 0.02 for e in estimates[(H, name)]]
-        assert sum(covered) >= 3, name
+def test_local_whittle_interval_covers(estimates):
+    for H in (0.5, 0.75, 0.9):
+        covered = [e.ci[0] - 0.02 <= H <= e.ci[1] + 0.02 for e in estimates[(H, "local_whittle")]]
+        assert sum(covered) >= 3
+
+
+def test_wavelet_interval_has_nominal_coverage():
+    """The wavelet CI covers H in at least 85 of 100 exact fGn series (H = 0.7, n = 2¹⁴); with
+    the first octave at 2, as before, it covered about 70 (bench/hurst_bench.py)."""
+    covered = [wavelet(x).ci[0] <= 0.7 <= wavelet(x).ci[1]
+               for x in (fgn(2 ** 14, 0.7, 500 + s) for s in range(100))]
+    assert sum(covered) >= 85, sum(covered)
+    assert wavelet_first_octave(2 ** 14) == 3 and wavelet_first_octave(2 ** 16) == 4
+
+
+def test_no_estimate_from_too_few_points():
+    """At 300 values the variance-time plot has fewer than MIN_POINTS block sizes: no H."""
+    x = np.random.default_rng(2).standard_normal(300)
+    estimates, notes = hurst_report(x)
+    names = {e.estimator for e in estimates}
+    assert "aggregated_variance" not in names and "wavelet" in names
+    assert any(n.startswith("aggregated_variance not estimated") for n in notes), notes
+    assert all(e.points >= MIN_POINTS or e.estimator == "wavelet" for e in estimates)
+    with pytest.raises(TooFewPoints):
+        aggregated_variance(x)
+
+
+def test_bandwidth_warning_and_detrending():
+    """Poisson counts per second whose mean changes hour by hour (a daily profile): local
+    Whittle moves with its bandwidth and every estimator reads long memory; removing the
+    hourly means brings them back to H = 0.5 and the warning goes."""
+    rng = np.random.default_rng(3)
+    hourly = 3 + 2 * np.sin(np.linspace(0, np.pi, 12)) + rng.random(12)
+    x = rng.poisson(np.repeat(hourly, 3600)).astype(float)
+    raw, notes = hurst_report(x)
+    assert any("depends on its bandwidth" in n for n in notes)
+    assert max(e.H for e in raw) > 0.8
+    flat, notes = hurst_report(x, detrend_block=3600)
+    assert not any("depends on its bandwidth" in n for n in notes), notes
+    for e in flat:
+        assert abs(e.H - 0.5) < 0.06, e
 
 
 @pytest.mark.parametrize("H", [0.5, 0.6, 0.75, 0.9])
@@ -64,31 +100,6 @@ def test_white_noise_and_short_series():
         hurst_all(np.ones(1000))
 
 
-def test_keepalive_exponential_closed_form():
-    """F(Δ) − δ f(Δ) = 0 for Exp(mean 10): Δ* = 10·ln(1 + δ/10)."""
-    a = advise(stats.expon(scale=10), clicks_mean=5, x1=1.0, x2=0.0, servers=10)
-    assert a.delta == pytest.approx(0.8)
-    assert a.optimal_timeout == pytest.approx(10 * math.log(1.08), rel=1e-6)
-    assert a.work_at_optimum < a.work_without_keepalive
-    ws = [w for _, w in a.curve]
-    assert a.work_at_optimum <= min(ws) + 1e-9
-    assert a.max_rate["10"] == pytest.approx(10 / a.work_at_optimum)
-
-
-def test_keepalive_no_gain_means_no_timeout():
-    a = advise(stats.lognorm(s=1.1, scale=math.exp(3)), clicks_mean=1, x1=0.3, x2=0.1)
-    assert a.delta == 0 and a.optimal_timeout == 0
-
-
-def test_law_parser():
-    f = parse_law("lognormal(mu=3, sigma=1.1)")
-    assert f.mean() == pytest.approx(math.exp(3 + 1.1 ** 2 / 2))
-    for bad, msg in (("cauchy(a=1)", "LAW one of"), ("lognormal(mu=3)", "missing sigma"),
-                     ("lognormal(mu=3, sigma=-1)", "out of range"), ("weibull(shape=x)", "k=number")):
-        with pytest.raises(LawSyntaxError, match=msg):
-            parse_law(bad)
-
-
 def test_stack_distances_against_the_definition():
     rng = np.random.default_rng(1)
     codes = rng.integers(0, 30, 2000)
@@ -103,11 +114,49 @@ def test_stack_distances_against_the_definition():
 def test_compare_a_workload_with_itself_and_with_another(sample, nasa):
     w = load_workload(str(sample))
     rows = compare(w, w)
-    assert all(r["verdict"] in ("same", "close", "n/a") for r in rows), rows
+    # nothing differs; with 930 sessions a 0.05 KS margin cannot be certified for every row
+    assert all(r["verdict"] in ("same", "close", "undecided", "n/a") for r in rows), rows
+    assert {r["row"]: r["verdict"] for r in rows}["think time (s)"] == "same"
     other = compare(w, load_workload(str(nasa)))
     verdicts = {r["row"]: r["verdict"] for r in other}
     assert verdicts["session rate (/s)"] == "differs"
     assert verdicts["think time (s)"] == "differs"
+
+
+@pytest.mark.parametrize("n", [20_000, 200_000])
+def test_a_small_shift_is_the_same_whatever_n(n):
+    """A 2 % scale shift of a lognormal: KS D about 0.008 — the two-sample p-value says
+    "different" at 200,000 (it goes to 0 with n), the equivalence verdict says "same" at both."""
+    rng = np.random.default_rng(n)
+    a = np.exp(rng.normal(3, 1.1, n))
+    b = 1.02 * np.exp(rng.normal(3, 1.1, n))
+    r = ks_equivalence(a, b, margin=0.05, alpha=0.05)
+    assert r["effect"] < 0.015 and r["verdict"] == "same", r
+    if n == 200_000:
+        assert r["p"] < 0.01
+    big = ks_equivalence(a, 1.5 * b, margin=0.05, alpha=0.05)
+    assert big["verdict"] == "differs" and big["interval"][0] > 0.05
+    few = ks_equivalence(a[:60], b[:60], margin=0.05, alpha=0.05)
+    assert few["verdict"] == "undecided"
+
+
+def test_distributions_are_compared_at_the_common_resolution():
+    """Poisson starts recorded to the second (a log) against exact ones (a scenario): compared
+    as they are, the whole-second gaps and the continuous ones differ; once the scenario's
+    starts are floored too, they are the same process."""
+    rng = np.random.default_rng(5)
+    log_starts = np.floor(np.cumsum(rng.exponential(2.0, 30_000)))
+    exact = np.cumsum(rng.exponential(2.0, 30_000))
+    assert ks_equivalence(np.diff(log_starts), np.diff(exact), 0.05, 0.05)["verdict"] == "differs"
+    floored = np.diff(np.floor(exact))
+    assert ks_equivalence(np.diff(log_starts), floored, 0.05, 0.05)["verdict"] == "same"
+
+
+def _strict(text: str) -> dict:
+    """JSON that a strict reader accepts: no NaN or Infinity."""
+    def refuse(name):
+        raise ValueError(f"non-finite number {name} in JSON")
+    return json.loads(text, parse_constant=refuse)
 
 
 def test_cli_hurst_advise_compare(tmp_path, nasa, sample):
@@ -117,7 +166,7 @@ def test_cli_hurst_advise_compare(tmp_path, nasa, sample):
     assert {e["estimator"] for e in out["estimates"]} == {
         "aggregated_variance", "rescaled_range", "periodogram", "dfa", "local_whittle", "wavelet"}
     assert all(0 < e["H"] < 1.2 for e in out["estimates"])
-    assert any("finer than" in s for s in out["skipped"])
+    assert any("finer than" in s for s in out["notes"])
     counts = tmp_path / "c.txt"
     np.savetxt(counts, fgn(4096, 0.8, 1) + 10)
     r = CliRunner().invoke(main, ["hurst", "--counts", str(counts), "--json"])
@@ -129,14 +178,14 @@ def test_cli_hurst_advise_compare(tmp_path, nasa, sample):
     r = CliRunner().invoke(main, ["advise", "keepalive", "--think", "exponential(scale=10)",
                                   "--x1", "1", "--x2", "0", "--clicks-mean", "5", "--json"])
     assert json.loads(r.stdout)["optimal_timeout"] == pytest.approx(10 * math.log(1.08), rel=1e-6)
-    r = CliRunner().invoke(main, ["compare", str(sample), str(sample), "--json"])
-    assert r.exit_code == 0 and len(json.loads(r.stdout)["rows"]) >= 15
     r = CliRunner().invoke(main, ["compare", str(sample), str(nasa), "--json"])
     loose = CliRunner().invoke(main, ["compare", str(sample), str(nasa), "--json", "--tolerance",
-                                      "100", "--alpha", "0"])
-    count = [sum(row["verdict"] in ("same", "close") for row in json.loads(x.stdout)["rows"])
+                                      "100", "--margin", "1"])
+    count = [sum(row["verdict"] in ("same", "close") for row in _strict(x.stdout)["rows"])
              for x in (r, loose)]
     assert count[1] > count[0]
-    assert all(row["verdict"] in ("same", "close", "n/a") for row in json.loads(loose.stdout)["rows"])
+    assert all(row["verdict"] in ("same", "close", "n/a") for row in _strict(loose.stdout)["rows"])
+    rows = _strict(r.stdout)["rows"]
+    assert len(rows) >= 15 and all({"effect", "interval", "margin", "p"} <= set(x) for x in rows)
     r = CliRunner().invoke(main, ["hurst", str(tmp_path / "none.log")])
     assert r.exit_code == 2 and "No such file" in r.stderr

@@ -138,8 +138,10 @@ def test_lambda2_against_direct_computation():
 def test_discrete_statistics_against_direct_computation():
     k = stats.poisson(3).rvs(size=400, random_state=np.random.default_rng(7))
     law = stats.poisson(3.1)
-    s = Sample(k, discrete=True)
-    loglik, w2, a2 = gof.cell_stats(s, law, "discrete")
+    cells = np.arange(0, k.max() + 1)
+    obs = np.bincount(k).astype(float)
+    loglik = float(obs[obs > 0] @ law.logpmf(cells[obs > 0]))
+    w2, a2 = gof.cell_cvm_ad(obs, law.pmf(cells), law.cdf(cells))
     n, w_direct, a_direct, cum_o, cum_e = len(k), 0.0, 0.0, 0, 0.0
     for j in range(0, int(k.max()) + 1):
         cum_o += np.sum(k == j)
@@ -154,12 +156,51 @@ def test_discrete_statistics_against_direct_computation():
 
 
 def test_stephens_normal_p_value_agrees_with_statsmodels():
+    """Stephens' tables are for A² computed with the n − 1 standard deviation, as statsmodels'
+    normal_ad (and R's nortest) compute it."""
     from statsmodels.stats.diagnostic import normal_ad
     for seed in range(5):
         x = stats.norm(10, 2).rvs(size=300, random_state=np.random.default_rng(seed))
         c = fit(x, candidates=["normal"]).candidates[0]
-        _, p = normal_ad(x)            # same Stephens formula, sd with n−1
-        assert c.p_a2 == pytest.approx(p, abs=0.03)
+        _, p = normal_ad(x)
+        assert c.p_a2 == pytest.approx(p, rel=1e-9)
+
+
+@pytest.mark.parametrize("stat, x, p", [("a2", 2.492, 0.05), ("a2", 3.857, 0.01),
+                                        ("w2", 0.461, 0.05), ("w2", 0.743, 0.01)])
+def test_asymptotic_p_values_fully_specified(stat, x, p):
+    """No estimated parameter: the published upper percentage points (Stephens 1974)."""
+    t, dy = gof.logit_grid()
+    weights = np.full(len(t), dy) if stat == "a2" else t * (1 - t) * dy
+    lam = gof.edf_eigenvalues(t, np.zeros((len(t), 0)), np.zeros((0, 0)), weights)
+    assert gof.weighted_chi2_sf(x, lam) == pytest.approx(p, abs=0.001)
+
+
+def test_asymptotic_p_values_with_estimated_parameters():
+    """The covariance-kernel eigenvalues with estimated parameters against published values:
+    Stephens' asymptotic points for the exponential (estimated scale) and his p-value formula
+    for the normal (mean and variance estimated; the formula fits tables to a few per cent)."""
+    from wagon.fitting.likelihood import law_null_kernel
+    t, psi, info, w_w2, w_a2 = law_null_kernel(LAWS["exponential"], {"scale": 1.0})
+    lam = gof.edf_eigenvalues(t, psi, info, w_a2)
+    for x, p in ((1.078, 0.10), (1.341, 0.05), (1.957, 0.01)):
+        assert gof.weighted_chi2_sf(x, lam) == pytest.approx(p, abs=0.005)
+    t, psi, info, w_w2, w_a2 = law_null_kernel(LAWS["normal"], {"mu": 0.0, "sigma": 1.0})
+    lam_a, lam_w = (gof.edf_eigenvalues(t, psi, info, w) for w in (w_a2, w_w2))
+    for a2 in (0.4, 0.7, 1.0, 1.5):
+        _, p = gof.stephens_normal_p(0.0, a2, 10 ** 9)
+        assert gof.weighted_chi2_sf(a2, lam_a) == pytest.approx(p, rel=0.08), a2
+    for w2 in (0.06, 0.1, 0.15):
+        p, _ = gof.stephens_normal_p(w2, 0.0, 10 ** 9)
+        assert gof.weighted_chi2_sf(w2, lam_w) == pytest.approx(p, rel=0.05), w2
+
+
+def test_weighted_chi2_against_simulation():
+    lam = np.array([0.5, 0.2, 0.05, 0.01])
+    q = (np.random.default_rng(1).standard_normal((400_000, 4)) ** 2) @ lam
+    for x in (0.1, 0.5, 1.0, 2.0, 4.0):
+        assert gof.weighted_chi2_sf(x, lam) == pytest.approx(np.mean(q > x), abs=0.003)
+    assert gof.weighted_chi2_sf(40.0, lam) == 0.0
 
 
 def test_bootstrap_is_seeded_and_accepts_the_true_law():
@@ -184,9 +225,11 @@ def test_unfit_candidates_say_why():
 
 
 def test_report_table_and_summary():
-    x = stats.lognorm(s=1.1, scale=math.exp(3)).rvs(size=2000, random_state=np.random.default_rng(0))
+    x = stats.lognorm(s=1.1, scale=math.exp(3)).rvs(size=2000,
+                                                    random_state=np.random.default_rng(0))
     rep = fit(x, name="think")
-    assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items() if law.kind == "continuous"}
+    assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items()
+                                             if law.kind == "continuous"}
     row = next(r for r in rep.table if r["law"] == "lognormal")
     assert set(row) >= {"lambda2", "w2", "a2", "loglik", "aic", "p_a2", "params"}
     text = rep.summary()
@@ -201,7 +244,8 @@ FAMILY_SPACE = {
     "exponential": (lambda a, b: stats.expon(scale=a), lambda a, b: {"scale": a}),
     "lognormal": (lambda a, b: stats.lognorm(s=b, scale=a), lambda a, b: {"mu": math.log(a),
                                                                            "sigma": b}),
-    "weibull": (lambda a, b: stats.weibull_min(c=b, scale=a), lambda a, b: {"shape": b, "scale": a}),
+    "weibull": (lambda a, b: stats.weibull_min(c=b, scale=a),
+                lambda a, b: {"shape": b, "scale": a}),
     "gamma": (lambda a, b: stats.gamma(b, scale=a), lambda a, b: {"shape": b, "scale": a}),
     "loglogistic": (lambda a, b: stats.fisk(c=2 * b + 1, scale=a),
                     lambda a, b: {"shape": 2 * b + 1, "scale": a}),

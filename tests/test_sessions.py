@@ -286,3 +286,28 @@ def test_nasa_clicks_that_are_images_drop_and_the_think_law_does_not_depend_on_a
     assert fit(s.samples["think"], name="think").best.name == "lognormal"
     # the images still counted as clicks are exactly those nothing precedes in the session
     assert s.counts["object_clicks"] <= s.counts["sessions"]
+
+
+def test_whole_second_logs_with_durations_fit_their_off_grid_think_times():
+    """%D makes think times run from a page's completion: off the 1 s grid of the timestamps.
+    They are fitted as exact values truncated to [Tmin, Tmax] (not as grid cells, which they
+    are not), and the gaps between whole-second starts keep the grid likelihood."""
+    import time
+    from wagon.fitting import fit
+    from wagon.modeling import observations
+    rng = np.random.default_rng(1)
+    lines = []
+    for c in range(80):
+        t = 806_000_000 + int(rng.integers(0, 3000))
+        for k in range(6):
+            stamp = time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(t))
+            lines.append(f'h{c}.x - - [{stamp}] "GET /p{k}.html HTTP/1.0" 200 1000 '
+                         f'{int(rng.integers(1000, 900_000))}')
+            t += int(rng.integers(5, 200))
+    req, _ = parse_bytes(("\n".join(lines) + "\n").encode(), '%h %l %u %t "%r" %>s %b %D')
+    s = sessionize(req)
+    obs = observations(s)
+    assert s.resolution == 1.0 and obs["interarrival"].kind == "grid"
+    assert obs["think"].kind == "exact" and obs["think"].lower == s.rules.tmin
+    assert not np.allclose(s.samples["think"], np.round(s.samples["think"]))
+    assert fit(s.samples["think"], observation=obs["think"], name="think").best is not None

@@ -23,6 +23,7 @@ from wagon.formats.classes import ClassError, parse_classes
 from wagon.formats.model import Model
 from wagon.formats.scenario import ScenarioError, read_scenario
 from wagon.formats.site import build_site, page_html, url_path
+from wagon.modeling import observations
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.export import export_clf, export_httperf
 from wagon.synth.profiles import ProfileError, parse_profile
@@ -271,10 +272,11 @@ def _round_trip(tmp_path, think, rate, clicks_p, duration):
 
 def test_round_trip_model_synth_clf_fit(tmp_path):
     s = _round_trip(tmp_path, (3.0, 1.1), 0.5, 0.25, 4000)
-    gaps = fit(s.samples["interarrival"])
+    observed = observations(s)          # whole-second gaps; think times also within [Tmin, Tmax]
+    gaps = fit(s.samples["interarrival"], observation=observed["interarrival"])
     assert gaps.best.name == "exponential" and 1 / gaps.best.params["scale"] == pytest.approx(
         0.5, rel=0.1)
-    think = fit(s.samples["think"])
+    think = fit(s.samples["think"], observation=observed["think"])
     assert think.best.name == "lognormal"
     assert think.best.params["mu"] == pytest.approx(3.0, abs=0.08)
     assert think.best.params["sigma"] == pytest.approx(1.1, abs=0.08)

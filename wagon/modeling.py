@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from . import __version__
-from .fitting import FitReport, fit
+from .fitting import FitReport, Observation, fit
 from .fitting.arrivals import arrival_report, arrival_verdict
 from .fitting.report import format_params
 from .formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
@@ -22,7 +22,7 @@ from .logs.parse import ParseStats, parse_logs
 from .logs.paths import template_requests
 from .logs.sessions import SessionRules, Sessions, sessionize
 
-__all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model"]
+__all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model", "observations"]
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,17 @@ class FitResult:
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
         out.append("")
-        out.append(f"{'variable':17s} {'n':>8s} {'law':18s} {'mean':>10s} {'λ²':>9s} "
-                   f"{'W²':>8s} {'A²':>9s}  parameters")
+        out.append(f"{'variable':17s} {'n':>8s} {'law':20s} {'mean':>10s} {'λ²':>9s} "
+                   f"{'W²':>8s} {'A²':>9s} {'p(A²)':>7s}  parameters")
         for name, rep in self.fits.items():
             b = rep.best
             if b is None:
                 out.append(f"{name:17s} {rep.n:>8,} no law could be fitted")
                 continue
-            out.append(f"{name:17s} {rep.n:>8,} {b.name:18s} {b.frozen.mean():>10.4g} "
-                       f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g}  {format_params(b.params)}")
+            p = "" if b.p_a2 is None else f"{b.p_a2:.3g}"
+            out.append(f"{name:17s} {rep.n:>8,} {b.name:20s} {b.frozen.mean():>10.4g} "
+                       f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g} {p:>7s}  "
+                       f"{format_params(b.params)}")
         out += [f"{name:17s} not fitted: {why}" for name, why in self.skipped.items()]
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
@@ -95,9 +97,34 @@ class FitResult:
         return "\n".join(out)
 
 
-def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0
+def _on_grid(x: np.ndarray, step: float) -> bool:
+    return bool(step > 0 and np.allclose(x / step, np.round(x / step), rtol=0, atol=1e-6))
+
+
+def observations(sessions: Sessions) -> dict[str, Observation]:
+    """How each sample of ``sessions`` was recorded: gaps between timestamps on the log's grid
+    (whole seconds) or exact, think times kept only within the rules' [Tmin, Tmax], clicks ≥ 1,
+    objects per page ≥ 0; sizes exact. A time sample off the grid although the timestamps are
+    whole seconds — think times from a page's completion (start + logged duration), starts of
+    logs that record the end of a request — is taken as exact: its ±1 s recording error is not
+    modelled (docs/methods.md)."""
+    r, rules, samples = sessions.resolution, sessions.rules, sessions.samples
+    gaps, think = Observation.exact(), Observation.exact(rules.tmin, rules.tmax)
+    if _on_grid(samples.get("interarrival", np.zeros(0)), r):
+        gaps = Observation.grid(r, lower=0.0)
+    if _on_grid(samples.get("think", np.zeros(0)), r):
+        think = Observation.grid(r, lower=rules.tmin, upper=rules.tmax)
+    return {"interarrival": gaps, "clicks": Observation.counts(1), "think": think,
+            "page_size": Observation.exact(), "objects_per_page": Observation.counts(0),
+            "object_size": Observation.exact()}
+
+
+def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0,
+                observed: dict[str, Observation] | None = None
                 ) -> tuple[dict[str, FitReport], dict[str, str]]:
-    """Fit every model variable that has enough values; say why the others were skipped."""
+    """Fit every model variable that has enough values, each by the likelihood of how it was
+    recorded (``observed``; default: exact values, counts for the count variables); say why the
+    others were skipped."""
     fits, skipped = {}, {}
     for name, discrete in VARIABLES.items():
         values = samples.get(name, np.zeros(0))
@@ -105,7 +132,8 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
             skipped[name] = (f"{len(values)} value(s)" if len(values) < 2
                              else f"all {len(values)} values equal {values[0]:g}")
             continue
-        fits[name] = fit(values, discrete=discrete, bootstrap=bootstrap, seed=seed, name=name)
+        obs = (observed or {}).get(name) or (Observation.counts() if discrete else Observation())
+        fits[name] = fit(values, observation=obs, bootstrap=bootstrap, seed=seed, name=name)
     return fits, skipped
 
 
@@ -204,9 +232,9 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     if not options.keep_paths:
         req, variants = template_requests(req)
     sessions = sessionize(req, options.rules, seed=options.seed)
-    fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed)
-    arrivals = (arrival_report(sessions.session_start, fits["interarrival"])
-                if "interarrival" in fits else {})
+    fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed,
+                                observations(sessions))
+    arrivals = arrival_report(sessions.session_start) if len(sessions.session_start) > 1 else {}
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {

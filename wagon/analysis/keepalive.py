@@ -1,15 +1,31 @@
-"""The keep-alive timeout advisor: WAGON's queueing model of persistent connections.
+"""The keep-alive timeout advisor: WAGON's queueing model of persistent connections, and the same
+model with the time a kept-alive connection really holds a server process.
 
-A session brings N clicks separated by think times Y (CDF F, density f). X₁ is a click's
-transfer time on a new connection, X₂ on a kept-alive one, and a connection kept open after a
-response costs the server the part of the timeout Δ the user leaves unused. The work a session
-brings to the server, as a function of the timeout, is
+A session brings N clicks separated by think times Y (CDF F, density f, survival S). X₁ is a
+click's transfer time on a new connection, X₂ on a kept-alive one, gain = E[X₁] − E[X₂]. After a
+response the server process keeps the connection for at most the timeout Δ; a click that comes
+within Δ reuses it.
 
-    W(Δ) = E[N]·E[X₁] + E[N]·E[(Δ − Y)⁺] − E[N − 1]·F(Δ)·(E[X₁] − E[X₂])
+**The paper** (Liu, Niclausse & Jalpa-Villanueva 2001) charges every click the part of the
+timeout the user leaves unused:
 
-with E[(Δ − Y)⁺] = ∫₀^Δ F(y) dy. Its derivative is E[N]·(F(Δ) − δ·f(Δ)) with the transfer-time gain
-δ = E[N − 1]/E[N]·(E[X₁] − E[X₂]), so the best timeout solves F(Δ) − δ·f(Δ) = 0, or is 0. With m
-server processes and sessions arriving at λ per second, the server is stable while λ·E[W] < m.
+    W(Δ) = E[N]·E[X₁] + E[N]·∫₀^Δ F(y) dy − E[N − 1]·F(Δ)·gain
+
+whose derivative E[N]·(F(Δ) − δ·f(Δ)) gives Theorem 1: the best timeout solves F(Δ) = δ·f(Δ)
+with δ = E[N − 1]/E[N]·gain. Its integral ∫₀^Δ∫ₓ^Δ f(y) dy dx is ∫₀^Δ y·f(y) dy (the order of
+integration swapped), not ∫₀^Δ F(y) dy; and either way a connection the user does not come back
+to in time holds the process for the whole Δ, which the term leaves out.
+
+**Corrected**: after each of the first N − 1 clicks the process is held min(Y, Δ), after the
+last one Δ (the user has left):
+
+    W꜀(Δ) = E[N]·E[X₁] + E[N − 1]·(E[min(Y, Δ)] − F(Δ)·gain) + Δ
+
+with E[min(Y, Δ)] = ∫₀^Δ S(y) dy. Its derivative E[N − 1]·(S(Δ) − gain·f(Δ)) + 1 is negative
+only where the hazard h = f/S exceeds (1 + 1/(E[N − 1]·S(Δ)))/gain (h(Δ) = 1/gain without the
+last click's wait): keeping a connection pays only while the user is that likely to come back
+in the next instant. With m server processes and λ sessions per second, the server is stable
+while λ·E[W] < m.
 """
 from __future__ import annotations
 
@@ -17,14 +33,17 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, optimize
+from scipy import optimize
 
 from ..fitting.laws import LAWS
+from ..fitting.likelihood import count_mean
 from ..formats.model import Model
 
-__all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks", "DEFAULT_CLICKS"]
+__all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks", "DEFAULT_CLICKS",
+           "paper_work", "corrected_work", "delta_from_gain"]
 
 DEFAULT_CLICKS = 5.0                # E[N] when neither a model nor the user gives one
+GRID_POINTS = 400
 
 
 class LawSyntaxError(ValueError):
@@ -32,7 +51,7 @@ class LawSyntaxError(ValueError):
 
 
 def parse_law(text: str):
-    """``lognormal(mu=3, sigma=1.1)`` → a frozen scipy distribution (fitting's laws)."""
+    """``lognormal(mu=3, sigma=1.1)`` → a frozen distribution (fitting's laws)."""
     m = re.fullmatch(r"\s*([a-z_]+)\s*\((.*)\)\s*", text)
     if not m or m.group(1) not in LAWS:
         raise LawSyntaxError(f"{text!r}: write LAW(k=v, ...), LAW one of {', '.join(LAWS)}")
@@ -56,56 +75,109 @@ def parse_law(text: str):
     return frozen
 
 
+def delta_from_gain(gain: float, clicks_mean: float) -> float:
+    """The paper's δ = E[N − 1]/E[N]·(E[X₁] − E[X₂])."""
+    return (clicks_mean - 1) / clicks_mean * gain
+
+
+_T, _W = np.polynomial.legendre.leggauss(64)
+_T, _W = (_T + 1) / 2, _W / 2
+
+
+def _integral(fn, d):
+    """∫₀^d fn for each d (Gauss–Legendre in t with y = d·t², which smooths the power
+    behaviour a distribution function may have at 0)."""
+    d = np.asarray(d, float)
+    y = d[..., None] * _T ** 2
+    return np.sum(fn(y) * 2 * _T * _W, axis=-1) * d
+
+
+def paper_work(think, d, clicks_mean: float, x1: float, gain: float):
+    """The paper's E[W](Δ) (module docstring), with its ∫₀^Δ F; Δ a number or an array."""
+    return (clicks_mean * x1 + clicks_mean * _integral(think.cdf, d)
+            - (clicks_mean - 1) * think.cdf(d) * gain)
+
+
+def corrected_work(think, d, clicks_mean: float, x1: float, gain: float):
+    """E[W꜀](Δ): the process held min(Y, Δ) after each click but the last, Δ after it."""
+    return (clicks_mean * x1 + (clicks_mean - 1) * (_integral(think.sf, d)
+                                                    - think.cdf(d) * gain) + np.asarray(d))
+
+
+def _roots(g, hi: float) -> list[float]:
+    """Every sign change of g on a log grid up to ``hi``, refined by Brent's method."""
+    grid = np.geomspace(hi * 1e-6, hi, GRID_POINTS)
+    vals = np.array([g(d) for d in grid])
+    return [optimize.brentq(g, a, b) for a, b, va, vb in
+            zip(grid[:-1], grid[1:], vals[:-1], vals[1:]) if va * vb < 0]
+
+
 @dataclass
 class Advice:
-    optimal_timeout: float
+    optimal_timeout: float                         # Theorem 1 (the paper's model)
     delta: float
     clicks_mean: float
     x1: float
     x2: float
     work_at_optimum: float
     work_without_keepalive: float
-    curve: list[tuple[float, float]]               # (Δ, E[W])
+    curve: list[tuple[float, float]]               # (Δ, E[W]) of the paper's model
     max_rate: dict[str, float] | None              # servers → largest stable λ at the optimum
+    corrected_timeout: float = 0.0                 # the corrected model's optimum
+    corrected_work_at_optimum: float = 0.0
+    corrected_work_at_paper_timeout: float = 0.0
+    corrected_curve: list[tuple[float, float]] | None = None
+    corrected_max_rate: dict[str, float] | None = None
+
+    @property
+    def gain(self) -> float:
+        return self.x1 - self.x2
 
     def as_dict(self) -> dict:
         return {"optimal_timeout": self.optimal_timeout, "delta": self.delta,
-                "clicks_mean": self.clicks_mean, "x1": self.x1, "x2": self.x2,
+                "gain": self.gain, "clicks_mean": self.clicks_mean, "x1": self.x1, "x2": self.x2,
                 "work_at_optimum": self.work_at_optimum,
                 "work_without_keepalive": self.work_without_keepalive,
                 "curve": [{"timeout": d, "work": w} for d, w in self.curve],
-                "max_stable_rate": self.max_rate}
+                "max_stable_rate": self.max_rate,
+                "corrected": {"optimal_timeout": self.corrected_timeout,
+                              "work_at_optimum": self.corrected_work_at_optimum,
+                              "work_at_paper_timeout": self.corrected_work_at_paper_timeout,
+                              "curve": [{"timeout": d, "work": w}
+                                        for d, w in self.corrected_curve or []],
+                              "max_stable_rate": self.corrected_max_rate}}
 
 
 def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None = None,
            horizon: float | None = None) -> Advice:
-    """Best timeout and the work curve for a think-time law and mean transfer times."""
+    """Best timeouts (paper's Theorem 1 and the corrected model) and their work curves, for a
+    think-time law and mean transfer times."""
     if clicks_mean < 1:
         raise ValueError("the mean number of clicks must be at least 1")
     if x1 < x2 or x2 < 0:
         raise ValueError("need x1 ≥ x2 ≥ 0 (a new connection costs at least as much)")
     gain = x1 - x2
-    delta = (clicks_mean - 1) / clicks_mean * gain
+    delta = delta_from_gain(gain, clicks_mean)
     hi = horizon or float(think.ppf(0.999))
 
-    def work(d: float) -> float:
-        unused = integrate.quad(think.cdf, 0, d, limit=200)[0] if d > 0 else 0.0
-        return clicks_mean * x1 + clicks_mean * unused - (clicks_mean - 1) * think.cdf(d) * gain
+    def paper(d):
+        return paper_work(think, d, clicks_mean, x1, gain)
 
-    def g(d: float) -> float:
-        return float(think.cdf(d) - delta * think.pdf(d))
+    def corrected(d):
+        return corrected_work(think, d, clicks_mean, x1, gain)
+    best = min([0.0] + _roots(lambda d: float(think.cdf(d) - delta * think.pdf(d)), hi),
+               key=paper)
+    best_c = min([0.0] + _roots(lambda d: float((clicks_mean - 1) * (
+        think.sf(d) - gain * think.pdf(d)) + 1), hi), key=corrected)
+    grid = np.linspace(0, hi, 60)
+    w_best, w_best_c = float(paper(best)), float(corrected(best_c))
 
-    grid = np.concatenate(([0.0], np.geomspace(hi * 1e-6, hi, 400)))
-    vals = np.array([g(d) for d in grid[1:]])
-    roots = [optimize.brentq(g, a, b) for a, b, va, vb in
-             zip(grid[1:-1], grid[2:], vals[:-1], vals[1:]) if va * vb < 0]
-    candidates = [0.0] + roots
-    best = min(candidates, key=work)
-    curve = [(float(d), float(work(d))) for d in np.linspace(0, hi, 60)]
-    w_best = float(work(best))
-    rates = ({str(m): m / w_best for m in sorted({1, servers})} if servers else None)
-    return Advice(float(best), float(delta), clicks_mean, x1, x2, w_best, float(work(0.0)), curve,
-                  rates)
+    def rates(w: float):
+        return {str(m): m / w for m in sorted({1, servers})} if servers else None
+    return Advice(float(best), float(delta), clicks_mean, x1, x2, w_best, float(paper(0.0)),
+                  list(zip(grid.tolist(), paper(grid).tolist())), rates(w_best),
+                  float(best_c), w_best_c, float(corrected(best)),
+                  list(zip(grid.tolist(), corrected(grid).tolist())), rates(w_best_c))
 
 
 def think_and_clicks(model: Model) -> tuple[object, float | None]:
@@ -115,4 +187,7 @@ def think_and_clicks(model: Model) -> tuple[object, float | None]:
     if var is None:
         raise ValueError("the model has no think-time law")
     clicks = model.variables.get("clicks")
-    return var.frozen, float(clicks.frozen.mean()) if clicks is not None else None
+    if clicks is None:
+        return var.frozen, None
+    support = clicks.observation.support_min if clicks.observation else None
+    return var.frozen, count_mean(clicks.frozen, clicks.kind, support or 1)

@@ -1,15 +1,25 @@
 """Self-similarity: Hurst parameter estimators and an exact fractional Gaussian noise generator.
 
-Estimators (each returns H, its fit range and, where theory gives one, a 95 % interval):
+Estimators (each returns H, its fit range, the number of points its fit rests on and, where
+theory gives one, a 95 % interval):
 - aggregated variance (variance-time plot, WAGON's method): Var(X^(m)) ∝ m^(2H−2);
 - rescaled range R/S: E[R/S](m) ∝ m^H;
 - periodogram: I(λ) ∝ λ^(1−2H) over the lowest 10 % of frequencies;
 - DFA (order 1): F(m) ∝ m^H;
-- local Whittle (Robinson 1995), m = n^0.65 frequencies, CI ±1.96/(2√m);
+- local Whittle (Robinson 1995), m = n^0.65 frequencies, CI ±1.96/(2√m); also at m = n^0.5 and
+  n^0.8 (``bandwidth``): a spread of H beyond twice the standard error of the narrowest one,
+  1/(2√m), says the estimate depends on which frequencies it uses (a trend, a daily cycle,
+  short-range structure);
 - Abry–Veitch wavelet (Daubechies-3, PyWavelets): weighted regression of the bias-corrected
-  log2 detail energies on octaves j1..j2, slope 2H − 1, CI from the regression's variance.
-They disagree on real data (trends, non-stationarity, short series), so reports show them side
-by side.
+  log2 detail energies on octaves j1..j2, slope 2H − 1, CI from the regression's variance. The
+  finest octaves are biased for fractional Gaussian noise (the spectrum is a power law only at
+  low frequencies): j1 = max(3, ⌊log₂ n / 4⌋) gives the nominal coverage (96 % of 100 exact fGn
+  series at H = 0.7, n = 2¹⁴, where j1 = 2 gave 72 % and j1 = 1 30 %: bench/hurst_bench.py).
+A regression needs at least ``MIN_POINTS`` scales (``MIN_OCTAVES`` octaves for the wavelet): an
+estimator with fewer on a series says so instead of estimating (a two-point variance-time fit
+printed H > 1). They disagree on real data (trends, non-stationarity, short series), so
+reports show them side by side; ``detrend`` removes the mean of every block (e.g. each hour)
+first.
 """
 from __future__ import annotations
 
@@ -19,11 +29,19 @@ import numpy as np
 import pywt
 from scipy import optimize, special
 
-__all__ = ["fgn", "fgn_autocovariance", "Estimate", "ESTIMATORS", "hurst_all", "counts_per_bin",
-           "hurst_by_scale", "DEFAULT_SCALES", "MIN_BINS"]
+__all__ = ["fgn", "fgn_autocovariance", "Estimate", "ESTIMATORS", "hurst_all", "hurst_report",
+           "counts_per_bin", "hurst_by_scale", "detrend", "wavelet_first_octave",
+           "DEFAULT_SCALES", "MIN_BINS", "MIN_POINTS", "MIN_OCTAVES", "TooFewPoints"]
 
 DEFAULT_SCALES = (0.01, 0.1, 1.0)      # bin widths (s) at which requests are counted
 MIN_BINS = 256                          # shortest series any estimator is run on
+MIN_POINTS = 5                          # scales a log–log regression needs
+MIN_OCTAVES = 3                         # octaves the wavelet regression needs
+LW_EXPONENTS = (0.5, 0.65, 0.8)         # local Whittle bandwidths m = n^e (0.65 is the estimate)
+
+
+class TooFewPoints(ValueError):
+    """An estimator whose fit would rest on too few points for this series."""
 
 
 @dataclass
@@ -32,10 +50,16 @@ class Estimate:
     H: float
     ci: tuple[float, float] | None
     fit_range: str
+    points: int = 0
+    bandwidth: list[dict] | None = None          # local Whittle: H at other bandwidths
 
     def as_dict(self) -> dict:
-        return {"estimator": self.estimator, "H": self.H,
-                "ci": list(self.ci) if self.ci else None, "fit_range": self.fit_range}
+        out = {"estimator": self.estimator, "H": self.H,
+               "ci": list(self.ci) if self.ci else None, "fit_range": self.fit_range,
+               "points": self.points}
+        if self.bandwidth is not None:
+            out["bandwidth"] = self.bandwidth
+        return out
 
 
 def fgn_autocovariance(H: float, n: int) -> np.ndarray:
@@ -67,8 +91,12 @@ def _scales(n: int, lo: int = 10, hi_frac: float = 0.1, count: int = 20) -> np.n
     return np.unique(np.geomspace(lo, hi, count).astype(int))
 
 
-def _slope(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
-    """Weighted least-squares slope and its variance."""
+def _slope(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
+           what: str = "scales") -> tuple[float, float]:
+    """Weighted least-squares slope and its variance; TooFewPoints under MIN_POINTS."""
+    if len(x) < (MIN_OCTAVES if what == "octaves" else MIN_POINTS):
+        raise TooFewPoints(f"{len(x)} {what} to fit (needs "
+                           f"{MIN_OCTAVES if what == 'octaves' else MIN_POINTS})")
     w = np.ones_like(x) if w is None else w
     s0, s1, s2 = w.sum(), (w * x).sum(), (w * x * x).sum()
     det = s0 * s2 - s1 * s1
@@ -83,7 +111,8 @@ def aggregated_variance(x: np.ndarray) -> Estimate:
     v = np.array([x[: len(x) // k * k].reshape(-1, k).mean(axis=1).var() for k in m])
     ok = v > 0
     beta, _ = _slope(np.log(m[ok]), np.log(v[ok]))
-    return Estimate("aggregated_variance", 1 + beta / 2, None, f"m = {m[0]}..{m[-1]}")
+    return Estimate("aggregated_variance", 1 + beta / 2, None, f"m = {m[0]}..{m[-1]}",
+                    int(ok.sum()))
 
 
 def rescaled_range(x: np.ndarray) -> Estimate:
@@ -99,7 +128,7 @@ def rescaled_range(x: np.ndarray) -> Estimate:
     rs = np.array(rs)
     ok = np.isfinite(rs) & (rs > 0)
     h, _ = _slope(np.log(m[ok]), np.log(rs[ok]))
-    return Estimate("rescaled_range", h, None, f"m = {m[0]}..{m[-1]}")
+    return Estimate("rescaled_range", h, None, f"m = {m[0]}..{m[-1]}", int(ok.sum()))
 
 
 def _periodogram(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +143,8 @@ def periodogram(x: np.ndarray) -> Estimate:
     k = max(4, len(lam) // 10)
     ok = I[:k] > 0
     slope, _ = _slope(np.log(lam[:k][ok]), np.log(I[:k][ok]))
-    return Estimate("periodogram", (1 - slope) / 2, None, f"lowest {k} frequencies")
+    return Estimate("periodogram", (1 - slope) / 2, None, f"lowest {k} frequencies",
+                    int(ok.sum()))
 
 
 def dfa(x: np.ndarray) -> Estimate:
@@ -130,25 +160,36 @@ def dfa(x: np.ndarray) -> Estimate:
         F.append(np.sqrt(np.mean((segs - fit) ** 2)))
     F = np.array(F)
     h, _ = _slope(np.log(m), np.log(F))
-    return Estimate("dfa", h, None, f"windows {m[0]}..{m[-1]}")
+    return Estimate("dfa", h, None, f"windows {m[0]}..{m[-1]}", len(m))
 
 
-def local_whittle(x: np.ndarray) -> Estimate:
-    lam, I = _periodogram(x)
-    m = max(8, int(len(x) ** 0.65))
+def _whittle(lam: np.ndarray, I: np.ndarray, m: int) -> float:
     lam, I = lam[:m], I[:m]
     loglam = np.log(lam).mean()
 
     def r(h: float) -> float:
         return float(np.log(np.mean(lam ** (2 * h - 1) * I)) - (2 * h - 1) * loglam)
-    h = optimize.minimize_scalar(r, bounds=(0.001, 0.999), method="bounded",
-                                 options={"xatol": 1e-6}).x
+    return float(optimize.minimize_scalar(r, bounds=(0.001, 0.999), method="bounded",
+                                          options={"xatol": 1e-6}).x)
+
+
+def local_whittle(x: np.ndarray) -> Estimate:
+    lam, I = _periodogram(x)
+    ms = [max(8, int(len(x) ** e)) for e in LW_EXPONENTS]
+    hs = [_whittle(lam, I, m) for m in ms]
+    m, h = ms[1], hs[1]
     half = 1.96 / (2 * np.sqrt(m))
-    return Estimate("local_whittle", float(h), (float(h - half), float(h + half)),
-                    f"lowest {m} frequencies")
+    return Estimate("local_whittle", h, (h - half, h + half), f"lowest {m} frequencies", m,
+                    [{"exponent": e, "m": mm, "H": hh} for e, mm, hh in zip(LW_EXPONENTS, ms, hs)])
 
 
-def wavelet(x: np.ndarray, j1: int = 2) -> Estimate:
+def wavelet_first_octave(n: int) -> int:
+    """j1 = max(3, ⌊log₂ n / 4⌋): the finest octave used (module docstring)."""
+    return max(3, int(np.log2(max(n, 2))) // 4)
+
+
+def wavelet(x: np.ndarray, j1: int | None = None) -> Estimate:
+    j1 = wavelet_first_octave(len(x)) if j1 is None else j1
     levels = pywt.dwt_max_level(len(x), pywt.Wavelet("db3").dec_len)
     coeffs = pywt.wavedec(x, "db3", level=levels, mode="periodization")[1:][::-1]  # octave 1 first
     js, ys, ws = [], [], []
@@ -163,11 +204,11 @@ def wavelet(x: np.ndarray, j1: int = 2) -> Estimate:
         ws.append(1 / var)
     js, ys, ws = np.array(js, float), np.array(ys), np.array(ws)
     sel = js >= j1
-    slope, var = _slope(js[sel], ys[sel], ws[sel])
+    slope, var = _slope(js[sel], ys[sel], ws[sel], "octaves")
     h = (slope + 1) / 2
     half = 1.96 * np.sqrt(var) / 2
     return Estimate("wavelet", h, (h - half, h + half),
-                    f"octaves {int(js[sel][0])}..{int(js[sel][-1])}")
+                    f"octaves {int(js[sel][0])}..{int(js[sel][-1])}", int(sel.sum()))
 
 
 ESTIMATORS = {"aggregated_variance": aggregated_variance, "rescaled_range": rescaled_range,
@@ -175,14 +216,47 @@ ESTIMATORS = {"aggregated_variance": aggregated_variance, "rescaled_range": resc
               "wavelet": wavelet}
 
 
-def hurst_all(x) -> list[Estimate]:
-    """Every estimator on one series (at least 256 values)."""
+def detrend(x: np.ndarray, block: int) -> np.ndarray:
+    """``x`` minus the mean of each consecutive block of ``block`` values (e.g. each hour of
+    per-second counts): a daily cycle or a rising load otherwise passes for long memory."""
+    x = np.asarray(x, float)
+    if block < 2:
+        return x
+    idx = np.arange(len(x)) // block
+    return x - (np.bincount(idx, weights=x) / np.bincount(idx))[idx]
+
+
+def hurst_report(x, detrend_block: int | None = None) -> tuple[list[Estimate], list[str]]:
+    """Every estimator that has enough points on one series (at least MIN_BINS values), and
+    notes: the estimators left out and why, and whether local Whittle depends on its
+    bandwidth."""
     x = np.asarray(x, dtype=float)
     if len(x) < MIN_BINS:
         raise ValueError(f"a series of {len(x)} values is too short (at least {MIN_BINS})")
+    if detrend_block:
+        x = detrend(x, detrend_block)
     if np.ptp(x) == 0:
         raise ValueError("the series is constant")
-    return [f(x) for f in ESTIMATORS.values()]
+    out, notes = [], []
+    for name, f in ESTIMATORS.items():
+        try:
+            out.append(f(x))
+        except TooFewPoints as e:
+            notes.append(f"{name} not estimated: {e}")
+    lw = next((e for e in out if e.estimator == "local_whittle"), None)
+    if lw is not None:
+        hs = [b["H"] for b in lw.bandwidth]
+        se = 1 / (2 * np.sqrt(lw.bandwidth[0]["m"]))        # of the narrowest bandwidth
+        line = ", ".join(f"m=n^{b['exponent']:g} ({b['m']}): {b['H']:.3f}" for b in lw.bandwidth)
+        if max(hs) - min(hs) > 2 * se:
+            notes.append(f"local Whittle depends on its bandwidth ({line}): a spread of "
+                         f"{max(hs) - min(hs):.2f} against a standard error of {se:.3f}")
+    return out, notes
+
+
+def hurst_all(x, detrend_block: int | None = None) -> list[Estimate]:
+    """Every estimator that has enough points on one series (at least MIN_BINS values)."""
+    return hurst_report(x, detrend_block)[0]
 
 
 def counts_per_bin(times: np.ndarray, width: float) -> np.ndarray:
@@ -194,21 +268,24 @@ def counts_per_bin(times: np.ndarray, width: float) -> np.ndarray:
     return np.bincount(idx).astype(float)
 
 
-def hurst_by_scale(times: np.ndarray, resolution: float, scales=DEFAULT_SCALES
-                   ) -> tuple[list[dict], list[str]]:
+def hurst_by_scale(times: np.ndarray, resolution: float, scales=DEFAULT_SCALES,
+                   detrend_s: float | None = None) -> tuple[list[dict], list[str]]:
     """Every estimator on the counts of ``times`` per bin, for each bin width in ``scales``;
-    returns (rows, why each skipped scale was skipped). ``resolution``: the finest meaningful
-    bin of the input (1 s for whole-second log timestamps)."""
-    rows, skipped = [], []
+    returns (rows, notes: why a scale or an estimator was skipped, bandwidth warnings).
+    ``resolution``: the finest meaningful bin of the input (1 s for whole-second log
+    timestamps); ``detrend_s``: remove the mean of every block of that many seconds first."""
+    rows, notes = [], []
     for width in scales:
         if width < resolution:
-            skipped.append(f"{width:g} s: finer than the input's {resolution:g} s timestamps")
+            notes.append(f"{width:g} s: finer than the input's {resolution:g} s timestamps")
             continue
         c = counts_per_bin(times, width)
+        block = int(round(detrend_s / width)) if detrend_s else None
         try:
-            estimates = hurst_all(c)
+            estimates, why = hurst_report(c, block)
         except ValueError as e:
-            skipped.append(f"{width:g} s: {e}")
+            notes.append(f"{width:g} s: {e}")
             continue
         rows += [{"scale": f"{width:g}s", "bins": len(c), **e.as_dict()} for e in estimates]
-    return rows, skipped
+        notes += [f"{width:g} s: {w}" for w in why]
+    return rows, notes

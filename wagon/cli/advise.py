@@ -1,4 +1,4 @@
-"""``wagon advise keepalive``: WAGON's keep-alive timeout model."""
+"""``wagon advise keepalive``: WAGON's keep-alive timeout model, and the corrected one."""
 from __future__ import annotations
 
 import click
@@ -20,13 +20,16 @@ def command() -> None:
 @click.option("--clicks-mean", type=float, default=None,
               help=f"E[N] (default: the model's, or {DEFAULT_CLICKS:g}).")
 @click.option("--delta", type=float, default=None,
-              help="Transfer-time gain of a persistent connection, s (E[X1] - E[X2]).")
+              help="The paper's delta = E[N-1]/E[N] x (E[X1] - E[X2]), s.")
+@click.option("--gain", type=float, default=None,
+              help="E[X1] - E[X2], s: what a kept-alive connection saves per click.")
 @click.option("--x1", type=float, default=None, help="Mean transfer time on a new connection, s.")
 @click.option("--x2", type=float, default=None, help="Mean transfer time when kept alive, s.")
 @click.option("--servers", type=int, default=None, help="Server processes m (stability).")
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
-def keepalive(model, think, clicks_mean, delta, x1, x2, servers, as_json) -> None:
-    """Keep-alive timeout that minimises the work sessions bring (WAGON's queueing model)."""
+def keepalive(model, think, clicks_mean, delta, gain, x1, x2, servers, as_json) -> None:
+    """Keep-alive timeout that minimises the work sessions bring: WAGON's model (Theorem 1)
+    and the model corrected for the time a kept connection holds a process."""
     if (model is None) == (think is None):
         raise WagonError("give exactly one of --model and --think")
     try:
@@ -38,11 +41,7 @@ def keepalive(model, think, clicks_mean, delta, x1, x2, servers, as_json) -> Non
     except (ValueError, LawSyntaxError) as e:
         raise WagonError(f"{model or think}: {e}") from None
     clicks_mean = clicks_mean or DEFAULT_CLICKS
-    if delta is None and (x1 is None or x2 is None):
-        raise WagonError("give --delta, or --x1 and --x2")
-    if x1 is None or x2 is None:
-        x2 = 0.0 if x2 is None else x2
-        x1 = x2 + delta
+    x1, x2 = _transfer_times(delta, gain, x1, x2, clicks_mean)
     try:
         a = advise(law, clicks_mean, x1, x2, servers)
     except ValueError as e:
@@ -50,10 +49,32 @@ def keepalive(model, think, clicks_mean, delta, x1, x2, servers, as_json) -> Non
     if as_json:
         click.echo(dumps(a.as_dict()))
         return
-    click.echo(f"optimal keep-alive timeout: {a.optimal_timeout:.3f} s  (delta = {a.delta:.4g} s, "
-               f"E[N] = {clicks_mean:.3g}, E[X1] = {x1:.4g} s, E[X2] = {x2:.4g} s)")
-    click.echo(f"work per session E[W]: {a.work_at_optimum:.4g} s at the optimum, "
+    click.echo(f"paper's model (Theorem 1): optimal keep-alive timeout {a.optimal_timeout:.4f} s"
+               f"  (delta = {a.delta:.4g} s, gain E[X1] - E[X2] = {a.gain:.4g} s, "
+               f"E[N] = {clicks_mean:.4g})")
+    click.echo(f"  work per session E[W]: {a.work_at_optimum:.4g} s at the optimum, "
                f"{a.work_without_keepalive:.4g} s without keep-alive")
-    for m, rate in (a.max_rate or {}).items():
-        click.echo(f"  stable with {m} server process(es) while sessions arrive at < "
-                   f"{rate:.4g}/s (lambda E[W] < m)")
+    click.echo(f"corrected model (a kept connection holds a process min(Y, timeout), the whole "
+               f"timeout after the last click): optimal timeout {a.corrected_timeout:.4f} s")
+    click.echo(f"  work per session E[W]: {a.corrected_work_at_optimum:.4g} s at its optimum, "
+               f"{a.corrected_work_at_paper_timeout:.4g} s at the paper's timeout")
+    for label, rates in (("paper", a.max_rate), ("corrected", a.corrected_max_rate)):
+        for m, rate in (rates or {}).items():
+            click.echo(f"  {label}: stable with {m} server process(es) while sessions arrive at "
+                       f"< {rate:.4g}/s (lambda E[W] < m)")
+
+
+def _transfer_times(delta, gain, x1, x2, clicks_mean) -> tuple[float, float]:
+    """(E[X1], E[X2]) from exactly one of --delta, --gain, or --x1 with --x2."""
+    given = [delta is not None, gain is not None, x1 is not None or x2 is not None]
+    if sum(given) != 1 or (given[2] and (x1 is None or x2 is None)):
+        raise WagonError("give one of --delta, --gain, or --x1 and --x2")
+    if delta is not None:
+        if delta < 0 or (delta > 0 and clicks_mean <= 1):
+            raise WagonError("--delta needs delta >= 0 and E[N] > 1")
+        gain = delta * clicks_mean / (clicks_mean - 1) if delta else 0.0
+    if gain is not None:
+        if gain < 0:
+            raise WagonError("--gain must be >= 0")
+        return gain, 0.0
+    return x1, x2

@@ -15,15 +15,19 @@ from .common import default
 @click.argument("b")
 @click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
               help="Format of log inputs.")
-@click.option("--alpha", type=click.FloatRange(0, 1), default=default(CompareOptions, "alpha"),
-              show_default=True, help="Level of the two-sample tests: p >= alpha is 'same'.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=default(CompareOptions, "alpha"), show_default=True,
+              help="Error level of the intervals (they hold with probability 1 - alpha).")
+@click.option("--margin", type=click.FloatRange(0, 1, min_open=True),
+              default=default(CompareOptions, "margin"), show_default=True,
+              help="Largest KS distance between two distributions still 'same'.")
 @click.option("--tolerance", type=click.FloatRange(0, min_open=True),
               default=default(CompareOptions, "tolerance"), show_default=True,
               help="Relative difference still 'close' (half, absolute, for shares and "
                    "exponents).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def command(a, b, fmt, alpha, tolerance, as_json) -> None:
+def command(a, b, fmt, alpha, margin, tolerance, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
     rows = compare(inputs.workload([a], fmt), inputs.workload([b], fmt),
-                   CompareOptions(alpha, tolerance))
+                   CompareOptions(alpha, tolerance, margin))
     click.echo(dumps({"a": a, "b": b, "rows": rows}) if as_json else rows_text(rows))

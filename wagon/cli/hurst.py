@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from ..analysis.selfsim import DEFAULT_SCALES, hurst_all, hurst_by_scale
+from ..analysis.selfsim import DEFAULT_SCALES, hurst_by_scale, hurst_report
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
@@ -31,8 +31,12 @@ def _scales(text: str) -> list[float]:
               help="Format of log inputs.")
 @click.option("--base-month", default=None, metavar="YYYY-MM",
               help="Month and year for logs whose timestamps lack them (EPA).")
+@click.option("--detrend", "detrend_s", type=click.FloatRange(0, min_open=True), default=None,
+              metavar="SECONDS", help="Remove the mean of every SECONDS of counts first "
+                                       "(e.g. 3600: hourly means), or of every SECONDS values "
+                                       "of --counts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the estimates as JSON.")
-def command(inputs_, counts_file, scales, fmt, base_month, as_json) -> None:
+def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -> None:
     """Hurst parameter of request counts of INPUTS (logs, a scenario or replay results)."""
     if (counts_file is None) == (not inputs_):
         raise WagonError("give INPUTS or --counts FILE")
@@ -42,23 +46,26 @@ def command(inputs_, counts_file, scales, fmt, base_month, as_json) -> None:
         except (OSError, ValueError) as e:
             raise WagonError(f"{counts_file}: {e}") from None
         try:
-            out = [{"scale": "counts", "bins": len(counts), **e.as_dict()}
-                   for e in hurst_all(counts)]
+            estimates, notes = hurst_report(counts, int(detrend_s) if detrend_s else None)
         except ValueError as e:
             raise WagonError(f"{counts_file}: {e}") from None
-        skipped = []
+        out = [{"scale": "counts", "bins": len(counts), **e.as_dict()} for e in estimates]
     else:
         w = inputs.workload(inputs_, fmt, base_month)
-        out, skipped = hurst_by_scale(w.time, w.resolution, _scales(scales))
+        out, notes = hurst_by_scale(w.time, w.resolution, _scales(scales), detrend_s)
     if not out:
-        raise WagonError("no series long enough to estimate: " + "; ".join(skipped))
+        raise WagonError("no series long enough to estimate: " + "; ".join(notes))
     if as_json:
-        click.echo(dumps({"estimates": out, "skipped": skipped}))
+        click.echo(dumps({"estimates": out, "notes": notes}))
         return
-    click.echo(f"{'scale':>7s} {'bins':>8s}  {'estimator':20s} {'H':>7s}  {'95% CI':17s} fit range")
+    click.echo(f"{'scale':>7s} {'bins':>8s}  {'estimator':20s} {'H':>7s}  {'95% CI':17s} "
+               f"{'points':>6s}  fit range")
     for e in out:
         ci = f"[{e['ci'][0]:.3f}, {e['ci'][1]:.3f}]" if e["ci"] else ""
         click.echo(f"{e['scale']:>7s} {e['bins']:>8,}  {e['estimator']:20s} {e['H']:7.3f}  "
-                   f"{ci:17s} {e['fit_range']}")
-    for why in skipped:
-        click.echo(f"skipped {why}", err=True)
+                   f"{ci:17s} {e['points']:>6d}  {e['fit_range']}")
+        if e.get("bandwidth"):
+            click.echo(f"{'':18s}{'local Whittle by bandwidth':22s} " + ", ".join(
+                f"m=n^{b['exponent']:g}: {b['H']:.3f}" for b in e["bandwidth"]))
+    for note in notes:
+        click.echo(f"note: {note}", err=True)

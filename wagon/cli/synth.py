@@ -27,7 +27,8 @@ PROGRESS_MIN_SESSIONS = 200_000
               show_default=True, help="Multiply the model's session rate.")
 @click.option("--profile", default=default(SynthOptions, "profile"), show_default=True,
               help="constant, steps:T=M,..., flash:at=T,duration=D,peak=P, "
-                   "bursts:ratio=R,fraction=F,period=T.")
+                   "bursts:ratio=R,fraction=F,period=T, cycle:W=M0,M1,..., or model (the "
+                   "model's rate profile: the log's day).")
 @click.option("--arrivals", type=click.Choice(["poisson", "renewal"]),
               default=default(SynthOptions, "arrivals"), show_default=True,
               help="Poisson, or the model's fitted inter-arrival law.")

@@ -19,13 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fitting.laws import LAWS
+from ..fitting.observation import Observation
 from .strict_json import dumps
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
 
 MODEL_FORMAT = "wagon-model"
-MODEL_VERSION = 2
+MODEL_VERSION = 2           # 2 adds, all optional (version 1 models are read as they are):
+                            # site.pages[].variants, site.remainder, variables.*.observation,
+                            # arrivals.profile
 
 #: the variables fitted, with whether they are integer counts
 VARIABLES = {"interarrival": False, "clicks": True, "think": False, "page_size": False,
@@ -46,6 +49,7 @@ class Variable:
     kind: str
     n: int
     mean: float
+    observation: Observation | None = None      # how the sample was recorded (None: not said)
 
     @property
     def frozen(self):
@@ -64,8 +68,10 @@ class Model:
         out = {}
         for name, v in self.data["variables"].items():
             if v.get("best"):
+                obs = v.get("observation")
                 out[name] = Variable(name, v["best"], v["params"], v.get("kind", "continuous"),
-                                     v.get("n", 0), v.get("mean", math.nan))
+                                     v.get("n", 0), v.get("mean", math.nan),
+                                     Observation.from_dict(obs) if obs else None)
         return out
 
     @property
@@ -123,6 +129,12 @@ def validate(data: object, path: str = "model") -> None:
         except (TypeError, ValueError) as e:
             raise ModelError(f"{path}: variable {name!r}: bad parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
+        if v.get("observation") is not None:
+            try:
+                Observation.from_dict(v["observation"])
+            except ValueError as e:
+                raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
+    _check_profile(data.get("arrivals", {}), path)
     site = data.get("site", {})
     pages, objects = site.get("pages", []), site.get("objects", [])
     _check(isinstance(pages, list) and isinstance(objects, list), path,
@@ -165,6 +177,21 @@ def _check_remainder(rem: object, pages: int, path: str) -> None:
                f"site remainder '{key}' must be [page, count] rows of existing pages")
     for key in ("entry", "within", "hits"):
         _check(isinstance(rem.get(key, 0), int), path, f"site remainder '{key}' is not a count")
+
+
+def _check_profile(arrivals: object, path: str) -> None:
+    """``arrivals.profile`` (optional): {"start", "bin_s" > 0, "counts": numbers ≥ 0}."""
+    _check(isinstance(arrivals, dict), path, "'arrivals' is not an object")
+    assert isinstance(arrivals, dict)
+    profile = arrivals.get("profile")
+    if profile is None:
+        return
+    ok = (isinstance(profile, dict) and isinstance(profile.get("bin_s"), (int, float))
+          and profile["bin_s"] > 0 and isinstance(profile.get("counts"), list)
+          and len(profile["counts"]) > 0
+          and all(isinstance(c, (int, float)) and c >= 0 for c in profile["counts"])
+          and sum(profile["counts"]) > 0)
+    _check(ok, path, "'arrivals.profile' needs bin_s > 0 and counts >= 0 (not all 0)")
 
 
 def load_model(path: str | os.PathLike) -> Model:

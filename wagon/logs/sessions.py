@@ -23,10 +23,13 @@ Rules (documented in docs/methods.md, "Sessions"):
 - think times are the idle times inside sessions; those below ``tmin`` (the user clicked
   before or just as the previous page completed) are counted, not sampled, so the sample lies
   in [tmin, tmax];
-- logs with whole-second timestamps get their session starts spread uniformly within the second
-  (seeded), so that session inter-arrival times have no ties at zero;
-- client codes are ranks of the clients' identity strings, so that nothing (the spreading above
-  included) depends on the order in which clients first appear in the input.
+- the inter-arrival sample holds the gaps between session starts as recorded (whole seconds
+  in most logs: the fit treats them as interval-censored); ``session_start`` of a whole-second
+  log is spread uniformly within each second (seeded): for a Poisson process this reconstruction
+  is exact (given its count in a second, its points are independent and uniform in it), which
+  is what the arrival checks need;
+- client codes are ranks of the clients' identity strings, so that nothing depends on the order
+  in which clients first appear in the input (the spreading draws for the sorted starts).
 """
 from __future__ import annotations
 
@@ -279,16 +282,16 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     page_ok = ok200[cs] & (page_size > 0)
     obj_ok = member & ok200 & (size > 0)
     inside = idle[~new_session]
-    starts = click_time[new_session]
+    recorded = np.sort(click_time[new_session])
     resolution = req.resolution if req.resolution is not None else (
         1.0 if n and np.all(t == np.floor(t)) else 0.0)
+    starts = recorded
     if resolution:
-        # whole-second timestamps: spread each session start uniformly inside its second so that
-        # inter-arrival times are continuous (no ties at 0); seeded, so the model is reproducible
-        starts = starts + np.random.default_rng(seed).uniform(0.0, 1.0, len(starts))
-    starts = np.sort(starts)
+        # whole-second timestamps: each start spread uniformly inside its second (seeded, drawn
+        # for the sorted starts); the inter-arrival sample keeps the recorded gaps
+        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, 1.0, len(recorded)))
     samples = {
-        "interarrival": np.diff(starts),
+        "interarrival": np.diff(recorded),
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": inside[inside >= rules.tmin],
         "page_size": page_size[page_ok].astype(np.float64),

@@ -1,0 +1,535 @@
+"""A law meeting a sample as it was observed: its MLE, its statistics and its simulated replicates.
+
+Each mode computes the likelihood of the data as recorded (``observation``):
+
+- ``continuous``: exact values, the law's density; closed-form MLEs (``laws``);
+- ``truncated``: exact values recorded only inside [a, b]: density / (F(b) − F(a));
+- ``discrete``: counts under a discrete law (its pmf), the laws' own MLEs;
+- ``rounded``: counts under a continuous law, N = max(s, round X): cells F(j + ½) − F(j − ½);
+- ``grid``: differences of timestamps on a grid (``observation`` docstring): P(D ≤ j) is
+  ∫_j^{j+1} F(u·step) du, computed by Gauss–Legendre quadrature on each unit interval (graded
+  near the law's lower support bound, where F may behave like a power), from the survival
+  function above the law's median so that neither tail cancels.
+
+The cell modes (discrete, rounded, grid) are all "a distribution function at the integer cells":
+cell probabilities, truncation to a window and the λ² bins follow from P(D ≤ j) alone. Their
+MLEs without a closed form are numerical (``mle.maximize``) on the distinct values with their
+counts, from the exact-value MLE as the starting point.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import integrate
+
+from . import gof
+from .laws import FitFailed, Law, Sample
+from .mle import from_free, maximize, to_free
+
+__all__ = ["make_model", "Truncated", "draw_observed", "draw_latent", "latent_mean", "mode_of",
+           "law_null_kernel", "count_mean"]
+
+GL_NODES = 16
+_t, _w = np.polynomial.legendre.leggauss(GL_NODES)
+NODES, WEIGHTS = (_t + 1) / 2, _w / 2                # Gauss–Legendre on [0, 1]
+GRADE = 4                                            # u = L + v^GRADE near the support bound
+EXACT_CELLS = 20_000                                 # single cells of the statistics
+MAX_GROUPS = 300                                     # points of a cell null distribution
+FD_STEP = 1e-5                                       # finite differences, free coordinates
+TINY = np.finfo(float).tiny
+
+
+def mode_of(law: Law, s: Sample) -> str:
+    kind = s.obs.kind
+    if kind == "counts":
+        return "discrete" if law.kind == "discrete" else "rounded"
+    if kind == "grid":
+        return "grid"
+    return "truncated" if s.obs.truncated else "continuous"
+
+
+# --------------------------------------------------------------------------------------------
+# distribution functions at integer cells: (P(D ≤ j), P(D > j), which of the two is exact)
+
+def _split(frozen, points: np.ndarray, median: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """F and S at ``points``: F computed below the median, S above (the other is 1 − it)."""
+    right = points > median
+    f, sf = np.empty(points.shape), np.empty(points.shape)
+    f[~right] = frozen.cdf(points[~right])
+    sf[~right] = 1 - f[~right]
+    sf[right] = frozen.sf(points[right])
+    f[right] = 1 - sf[right]
+    return f, sf, right
+
+
+def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, right: np.ndarray
+            ) -> np.ndarray:
+    """∫_a^b of F (S where ``right``) over u in grid units, with u = lower + v^GRADE: the power
+    behaviour of F at its support bound ``lower`` becomes smooth in v."""
+    va, vb = (a - lower) ** (1 / GRADE), (b - lower) ** (1 / GRADE)
+    v = va[:, None] + (vb - va)[:, None] * NODES
+    u = (lower + v ** GRADE) * step
+    jac = GRADE * v ** (GRADE - 1) * (vb - va)[:, None] * WEIGHTS
+    vals = np.where(right[:, None], frozen.sf(u), frozen.cdf(u))
+    return np.sum(vals * jac, axis=1)
+
+
+def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P(D ≤ j) = ∫_j^{j+1} F(u·step) du and P(D > j) = ∫_j^{j+1} S(u·step) du."""
+    j = np.asarray(j, float)
+    median = float(frozen.median()) / step
+    right = j + 0.5 > median
+    if getattr(frozen, "integrated", None) is not None:         # closed form
+        c, d = frozen.integrated(np.concatenate((j, j + 1)) * step)
+        n = len(j)
+        vals = np.where(right, d[:n] - d[n:], c[n:] - c[:n]) / step
+        return np.where(right, 1 - vals, vals), np.where(right, vals, 1 - vals), right
+    lower = float(frozen.support()[0]) / step
+    cdf, sf = np.zeros(len(j)), np.ones(len(j))
+    below = j + 1 <= lower                                    # F = 0 on the whole interval
+    near = ~below & (j < lower + 1)                           # touches the support bound
+    far = ~below & ~near
+    if far.any():
+        u = (j[far, None] + NODES) * step
+        r = right[far]
+        vals = np.where(r[:, None], frozen.sf(u), frozen.cdf(u)) @ WEIGHTS
+        cdf[far] = np.where(r, 1 - vals, vals)
+        sf[far] = np.where(r, vals, 1 - vals)
+    if near.any():
+        a = np.maximum(j[near], lower)
+        r = right[near]
+        vals = _graded(frozen, lower, a, j[near] + 1, step, r)
+        flat = a - j[near]                                    # part of the interval below it
+        sf_near = np.where(r, flat + vals, 1 - vals)
+        cdf[near] = np.where(r, 1 - sf_near, vals)
+        sf[near] = sf_near
+    return cdf, sf, right
+
+
+def rounded_cdf(frozen, j: np.ndarray, support_min: int):
+    """P(N ≤ j) for N = max(support_min, round X)."""
+    j = np.asarray(j, float)
+    cdf, sf, right = _split(frozen, j + 0.5, float(frozen.median()))
+    low = j < support_min
+    cdf[low], sf[low] = 0.0, 1.0
+    return cdf, sf, right & ~low
+
+
+def discrete_cdf(frozen, j: np.ndarray):
+    j = np.asarray(j, float)
+    return _split(frozen, j, float(frozen.median()))
+
+
+def _mass(cdf, sf, right, i: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """P(i < D ≤ k) from the values at knots i and k (indices into cdf/sf)."""
+    return np.where(right[i], sf[i] - sf[k], cdf[k] - cdf[i])
+
+
+# --------------------------------------------------------------------------------------------
+
+class Truncated:
+    """A frozen continuous law conditioned on [a, b]: what ``cvm_ad`` and the draws need."""
+
+    def __init__(self, frozen, a: float | None, b: float | None) -> None:
+        self.frozen = frozen
+        self.a = -math.inf if a is None else float(a)
+        self.b = math.inf if b is None else float(b)
+        self.fa, self.sa = float(frozen.cdf(self.a)), float(frozen.sf(self.a))
+        self.fb, self.sb = float(frozen.cdf(self.b)), float(frozen.sf(self.b))
+        self.z = self.sa - self.sb if self.fa > 0.5 else self.fb - self.fa
+        if not self.z > 0:
+            raise FitFailed("the law puts no mass inside the truncation window")
+
+    def cdf(self, x):
+        return np.clip((self.frozen.cdf(x) - self.fa) / self.z, 0, 1)
+
+    def sf(self, x):
+        return np.clip((self.frozen.sf(x) - self.sb) / self.z, 0, 1)
+
+    def logpdf(self, x):
+        return self.frozen.logpdf(x) - math.log(self.z)
+
+    def ppf(self, q):
+        q = np.asarray(q, float)
+        return np.clip(self.frozen.ppf(self.fa + q * self.z), self.a, self.b)
+
+    def isf(self, q):
+        q = np.asarray(q, float)
+        return np.clip(self.frozen.isf(self.sb + q * self.z), self.a, self.b)
+
+    def median(self) -> float:
+        return float(self.ppf(0.5))
+
+    def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
+        """Inverse-transform draws, from the survival side when the window lies in the upper
+        tail (1 − F would round to 0 there)."""
+        u = random_state.random(size)
+        return self.isf(u) if self.fa > 0.5 else self.ppf(u)
+
+
+def draw_observed(frozen, s_obs, mode: str, support_min: int, n: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """n values of the law recorded the way ``s_obs`` (an Observation) says."""
+    if mode == "truncated":
+        return Truncated(frozen, s_obs.lower, s_obs.upper).rvs(n, rng)
+    if mode in ("continuous", "discrete"):
+        return np.asarray(frozen.rvs(size=n, random_state=rng), float)
+    if mode == "rounded":
+        return np.maximum(support_min, np.round(frozen.rvs(size=n, random_state=rng)))
+    return _grid_draws(frozen, s_obs, n, rng)[0] * s_obs.step
+
+
+def _grid_draws(frozen, obs, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(recorded cells, latent values) of n gaps whose recorded cell falls in the window: true
+    values drawn within a step of the window (outside it they are never recorded there), a
+    uniform phase, kept when ⌊U + g/step⌋ is in the window."""
+    lo, hi = obs.cell_window()
+    near = Truncated(frozen, (lo - 1) * obs.step if math.isfinite(lo) else None,
+                     (hi + 1) * obs.step if math.isfinite(hi) else None)
+    cells, latent, have = [], [], 0
+    for _ in range(1000):
+        m = max(2 * (n - have), 64)
+        g = near.rvs(m, rng)
+        d = np.floor(rng.random(m) + g / obs.step)
+        keep = (d >= lo) & (d <= hi)
+        cells.append(d[keep])
+        latent.append(g[keep])
+        have += int(keep.sum())
+        if have >= n:
+            return np.concatenate(cells)[:n], np.concatenate(latent)[:n]
+    raise FitFailed("the law almost never falls in the recorded window")
+
+
+def draw_latent(frozen, obs, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n true values whose recording would have been kept: the law conditioned on the
+    observation's window (what a synthetic workload should draw)."""
+    if obs.kind == "grid":
+        return _grid_draws(frozen, obs, n, rng)[1]
+    if obs.truncated:
+        return Truncated(frozen, obs.lower, obs.upper).rvs(n, rng)
+    return np.asarray(frozen.rvs(size=n, random_state=rng), float)
+
+
+def latent_mean(frozen, obs) -> float:
+    """E[X | its recording is kept]: the mean of what ``draw_latent`` draws."""
+    if not obs.truncated:
+        return float(frozen.mean())
+    if obs.kind == "grid":
+        lo, hi = (np.array(obs.cell_window()) * obs.step).tolist()
+
+        def keep(g: float) -> float:          # P(lo ≤ ⌊U + g/step⌋·step ≤ hi)
+            return float(np.clip(min(g - lo + obs.step, hi + obs.step - g) / obs.step, 0, 1))
+        a, b = max(lo - obs.step, float(frozen.support()[0])), hi + obs.step
+    else:
+        a, b = (-math.inf if obs.lower is None else obs.lower,
+                math.inf if obs.upper is None else obs.upper)
+
+        def keep(g: float) -> float:
+            return 1.0
+    points = [p for p in (lo, hi) if a < p < b] if obs.kind == "grid" else None
+    mass = integrate.quad(lambda g: frozen.pdf(g) * keep(g), a, b, points=points, limit=200)[0]
+    first = integrate.quad(lambda g: g * frozen.pdf(g) * keep(g), a, b, points=points,
+                           limit=200)[0]
+    if not mass > 0:
+        raise FitFailed("the law puts no mass inside the recording window")
+    return first / mass
+
+
+def count_mean(frozen, kind: str, support_min: int = 1) -> float:
+    """E[N] of counts drawn by ``frozen``: a discrete law's mean, or for a continuous law
+    (``kind`` "rounded") the mean of N = max(support_min, round X) = s + Σ_{j ≥ s} S(j + ½)."""
+    if kind != "rounded":
+        return float(frozen.mean())
+    total, j = float(support_min), float(support_min)
+    for _ in range(40):
+        tail = frozen.sf(np.arange(j, j + 25_000) + 0.5)
+        total += float(tail.sum())
+        if tail[-1] < 1e-13:
+            return total
+        j += 25_000
+    return math.inf
+
+
+# --------------------------------------------------------------------------------------------
+
+class _Model:
+    """A law and a sample: MLE (``estimate``) and statistics (``measure``)."""
+
+    mode = ""
+
+    def __init__(self, law: Law, s: Sample) -> None:
+        self.law, self.s = law, s
+
+    def estimate(self, start: dict | None = None) -> dict:
+        raise NotImplementedError
+
+    def measure(self, params: dict, edges: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        """(log-likelihood, W², A², P(X < e) at the λ² bin edges)."""
+        raise NotImplementedError
+
+    def fixed(self, params: dict) -> dict:
+        """Parameters not estimated by a regular MLE (kept out of the null distribution)."""
+        return {}
+
+    def null_kernel(self, params: dict):
+        """(points h, ψ = ∂h/∂θ, Fisher information I, weights of W², weights of A²): what
+        ``gof.asymptotic_p`` needs for this law, sample and observation."""
+        raise NotImplementedError
+
+    def _perturbed(self, params: dict):
+        return perturbed(self.law, params, self.fixed(params))
+
+    def _numeric(self, mean_loglik, start: dict, fixed: dict | None = None) -> dict:
+        """Maximise over the law's parameters (those not in ``fixed``) from ``start``."""
+        fixed = fixed or {}
+        names = [p for p in self.law.params if p not in fixed]
+        domains = [d for p, d in zip(self.law.params, self.law.domain) if p not in fixed]
+        extra = {k: v for k, v in start.items() if k not in self.law.params}   # loc
+
+        def f(values: list[float]) -> float:
+            return mean_loglik(self.law.freeze({**dict(zip(names, values)), **fixed, **extra}))
+        try:
+            best = maximize(f, [start[p] for p in names], domains)
+        except ValueError as e:
+            raise FitFailed(str(e)) from None
+        return {**dict(zip(names, best)), **fixed, **extra}
+
+
+class _Continuous(_Model):
+    mode = "continuous"
+
+    def estimate(self, start=None) -> dict:
+        return self.law.estimate(self.s)
+
+    def fixed(self, params):
+        return {"scale": params["scale"]} if self.law.scale_at_min else {}
+
+    def _law(self, frozen):
+        return frozen
+
+    def null_kernel(self, params):
+        return law_null_kernel(self.law, params, self.fixed(params), self._law)
+
+    def measure(self, params, edges):
+        frozen = self.law.freeze(params)
+        # a scale estimated by the sample minimum puts that point at F = 0: given the minimum,
+        # the other values are a sample of the fitted law, and W², A² are computed on them
+        x = self.s.x[1:] if self.law.scale_at_min else self.s.x
+        w2, a2 = gof.cvm_ad(x, frozen)
+        return float(np.sum(frozen.logpdf(self.s.x))), w2, a2, frozen.cdf(edges)
+
+
+class _Truncated(_Model):
+    mode = "truncated"
+
+    def estimate(self, start=None) -> dict:
+        s, obs = self.s, self.s.obs
+        start = start or self.law.estimate(s)
+        fixed = {"scale": float(s.x[0])} if self.law.scale_at_min else None
+
+        def mean_loglik(frozen) -> float:
+            return float(np.mean(frozen.logpdf(s.x))) - math.log(
+                Truncated(frozen, obs.lower, obs.upper).z)
+        return self._numeric(mean_loglik, start, fixed)
+
+    def measure(self, params, edges):
+        t = Truncated(self.law.freeze(params), self.s.obs.lower, self.s.obs.upper)
+        w2, a2 = gof.cvm_ad(self.s.x[1:] if self.law.scale_at_min else self.s.x, t)
+        return float(np.sum(t.logpdf(self.s.x))), w2, a2, t.cdf(edges)
+
+    fixed = _Continuous.fixed
+    null_kernel = _Continuous.null_kernel
+
+    def _law(self, frozen):
+        return Truncated(frozen, self.s.obs.lower, self.s.obs.upper)
+
+
+class _Cells(_Model):
+    """Counts or grid cells: everything from P(D ≤ j) at integer knots.
+
+    The statistics use a partition of the cells from the first possible one to the largest
+    value: single cells for the first ``EXACT_CELLS``, then one group per observed value (the
+    empty cells before it included), so that a few gaps of hours do not cost a cell a second.
+    """
+
+    def __init__(self, law: Law, s: Sample) -> None:
+        super().__init__(law, s)
+        self.values, self.counts = s.cells
+        if s.obs.kind == "grid":
+            self.lo_w, self.hi_w = s.obs.cell_window()
+        else:
+            self.lo_w, self.hi_w = (self.law.support_from or s.support_min), math.inf
+
+    def cdf_at(self, frozen, j: np.ndarray):
+        raise NotImplementedError
+
+    def interval_probabilities(self, frozen, after: np.ndarray, upto: np.ndarray
+                               ) -> tuple[np.ndarray, np.ndarray]:
+        """(P(after < D ≤ upto), P(D ≤ upto)) for integer knots, within the recording window."""
+        ends = [self.lo_w - 1, self.hi_w]
+        knots, index = np.unique(np.concatenate((after, upto, ends)), return_inverse=True)
+        finite = np.isfinite(knots)
+        cdf, sf, right = np.zeros(len(knots)), np.ones(len(knots)), knots > 0  # ±inf: 0 or 1
+        cdf[~finite & right], sf[~finite & right] = 1.0, 0.0
+        cdf[finite], sf[finite], right[finite] = self.cdf_at(frozen, knots[finite])
+        m = len(upto)
+        below_i, at_i = index[:m], index[m:2 * m]
+        lo_i, hi_i = np.full(m, index[2 * m]), index[2 * m + 1:]
+        z = _mass(cdf, sf, right, lo_i[:1], hi_i)[0]
+        if not z > 0:
+            raise FitFailed("the law puts no mass inside the recording window")
+        p = _mass(cdf, sf, right, below_i, at_i) / z
+        h = _mass(cdf, sf, right, lo_i, at_i) / z
+        return np.maximum(p, 0.0), np.clip(h, 0.0, 1.0)
+
+    def cell_probabilities(self, frozen, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(P(D = j), P(D ≤ j)) of integer ``cells``."""
+        return self.interval_probabilities(frozen, cells - 1, cells)
+
+    def mean_loglik(self, frozen) -> float:
+        p, _ = self.cell_probabilities(frozen, self.values)
+        return float(self.counts @ np.log(np.maximum(p, TINY))) / self.s.n
+
+    def partition(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower knots, upper knots) of the cells the statistics use (class docstring)."""
+        lo = self.lo_w if math.isfinite(self.lo_w) else self.values[0]
+        hi = self.values[-1]
+        upto = np.arange(lo, min(hi, lo + EXACT_CELLS - 1) + 1, dtype=float)
+        upto = np.concatenate((upto, self.values[self.values > upto[-1]]))
+        return np.concatenate(([lo - 1], upto[:-1])), upto
+
+    def null_kernel(self, params):
+        """The partition's cells plus the mass below and above them; consecutive cells of
+        small probability grouped (at most MAX_GROUPS points) for the eigenvalue problem."""
+        after, upto = self.partition()
+        p, h = self.interval_probabilities(self.law.freeze(params), after, upto)
+        ends = _group_ends(p)
+        starts = _starts(ends)
+        w_a2 = np.where((h > 0) & (h < 1 - 1e-12), p / np.maximum(h * (1 - h), TINY), 0.0)
+        g_after, g_upto = after[starts], upto[ends]
+        gp, gh = self.interval_probabilities(self.law.freeze(params), g_after, g_upto)
+        dp, dh = [], []
+        for plus, minus in self._perturbed(params):
+            (pp, hp), (pm, hm) = (self.interval_probabilities(f, g_after, g_upto)
+                                  for f in (plus, minus))
+            dp.append((pp - pm) / (2 * FD_STEP))
+            dh.append((hp - hm) / (2 * FD_STEP))
+        dp, dh = np.array(dp).T.reshape(len(ends), -1), np.array(dh).T.reshape(len(ends), -1)
+        # the multinomial's cells: below the first group, the groups, above the last
+        q = np.concatenate(([gh[0] - gp[0]], gp, [1 - gh[-1]]))
+        dq = np.vstack((dh[:1] - dp[:1], dp, -dh[-1:]))
+        live = q > 1e-300
+        info = (dq[live] / q[live, None]).T @ dq[live]
+        return gh, dh, info, np.add.reduceat(p, starts), np.add.reduceat(w_a2, starts)
+
+    def measure(self, params, edges):
+        frozen = self.law.freeze(params)
+        after, upto = self.partition()
+        p, h = self.interval_probabilities(frozen, after, upto)
+        obs = np.bincount(np.searchsorted(upto, self.values), weights=self.counts,
+                          minlength=len(upto)).astype(float)
+        loglik = self.mean_loglik(frozen) * self.s.n
+        w2, a2 = gof.cell_cvm_ad(obs, p, h)
+        # λ² edges are values: P(D < e) = P(D ≤ e − 1)
+        knots = np.round(edges / self.s.unit) - 1
+        below = self.interval_probabilities(frozen, knots, knots)[1] if len(knots) else knots
+        return loglik, w2, a2, below
+
+
+class _Discrete(_Cells):
+    mode = "discrete"
+
+    def estimate(self, start=None) -> dict:
+        return self.law.estimate(self.s)
+
+    def cdf_at(self, frozen, j):
+        return discrete_cdf(frozen, j)
+
+
+class _Rounded(_Cells):
+    mode = "rounded"
+
+    def estimate(self, start=None) -> dict:
+        if start is None:
+            # from the exact-value MLE of the counts, zeros moved to a quarter
+            start = self.law.estimate(Sample(np.maximum(self.s.x, 0.25)))
+        return self._numeric(self.mean_loglik, start)
+
+    def cdf_at(self, frozen, j):
+        return rounded_cdf(frozen, j, self.s.support_min)
+
+
+class _Grid(_Cells):
+    mode = "grid"
+
+    def estimate(self, start=None) -> dict:
+        if start is None:
+            # start from the exact-value MLE of the recorded values, zeros moved to a quarter
+            # step (the MLE of most laws needs positive values)
+            pseudo = Sample(np.maximum(self.s.x, self.s.obs.step / 4))
+            start = self.law.estimate(pseudo)
+        return self._numeric(self.mean_loglik, start)
+
+    def cdf_at(self, frozen, j):
+        return grid_cdf(frozen, j, self.s.obs.step)
+
+
+def perturbed(law: Law, params: dict, fixed: dict) -> list[tuple]:
+    """Frozen laws at ±FD_STEP along each free parameter (free coordinates: log, logit)."""
+    fixed = {**fixed, **{k: v for k, v in params.items() if k not in law.params}}
+    names = [p for p in law.params if p not in fixed]
+    domains = [d for p, d in zip(law.params, law.domain) if p not in fixed]
+    phi = to_free([params[p] for p in names], domains)
+    out = []
+    for i in range(len(names)):
+        pair = []
+        for sign in (1, -1):
+            shifted = phi.copy()
+            shifted[i] += sign * FD_STEP
+            pair.append(law.freeze({**dict(zip(names, from_free(shifted, domains))), **fixed}))
+        out.append(tuple(pair))
+    return out
+
+
+def law_null_kernel(law: Law, params: dict, fixed: dict | None = None, wrap=lambda f: f):
+    """The null-distribution kernel of W² and A² for exact values of ``law`` (``wrap``: e.g. a
+    truncation), on the logit grid of ``gof``: (t, ψ, I, weights of W², weights of A²)."""
+    t, dy = gof.logit_grid()
+    upper = t > 0.5
+    frozen = wrap(law.freeze(params))
+    x = np.where(upper, frozen.isf(np.where(upper, 1 - t, 0.5)),
+                 frozen.ppf(np.where(upper, 0.5, t)))
+    pairs = perturbed(law, params, fixed or {})
+    psi, score = np.zeros((len(t), len(pairs))), np.zeros((len(t), len(pairs)))
+    for i, (plus, minus) in enumerate(pairs):
+        plus, minus = wrap(plus), wrap(minus)
+        psi[:, i] = np.where(upper, minus.sf(x) - plus.sf(x), plus.cdf(x) - minus.cdf(x))
+        score[:, i] = plus.logpdf(x) - minus.logpdf(x)
+    psi, score = psi / (2 * FD_STEP), score / (2 * FD_STEP)
+    psi[~np.isfinite(psi)] = 0.0
+    score[~np.isfinite(score)] = 0.0
+    dens = t * (1 - t) * dy
+    info = (score * dens[:, None]).T @ score
+    return t, psi, info, dens, np.full(len(t), dy)
+
+
+def _group_ends(p: np.ndarray) -> np.ndarray:
+    """Last cell of each group: consecutive cells merged until a group holds 1/MAX_GROUPS of
+    the probability (a cell that holds more is a group of its own)."""
+    if len(p) <= MAX_GROUPS:
+        return np.arange(len(p))
+    cum = np.cumsum(p) * MAX_GROUPS / max(p.sum(), TINY)
+    ends = np.flatnonzero(np.floor(cum[1:]) > np.floor(cum[:-1]))
+    return np.unique(np.concatenate((ends, [len(p) - 1])))
+
+
+def _starts(ends: np.ndarray) -> np.ndarray:
+    return np.concatenate(([0], ends[:-1] + 1))
+
+
+_MODELS = {m.mode: m for m in (_Continuous, _Truncated, _Discrete, _Rounded, _Grid)}
+
+
+def make_model(law: Law, s: Sample) -> _Model:
+    return _MODELS[mode_of(law, s)](law, s)

@@ -1,0 +1,166 @@
+"""Session arrivals: Ljung–Box from the FFT against statsmodels, the Poisson/renewal verdict on
+simulated processes (an inhomogeneous Poisson process is Poisson, a renewal Weibull process is
+not), the rate profile, and `wagon synth --profile model` reproducing the log's daily shape."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.diagnostic import acorr_ljungbox
+from statsmodels.tsa.stattools import acf as sm_acf
+
+from wagon.fitting.arrivals import acf, arrival_report, arrival_verdict, ljung_box, rate_profile
+from wagon.formats.model import Model
+from wagon.formats.scenario import read_scenario
+from wagon.modeling import fit_logs
+from wagon.synth import Generator, SynthError, SynthOptions, synthesize
+from wagon.synth.export import export_clf
+from wagon.synth.profiles import ProfileError, parse_profile
+
+
+@pytest.mark.parametrize("n, lags", [(50, 10), (333, 10), (1000, 25)])
+def test_ljung_box_equals_statsmodels(n, lags):
+    x = stats.gamma(0.7).rvs(size=n, random_state=np.random.default_rng(n))
+    assert np.allclose(acf(x, lags), sm_acf(x, nlags=lags, fft=False), rtol=0, atol=1e-14)
+    q, p = ljung_box(x, lags)
+    ref = acorr_ljungbox(x, lags=[lags])
+    assert q == pytest.approx(float(ref["lb_stat"].iloc[0]), rel=1e-13)
+    assert p == pytest.approx(float(ref["lb_pvalue"].iloc[0]), rel=1e-10, abs=1e-15)
+
+
+def _whole_seconds_spread(t: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Starts recorded to the second, then spread inside it, as ``sessionize`` does."""
+    return np.sort(np.floor(t) + rng.random(len(t)))
+
+
+def _ramp_poisson(rng: np.random.Generator, span: float = 86_400, low: float = 0.03,
+                  ramp: float = 4.0) -> np.ndarray:
+    """A Poisson process whose rate rises linearly from low to ramp·low over the span."""
+    top = low * ramp
+    t = np.sort(rng.uniform(0, span, rng.poisson(top * span)))
+    return t[rng.random(len(t)) < low * (1 + (ramp - 1) * t / span) / top]
+
+
+def test_inhomogeneous_poisson_is_called_poisson():
+    """A 4× rate ramp over a day: the old verdict called it non-renewal 40 times in 40."""
+    calls = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        a = arrival_report(_whole_seconds_spread(_ramp_poisson(rng), rng))
+        calls.append(a["poisson"])
+        assert a["rate_bins"] > 1 and a["rate_constant_p"] < 1e-6
+        first, last = a["profile"]["counts"][0], a["profile"]["counts"][-1]
+        assert 2.5 < last / first < 6, a["profile"]
+    assert sum(calls) >= 7, calls
+
+
+@pytest.mark.parametrize("shape", [0.6, 1.5])
+def test_renewal_weibull_is_not_called_poisson(shape):
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        gaps = stats.weibull_min(shape).rvs(size=8000, random_state=rng)
+        a = arrival_report(_whole_seconds_spread(np.cumsum(10 * gaps / gaps.mean()), rng))
+        assert not a["poisson"] and not a["exponential"], arrival_verdict(a)
+        assert (a["dispersion_index"] > 1) == (shape < 1)
+
+
+def test_homogeneous_poisson_has_one_rate_bin():
+    rng = np.random.default_rng(9)
+    t = np.cumsum(rng.exponential(2.0, 20_000))
+    profile = rate_profile(t)
+    assert len(profile.counts) <= 3
+    a = arrival_report(t)
+    assert a["poisson"] and "Poisson" in arrival_verdict(a)
+
+
+def _log_with_a_day(tmp_path, hours: int = 8) -> str:
+    """A CLF log of sessions whose rate steps through the hours: 1, 4, 2, 0.5, ... × base."""
+    model = Model({"format": "wagon-model", "version": 2, "variables": {
+        "interarrival": {"best": "exponential", "params": {"scale": 4.0}},
+        "clicks": {"best": "geometric", "params": {"p": 0.5, "loc": 0}, "kind": "discrete"},
+        "think": {"best": "lognormal", "params": {"mu": 2.0, "sigma": 0.5}}}})
+    levels = [1, 4, 2, 0.5, 3, 1.5, 4, 1][:hours]
+    spec = "steps:" + ",".join(f"{3600 * i}={m}" for i, m in enumerate(levels))
+    buf = io.StringIO()
+    synthesize(Generator(model, SynthOptions(duration=3600 * hours, profile=spec, seed=3,
+                                             pages=30)), buf)
+    sc_path = tmp_path / "day.jsonl"
+    sc_path.write_text(buf.getvalue())
+    out = io.StringIO()
+    export_clf(read_scenario(sc_path), out)
+    log = tmp_path / "day.log"
+    log.write_text(out.getvalue())
+    return str(log)
+
+
+def test_synth_profile_model_reproduces_the_day(tmp_path):
+    fitted = fit_logs([_log_with_a_day(tmp_path)])
+    profile = fitted.model.arrivals["profile"]
+    assert fitted.model.data["version"] == 2 and len(profile["counts"]) >= 8
+    hours = np.bincount(((fitted.sessions.session_start - fitted.sessions.session_start[0])
+                         // 3600).astype(int))[:8]
+
+    def synthetic_hours(spec: str) -> np.ndarray:
+        gen = Generator(fitted.model, SynthOptions(duration=8 * 3600, profile=spec, seed=4))
+        starts = np.concatenate([b.starts for b in gen.batches()])
+        return np.bincount((starts // 3600).astype(int), minlength=8)[:8]
+    shaped, flat = synthetic_hours("model"), synthetic_hours("constant")
+    r_shaped = np.corrcoef(hours, shaped)[0, 1]
+    assert r_shaped > 0.95, (hours, shaped)
+    assert abs(np.corrcoef(hours, flat)[0, 1]) < 0.7, (hours, flat)
+    assert shaped.sum() == pytest.approx(hours.sum(), rel=0.1)
+    # the header carries the profile as an explicit cycle: exports read it back
+    gen = Generator(fitted.model, SynthOptions(duration=60, profile="model"))
+    spec = gen.header()["options"]["profile"]
+    assert spec.startswith("cycle:") and parse_profile(spec).period > 8 * 3600 * 0.9
+
+
+@pytest.mark.parametrize("spec", ["cycle:", "cycle:0=1,2", "cycle:60=", "cycle:60=0,0",
+                                  "cycle:60=1,x", "cycle:60=-1,2"])
+def test_bad_cycle_profiles(spec):
+    with pytest.raises(ProfileError):
+        parse_profile(spec)
+
+
+def test_profile_model_needs_a_profile():
+    model = Model({"format": "wagon-model", "version": 1, "variables": {
+        "interarrival": {"best": "exponential", "params": {"scale": 1.0}}}})
+    with pytest.raises(SynthError, match="no rate profile"):
+        Generator(model, SynthOptions(duration=10, profile="model"))
+
+
+def test_model_file_keeps_observations_and_profile(tmp_path):
+    """Version 2 adds variables.*.observation and arrivals.profile; both are validated, and a
+    version 1 model (without them) is still read."""
+    import json
+
+    from wagon.fitting import Observation
+    from wagon.formats.model import ModelError, load_model, save_model
+    fitted = fit_logs([_log_with_a_day(tmp_path, hours=3)])
+    save_model(fitted.model, tmp_path / "m.json")
+    model = load_model(tmp_path / "m.json")
+    think = model.variables["think"]
+    assert think.observation == Observation.grid(1.0, lower=2.0, upper=600.0)
+    assert think.kind == "grid" and model.variables["clicks"].observation.support_min == 1
+    assert sum(model.arrivals["profile"]["counts"]) == fitted.sessions.counts["sessions"]
+    data = json.loads((tmp_path / "m.json").read_text())
+    for edit, message in ((lambda d: d["arrivals"]["profile"].update(bin_s=0), "profile"),
+                          (lambda d: d["arrivals"]["profile"].update(counts=[0, 0]), "profile"),
+                          (lambda d: d["variables"]["think"].update(
+                              observation={"kind": "grid", "step": "x"}), "observation"),
+                          (lambda d: d["variables"]["think"].update(
+                              observation={"kind": "blurred"}), "observation")):
+        bad = json.loads(json.dumps(data))
+        edit(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelError, match=message) as e:
+            load_model(tmp_path / "bad.json")
+        assert "\n" not in str(e.value)
+    old = {**data, "version": 1}
+    old["arrivals"] = {k: v for k, v in data["arrivals"].items() if k != "profile"}
+    for v in old["variables"].values():
+        v.pop("observation", None)
+    (tmp_path / "v1.json").write_text(json.dumps(old))
+    assert load_model(tmp_path / "v1.json").variables["think"].observation is None

@@ -1,0 +1,142 @@
+"""The keep-alive advisor: the paper's Theorem 1 values, closed forms, and both E[W] formulas
+against a Monte Carlo simulation of the server (sessions arriving at random, each click holding a
+server process for its transfer and for the time its connection is kept)."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import integrate, stats
+
+from wagon.analysis.keepalive import (LawSyntaxError, advise, corrected_work, delta_from_gain,
+                                      paper_work, parse_law)
+from wagon.cli import main
+
+THINK = stats.lognorm(s=1.1, scale=math.exp(3))          # WAGON's think-time law
+
+
+@pytest.mark.parametrize("delta, expected", [(0.1, 0.3554), (0.4, 1.0790), (1.0, 2.1745)])
+def test_theorem_1_values_from_the_cli(delta, expected):
+    """The paper's δ with lognormal(3, 1.1) think times: its Theorem 1 optima."""
+    r = CliRunner().invoke(main, ["advise", "keepalive", "--think", "lognormal(mu=3, sigma=1.1)",
+                                  "--delta", str(delta), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["optimal_timeout"] == pytest.approx(expected, abs=5e-5)
+    assert out["delta"] == pytest.approx(delta)
+    assert out["gain"] == pytest.approx(delta * 5 / 4)          # E[N] = 5 by default
+
+
+def test_gain_and_transfer_times_give_the_same_advice():
+    by_gain = CliRunner().invoke(main, ["advise", "keepalive", "--think", "exponential(scale=10)",
+                                        "--gain", "1", "--clicks-mean", "5", "--json"])
+    by_x = CliRunner().invoke(main, ["advise", "keepalive", "--think", "exponential(scale=10)",
+                                     "--x1", "1.5", "--x2", "0.5", "--clicks-mean", "5", "--json"])
+    a, b = json.loads(by_gain.stdout), json.loads(by_x.stdout)
+    # F(Δ) − δ f(Δ) = 0 for Exp(mean 10), δ = 4/5 · 1: Δ* = 10·ln(1 + δ/10)
+    assert a["optimal_timeout"] == pytest.approx(10 * math.log(1.08), rel=1e-6)
+    assert b["optimal_timeout"] == pytest.approx(a["optimal_timeout"], rel=1e-9)
+    for args, message in ((["--delta", "0.4", "--gain", "1"], "one of"),
+                          (["--x1", "1"], "one of"), (["--gain", "-1"], ">= 0"),
+                          (["--delta", "0.4", "--clicks-mean", "1"], "E[N] > 1")):
+        r = CliRunner().invoke(main, ["advise", "keepalive", "--think", "exponential(scale=10)",
+                                      *args])
+        assert r.exit_code == 2 and message in r.stderr, (args, r.output)
+
+
+def test_corrected_optimum_closed_form():
+    """Exp(mean μ) think times: (E[N] − 1)·e^(−Δ/μ)·(1 − gain/μ) + 1 = 0, so
+    Δ* = μ·ln((E[N] − 1)(gain/μ − 1)) when that is positive, else 0."""
+    a = advise(stats.expon(scale=1.0), clicks_mean=6, x1=2.0, x2=0.0)
+    assert a.corrected_timeout == pytest.approx(math.log(5 * (2 - 1)), rel=1e-6)
+    ws = [w for _, w in a.corrected_curve]
+    assert a.corrected_work_at_optimum <= min(ws) + 1e-9
+    # human think times (hazard ≤ 0.04/s) never pay a gain of half a second back
+    b = advise(THINK, clicks_mean=5, x1=0.5, x2=0.0)
+    assert b.corrected_timeout == 0 and b.optimal_timeout == pytest.approx(1.0790, abs=1e-4)
+    assert b.corrected_work_at_paper_timeout > b.corrected_work_at_optimum + 5
+
+
+def test_no_gain_means_no_timeout():
+    a = advise(THINK, clicks_mean=1, x1=0.3, x2=0.1)
+    assert a.delta == 0 and a.optimal_timeout == 0 and a.corrected_timeout == 0
+
+
+def _simulate(timeout: float, rule: str, sessions: int, rng: np.random.Generator,
+              rate: float = 2.0, p_clicks: float = 0.25, x1: float = 0.6, x2: float = 0.1
+              ) -> tuple[np.ndarray, float]:
+    """Sessions arriving as a Poisson process; geometric clicks (E[N] = 1/p); exponential
+    transfer times of mean x1 on a new connection and x2 on a kept one; lognormal think times.
+    A click holds a process for its transfer, then its connection for min(Y, Δ) ("real"), or —
+    the paper's accounting — for Y only when the user comes back within Δ ("paper"). After the
+    last click the real server waits the whole Δ; the paper's accounting draws a think time as
+    for every other click. Returns each session's work and the time-average number of busy
+    processes over the middle of the run (λ·E[W] by Little's law)."""
+    n = rng.geometric(p_clicks, sessions)
+    total = int(n.sum())
+    session = np.repeat(np.arange(sessions), n)
+    first = np.r_[0, np.cumsum(n)[:-1]]
+    last = np.cumsum(n) - 1
+    y = THINK.rvs(size=total, random_state=rng)                 # think time after each click
+    kept = np.zeros(total, bool)
+    kept[1:] = y[:-1] <= timeout                                 # previous gap within Δ
+    kept[first] = False
+    transfer = rng.exponential(np.where(kept, x2, x1))
+    if rule == "real":
+        hold = np.minimum(y, timeout)
+        hold[last] = timeout
+    else:
+        hold = np.where(y <= timeout, y, 0.0)
+    busy = transfer + hold
+    work = np.bincount(session, weights=busy, minlength=sessions)
+    # request times: session start, then transfer + think between clicks
+    starts = np.cumsum(rng.exponential(1 / rate, sessions))
+    step = np.r_[0.0, (transfer + y)[:-1]]
+    step[first] = 0.0
+    t = starts[session] + np.cumsum(step) - np.repeat(np.cumsum(step)[first], n)
+    a, b = starts[sessions // 5], starts[4 * sessions // 5]
+    overlap = np.clip(np.minimum(t + busy, b) - np.maximum(t, a), 0, None)
+    return work, float(overlap.sum() / (b - a))
+
+
+@pytest.mark.parametrize("timeout", [1.079, 5.0, 15.0])
+def test_both_work_formulas_against_a_simulated_server(timeout):
+    rng = np.random.default_rng(int(timeout * 1000))
+    clicks_mean, x1, x2, rate = 4.0, 0.6, 0.1, 2.0
+    gain = x1 - x2
+    for rule, formula in (("real", corrected_work), ("paper", None)):
+        work, busy = _simulate(timeout, rule, 200_000, rng, rate, 1 / clicks_mean, x1, x2)
+        se = work.std() / math.sqrt(len(work))
+        if rule == "real":
+            expected = formula(THINK, timeout, clicks_mean, x1, gain)
+        else:
+            # the paper's double integral ∫₀^Δ∫ₓ^Δ f(y) dy dx = ∫₀^Δ y f(y) dy, per click
+            held = integrate.quad(lambda v: v * THINK.pdf(v), 0, timeout)[0]
+            expected = clicks_mean * x1 + clicks_mean * held - (clicks_mean - 1) * float(
+                THINK.cdf(timeout)) * gain
+            # ... which is not the ∫₀^Δ F(y) dy that Theorem 1 differentiates (told apart once
+            # F(Δ) is large enough for the holding to matter)
+            if THINK.cdf(timeout) > 0.1:
+                assert abs(paper_work(THINK, timeout, clicks_mean, x1, gain)
+                           - work.mean()) > 4 * se
+        assert work.mean() == pytest.approx(expected, abs=4 * se), rule
+        # the server's time-average load is λ·E[W] (Little), within the window's noise
+        assert busy == pytest.approx(rate * expected, rel=0.03), rule
+
+
+def test_delta_from_gain():
+    assert delta_from_gain(0.5, 5) == pytest.approx(0.4)
+    assert delta_from_gain(1.0, 1) == 0
+
+
+def test_law_parser():
+    f = parse_law("lognormal(mu=3, sigma=1.1)")
+    assert f.mean() == pytest.approx(math.exp(3 + 1.1 ** 2 / 2))
+    for bad, msg in (("cauchy(a=1)", "LAW one of"), ("lognormal(mu=3)", "missing sigma"),
+                     ("lognormal(mu=3, sigma=-1)", "out of range"),
+                     ("weibull(shape=x)", "k=number")):
+        with pytest.raises(LawSyntaxError, match=msg):
+            parse_law(bad)
