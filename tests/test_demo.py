@@ -12,7 +12,7 @@ from pathlib import Path
 from wagon import read_results, read_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
-SHORT = ["--duration", "30", "--speedup", "10"]
+SHORT = ["--duration", "30", "--speedup", "10", "--drain", "8"]
 
 
 def check_demo_output(out: Path, stdout: str) -> None:

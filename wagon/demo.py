@@ -44,6 +44,7 @@ class DemoOptions:
     speedup: float = 10.0
     rate_scale: float = 20.0
     seed: int = 1
+    drain: float = 40.0               # seconds the replay may run after the last arrival
 
 
 def _free_port() -> int:
@@ -99,7 +100,7 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
         echo("4/4 replay (each session with its class' delay, bandwidth and browser)")
         summary = replay(str(scenario), ReplayOptions(
             target=f"http://127.0.0.1:{port}/", results=str(out / "results.csv"),
-            max_time=o.duration / o.speedup + 40, progress=progress))
+            max_time=o.duration / o.speedup + o.drain, progress=progress))
     finally:
         server.terminate()
         server.wait(10)

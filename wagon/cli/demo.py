@@ -20,10 +20,12 @@ from .common import WagonError, default
               show_default=True, help="Multiply the logged session rate.")
 @click.option("--seed", type=int, default=default(DemoOptions, "seed"), show_default=True,
               help="Seed of the synthesis.")
-def command(outdir, duration, speedup, rate_scale, seed) -> None:
+@click.option("--drain", type=float, default=default(DemoOptions, "drain"), show_default=True,
+              help="Seconds the replay may run after the last session arrived.")
+def command(outdir, duration, speedup, rate_scale, seed, drain) -> None:
     """Fit the bundled log, synthesize, serve, replay, report: the whole pipeline."""
     try:
-        run_demo(DemoOptions(outdir, duration, speedup, rate_scale, seed), echo=click.echo,
+        run_demo(DemoOptions(outdir, duration, speedup, rate_scale, seed, drain), echo=click.echo,
                  progress=sys.stderr.isatty())
     except DemoError as e:
         raise WagonError(str(e)) from None
