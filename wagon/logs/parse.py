@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .clean import clean_requests
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
+from .pieces import Piece, compression, open_range
 from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
                         line_regex, resolve_format)
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
@@ -620,12 +621,12 @@ def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
     """``stream`` decompressed when it starts with a gzip, bzip2 or xz header."""
     if not hasattr(stream, "peek"):
         stream = io.BufferedReader(stream)            # type: ignore[arg-type]
-    head = stream.peek(6)[:6]
-    if head.startswith(b"\x1f\x8b"):
+    kind = compression(stream.peek(6)[:6])
+    if kind == "gzip":
         return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
-    if head.startswith(b"BZh"):
+    if kind == "bzip2":
         return bz2.BZ2File(stream)                    # type: ignore[return-value]
-    if head.startswith(b"\xfd7zXZ\x00"):
+    if kind == "xz":
         return lzma.LZMAFile(stream)                  # type: ignore[return-value]
     return stream
 
@@ -641,11 +642,12 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
     return _sniff(path, raw), raw
 
 
-def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool = True
+            ) -> Iterator[bytes]:
     """Buffers of whole lines (the last line gets a newline if it lacked one; a UTF-8 byte order
-    mark at the start is dropped)."""
+    mark at the start of a file, ``at_start``, is dropped)."""
     rest = b""
-    first = True
+    first = at_start
     done = 0
     while True:
         try:
@@ -807,8 +809,8 @@ def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: 
 
     ``fmt``: 'auto', a named layout (text or JSON) or a LogFormat / log_format string.
     ``client``: 'host' (the connection's address) or 'forwarded' (the first X-Forwarded-For
-    address, when the layout logs it). ``progress`` is called with the number of input bytes
-    consumed since the last call. Time outliers and lines repeated across inputs are left out
+    address, when the layout logs it). ``progress`` is called with the number of decompressed
+    bytes read since the last call. Time outliers and lines repeated across inputs are left out
     and counted (``wagon.logs.clean``). Raises LogError when an input cannot be read or yields
     no parseable line."""
     sources = [(path, lambda path=path: _open(path)) for path in paths]
@@ -854,7 +856,7 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
         parsed_before = col.stats.parsed
         stream, raw = opener()
         try:
-            _parse_stream(col, stream, raw, name, index, fixed, progress, strict)
+            _parse_stream(col, stream, name, index, fixed, progress, strict)
         finally:
             if raw is not None:
                 stream.close()
@@ -875,26 +877,135 @@ def _bind_json(name: str, buf: bytes) -> _Layout:
     return _Layout(bound.fmt, bound)
 
 
-def _parse_stream(col: _Collector, stream: BinaryIO, raw: BinaryIO | None, name: str, index: int,
+def _resolve(layout: _Layout | None, head: bytes, col: _Collector, name: str, strict: bool
+             ) -> _Layout:
+    """The layout of a file from its first buffer ``head``: auto-detected (``layout`` None) or a
+    JSON layout bound to the file's keys."""
+    if layout is None:
+        try:
+            layout, ok, tried = detect_format(head, col.opts, strict)
+        except LogError as e:
+            raise LogError(f"{name}: {e}") from None
+        col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
+                                   "lines)" if ok else "no known format (auto-detection failed)")
+        return layout
+    return _bind_json(layout.json, head) if isinstance(layout.json, str) else layout
+
+
+def _parse_stream(col: _Collector, stream: BinaryIO, name: str, index: int,
                   fixed: _Layout | None, progress: Callable[[int], None] | None,
-                  strict: bool) -> None:
+                  strict: bool, head: bytes | None = None, at_start: bool = True) -> None:
+    """Parse a stream of whole lines into ``col``; ``head``: the file's first buffer, when the
+    stream is a piece of it (the layout is detected from the file's head, as for the whole
+    file); ``progress`` is called with the decompressed bytes of each buffer."""
     layout = fixed
     line = 0
-    consumed = 0
     col.stats.formats[name] = layout.fmt.name if layout else "empty input"
-    for buf in _chunks(stream, name):
-        if layout is None:
-            try:
-                layout, ok, tried = detect_format(buf, col.opts, strict)
-            except LogError as e:
-                raise LogError(f"{name}: {e}") from None
-            col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
-                                       "lines)" if ok else
-                                       "no known format (auto-detection failed)")
-        elif isinstance(layout.json, str):
-            layout = _bind_json(layout.json, buf)
+    if head is not None and (layout is None or isinstance(layout.json, str)):
+        layout = _resolve(layout, head, col, name, strict)
+    for buf in _chunks(stream, name, at_start=at_start):
+        if layout is None or isinstance(layout.json, str):
+            layout = _resolve(layout, buf, col, name, strict)
         line += col.add(buf, layout, name, index, line)
-        if progress is not None and raw is not None:
-            pos = raw.tell()
-            progress(pos - consumed)
-            consumed = pos
+        if progress is not None:
+            progress(len(buf))
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces, routed into partitions by client
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """How every piece is parsed (``parse_logs``' keyword arguments)."""
+
+    fmt: str | LogFormat = "auto"
+    keep_query: bool = False
+    base_month: str | None = None
+    client: str = "host"
+
+
+@dataclass
+class Chunk:
+    """The records of piece ``key`` (input, part) that fall in one partition, as ``Requests``
+    with their own string tables; ``line`` counts from the piece's first line."""
+
+    key: tuple[int, int]
+    requests: Requests
+
+
+@dataclass
+class PieceResult:
+    """What parsing a piece gives: its statistics, its distinct start times with their counts
+    (the time-outlier rule needs the whole file's), whether every logged time was a whole
+    second (None: no record), and one chunk per partition (None once handed to a runner)."""
+
+    piece: Piece
+    stats: ParseStats
+    times: tuple[np.ndarray, np.ndarray]
+    whole: bool | None
+    chunks: list[Chunk] | None = None
+
+
+def partition_of(hosts: list[str], n_partitions: int) -> np.ndarray:
+    """The partition of each client address: CRC-32 of its text modulo ``n_partitions`` (the
+    same in every process, unlike ``hash``), so all of a client's requests meet."""
+    if n_partitions == 1:
+        return np.zeros(len(hosts), np.int64)
+    crc = np.fromiter((zlib.crc32(h.encode("utf-8", "surrogateescape")) for h in hosts),
+                      np.int64, len(hosts))
+    return crc % n_partitions
+
+
+def _file_head(path: str) -> bytes:
+    """The first buffer of a file, as a whole-file parse reads it (layout detection)."""
+    with open(path, "rb") as f:
+        return next(_chunks(f, path), b"")
+
+
+def _pruned(req: Requests, rows: np.ndarray) -> Requests:
+    """Rows ``rows`` of ``req`` with string tables holding only the strings they use."""
+    out = req.take(rows)
+    for col, table in (("host", "hosts"), ("url", "urls"), ("agent", "agents"),
+                       ("method", "methods"), ("referer", "referers"), ("vhost", "vhosts"),
+                       ("content_type", "content_types")):
+        codes = getattr(out, col)
+        strings = getattr(req, table)
+        used = np.unique(codes[codes >= 0])
+        setattr(out, col, np.where(codes >= 0, np.searchsorted(used, codes), -1)
+                .astype(codes.dtype))
+        setattr(out, table, [strings[i] for i in used.tolist()])
+    return out
+
+
+def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitions: int = 1,
+                progress: Callable[[int], None] | None = None) -> PieceResult:
+    """Parse one piece and route its records into ``n_partitions`` by client address
+    (``partition_of``). Raises LogError when the input cannot be opened or read."""
+    if options.client not in ("host", "forwarded"):
+        raise LogError(f"client must be 'host' or 'forwarded', not {options.client!r}")
+    fixed = _fixed_layout(options.fmt, options.client)
+    col = _Collector(_Options(keep_query=options.keep_query,
+                              epa_base=_month_epoch(options.base_month), client=options.client))
+    col.stats.inputs.append(piece.path)
+    head = None
+    if piece.path == "-":
+        stream = _sniff(piece.path, sys.stdin.buffer)
+    elif piece.start or piece.stop is not None:
+        head = _file_head(piece.path)
+        stream = open_range(_open(piece.path)[1], piece)        # type: ignore[arg-type]
+    else:
+        stream = _open(piece.path)[0]
+    try:
+        _parse_stream(col, stream, piece.path, piece.index, fixed, progress, True, head,
+                      at_start=piece.start == 0)
+    finally:
+        if piece.path != "-":
+            stream.close()
+    req = col.requests()
+    part = partition_of(req.hosts, n_partitions)[req.host] if len(req) else req.host
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
+    chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
+              for k in range(n_partitions)]
+    return PieceResult(piece, col.stats, np.unique(req.time, return_counts=True),
+                       req.resolution == 1.0 if len(req) else None, chunks)
