@@ -313,11 +313,19 @@ class _Continuous(_Model):
 
     def measure(self, params, edges):
         frozen = self.law.freeze(params)
-        # a scale estimated by the sample minimum puts that point at F = 0: given the minimum,
-        # the other values are a sample of the fitted law, and W², A² are computed on them
-        x = self.s.x[1:] if self.law.scale_at_min else self.s.x
-        w2, a2 = gof.cvm_ad(x, frozen)
-        return float(np.sum(frozen.logpdf(self.s.x))), w2, a2, frozen.cdf(edges)
+        v, w = self._statistics_sample()
+        w2, a2 = gof.cvm_ad(v, frozen, w)
+        return float(self.s.w @ frozen.logpdf(self.s.v)), w2, a2, frozen.cdf(edges)
+
+    def _statistics_sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct values, counts) W² and A² are computed on: a scale estimated by the
+        sample minimum puts that point at F = 0; given the minimum, the other values are a
+        sample of the fitted law."""
+        v, w = self.s.v, self.s.w
+        if not self.law.scale_at_min:
+            return v, w
+        w = np.concatenate(([w[0] - 1], w[1:]))
+        return v[w > 0], w[w > 0]
 
 
 class _Truncated(_Model):
@@ -326,20 +334,22 @@ class _Truncated(_Model):
     def estimate(self, start=None) -> dict:
         s, obs = self.s, self.s.obs
         start = start or self.law.estimate(s)
-        fixed = {"scale": float(s.x[0])} if self.law.scale_at_min else None
+        fixed = {"scale": float(s.v[0])} if self.law.scale_at_min else None
 
         def mean_loglik(frozen) -> float:
-            return float(np.mean(frozen.logpdf(s.x))) - math.log(
+            return float(s.w @ frozen.logpdf(s.v)) / s.n - math.log(
                 Truncated(frozen, obs.lower, obs.upper).z)
         return self._numeric(mean_loglik, start, fixed)
 
     def measure(self, params, edges):
         t = Truncated(self.law.freeze(params), self.s.obs.lower, self.s.obs.upper)
-        w2, a2 = gof.cvm_ad(self.s.x[1:] if self.law.scale_at_min else self.s.x, t)
-        return float(np.sum(t.logpdf(self.s.x))), w2, a2, t.cdf(edges)
+        v, w = self._statistics_sample()
+        w2, a2 = gof.cvm_ad(v, t, w)
+        return float(self.s.w @ t.logpdf(self.s.v)), w2, a2, t.cdf(edges)
 
     fixed = _Continuous.fixed
     null_kernel = _Continuous.null_kernel
+    _statistics_sample = _Continuous._statistics_sample
 
     def _law(self, frozen):
         return Truncated(frozen, self.s.obs.lower, self.s.obs.upper)
@@ -453,7 +463,7 @@ class _Rounded(_Cells):
     def estimate(self, start=None) -> dict:
         if start is None:
             # from the exact-value MLE of the counts, zeros moved to a quarter
-            start = self.law.estimate(Sample(np.maximum(self.s.x, 0.25)))
+            start = self.law.estimate(Sample(np.maximum(self.s.v, 0.25), counts=self.s.w))
         return self._numeric(self.mean_loglik, start)
 
     def cdf_at(self, frozen, j):
@@ -467,7 +477,7 @@ class _Grid(_Cells):
         if start is None:
             # start from the exact-value MLE of the recorded values, zeros moved to a quarter
             # step (the MLE of most laws needs positive values)
-            pseudo = Sample(np.maximum(self.s.x, self.s.obs.step / 4))
+            pseudo = Sample(np.maximum(self.s.v, self.s.obs.step / 4), counts=self.s.w)
             start = self.law.estimate(pseudo)
         return self._numeric(self.mean_loglik, start)
 

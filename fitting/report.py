@@ -164,21 +164,21 @@ def _stephens(c: CandidateFit, s: Sample) -> None:
     """Stephens' p-values (normal and lognormal, exact values): his tables are for the statistics
     computed with the sample standard deviation (divisor n − 1), as in R's nortest."""
     sigma = c.params["sigma"] * math.sqrt(s.n / max(s.n - 1, 1))
-    values = s.log if c.name == "lognormal" else s.x
-    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma)
+    values = s.log if c.name == "lognormal" else s.v
+    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma, s.w)
     c.p_w2, c.p_a2 = gof.stephens_normal_p(w2, a2, s.n)
     c.p_method = "stephens"
 
 
 def _refuse(law: Law, s: Sample) -> str | None:
     """Why ``law`` cannot describe this sample at all (None: it can)."""
-    if s.x[0] == s.x[-1]:
+    if s.v[0] == s.v[-1]:
         return "all values are equal"
     if law.kind == "discrete" and not s.discrete:
         return "needs counts"
     if law.positive and not s.positive and mode_of(law, s) in ("continuous", "truncated"):
         return "needs values > 0"
-    if law.kind == "discrete" and s.x[0] < 0:
+    if law.kind == "discrete" and s.v[0] < 0:
         return "needs values >= 0"
     if law.support_from is not None and s.support_min < law.support_from:
         return f"needs counts >= {law.support_from}"
@@ -341,7 +341,7 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     obs = gof.observed(s, edges)
     cands = [_fit_one(LAWS[c], s, edges, obs) for c in names]
     report = FitReport(name=name, n=s.n, mean=s.mean, std=float(np.sqrt(s.var)),
-                       minimum=float(s.x[0]), maximum=float(s.x[-1]), discrete=s.discrete,
+                       minimum=float(s.v[0]), maximum=float(s.v[-1]), discrete=s.discrete,
                        candidates=cands, best=_select(cands), observation=observation,
                        support_min=s.support_min)
     if bootstrap:

@@ -47,3 +47,48 @@ def test_model_identical_for_one_piece_one_partition_and_many(inputs):
     assert one.stats.time_outliers == 1 and one.stats.duplicates == 6_000
     assert one.sessions.counts == many.sessions.counts
     assert np.array_equal(one.sessions.session_start, many.sessions.session_start)
+
+
+def test_statistics_on_distinct_values_with_counts_equal_those_on_every_value():
+    """W², A² (continuous and normal), the λ² bins and the likelihood from (value, count) pairs
+    equal the formulas of every value one by one (values with many ties, as think times)."""
+    from scipy import stats
+
+    from wagon.fitting import gof
+    from wagon.fitting.laws import Sample
+    rng = np.random.default_rng(3)
+    x = np.sort(np.round(rng.lognormal(3, 1, 5_000)))
+    law = stats.lognorm(1.1, scale=np.exp(3))
+    s = Sample(x)
+    assert len(s.v) < len(x) / 5 and s.n == len(x)
+    for ours, theirs in ((gof.cvm_ad(s.v, law, s.w), gof.cvm_ad(x, law)),
+                         (gof.normal_cvm_ad((s.v - 20) / 9, s.w), gof.normal_cvm_ad((x - 20) / 9))):
+        assert ours == pytest.approx(theirs, rel=1e-9)
+    edges = gof.bin_edges(s)
+    b = gof.n_bins(len(x))
+    expected = np.unique(x[(np.arange(1, b) * len(x)) // b])
+    assert np.array_equal(edges, expected[expected > x[0]])
+    assert np.array_equal(gof.observed(s, edges),
+                          np.diff(np.r_[0, np.searchsorted(x, edges), len(x)]))
+    assert s.mean == pytest.approx(x.mean(), rel=1e-12)
+    assert s.log_std == pytest.approx(np.log(x).std(), rel=1e-12)
+
+
+@pytest.mark.parametrize("law, params", [("lomax", {"shape": 2.5, "scale": 40.0}),
+                                         ("weibull", {"shape": 0.7, "scale": 30.0}),
+                                         ("gamma", {"shape": 2.0, "scale": 5.0})])
+def test_asymptotic_p_values_as_with_every_eigenvalue(law, params):
+    """The p-values skip the eigenvalue problem where Chernoff's bound from the kernel's trace
+    and norm already puts them below 1e-11; they equal those of every eigenvalue (the
+    previous computation), on samples that fit and samples that do not."""
+    from wagon.fitting import gof
+    from wagon.fitting.laws import LAWS
+    from wagon.fitting.likelihood import law_null_kernel
+    kernel = law_null_kernel(LAWS[law], params)
+    h, psi, info, w_w2, w_a2 = kernel
+    for w2, a2 in ((0.05, 0.4), (0.3, 2.5), (2.0, 12.0), (40.0, 250.0), (900.0, 1e4)):
+        old = (gof.weighted_chi2_sf(w2, gof.edf_eigenvalues(h, psi, info, w_w2)),
+               gof.weighted_chi2_sf(a2, gof.edf_eigenvalues(h, psi, info, w_a2)))
+        assert gof.asymptotic_p(w2, a2, *kernel) == pytest.approx(old, abs=1e-12)
+    assert gof.far_tail(250.0, gof.edf_kernel(h, psi, info, w_a2))
+    assert not gof.far_tail(2.5, gof.edf_kernel(h, psi, info, w_a2))
