@@ -36,7 +36,9 @@ __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "d
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 EXAMPLES_KEPT = 5
-_PAD = bytes(64)          # zero bytes after each chunk: room for every fixed-width gather
+_PAD = bytes(512)         # zero bytes after each chunk: room for every fixed-width gather
+_WIDTHS = (8, 16, 32, 64, 128, 256, 512)              # string blocks factorised with NumPy
+_MIX = np.random.default_rng(12).integers(1, 1 << 62, 65, dtype=np.uint64) | np.uint64(1)
 
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
@@ -73,20 +75,38 @@ class Vocab:
         self.index: dict[bytes, int] = {}
 
     def codes(self, raw: bytes, arr: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Codes of the strings raw[a:b]. Strings of up to 8 bytes (methods, short hosts) are
-        packed into integers and factorised with NumPy; longer ones go through the dict."""
+        """Codes of the strings raw[a:b], factorised with NumPy: strings of up to 512 bytes are
+        gathered into zero-padded blocks of 8, 16, ... 512 bytes by length, hashed and
+        grouped, each group checked byte for byte against its first string; the dict sees one
+        string per group (longer strings and hash collisions go through it one by one)."""
         out = np.empty(len(a), np.int32)
-        short = (b - a) <= 8
-        if short.any():
-            sa, sb = a[short], b[short]
-            packed = _gather(arr, sa, 8)
-            packed[np.arange(8) >= (sb - sa)[:, None]] = 0
-            keys = packed.view(np.uint64).ravel()
-            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-            mapped = self._lookup(raw, sa[first], sb[first])
-            out[short] = mapped[inverse]
-        if not short.all():
-            out[~short] = self._lookup(raw, a[~short], b[~short])
+        length = b - a
+        bucket = np.searchsorted(_WIDTHS, length).astype(np.int8)
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.searchsorted(bucket[order], np.arange(len(_WIDTHS) + 2))
+        for k, width in enumerate(_WIDTHS):
+            rows = order[bounds[k]:bounds[k + 1]]
+            if len(rows):
+                out[rows] = self._block(raw, arr, a[rows], length[rows], width)
+        rest = order[bounds[len(_WIDTHS)]:]
+        if len(rest):
+            out[rest] = self._lookup(raw, a[rest], b[rest])
+        return out
+
+    def _block(self, raw: bytes, arr: np.ndarray, a: np.ndarray, length: np.ndarray,
+               width: int) -> np.ndarray:
+        block = _gather(arr, a, width)
+        block[np.arange(width) >= length[:, None]] = 0
+        words = block.view(np.uint64)
+        key = (words * _MIX[:words.shape[1]]).sum(axis=1) ^ (length.astype(np.uint64)
+                                                             * _MIX[-1])
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        rep = first[inverse]
+        out = self._lookup(raw, a[first], a[first] + length[first])[inverse]
+        bad = np.flatnonzero((length != length[rep]) | np.any(words != words[rep], axis=1))
+        if len(bad):                                    # hash collisions: one by one
+            out[bad] = self._lookup(raw, a[bad], a[bad] + length[bad])
         return out
 
     def _lookup(self, raw: bytes, a: np.ndarray, b: np.ndarray) -> np.ndarray:
