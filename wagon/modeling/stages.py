@@ -113,7 +113,8 @@ class Runner(Protocol):
 
 class LocalRunner:
     """Serial, in this process; each piece's chunks are written to a temporary directory
-    (``spill_dir``) as soon as it is parsed and read back one partition at a time."""
+    (``spill_dir``) as soon as it is parsed and read back one partition at a time (with a
+    single partition they stay in memory: it holds every record anyway)."""
 
     def __init__(self, partitions: int | None = None, spill_dir: str | None = None,
                  piece_bytes: int = PIECE_BYTES) -> None:
@@ -122,6 +123,7 @@ class LocalRunner:
         self.spill_dir = spill_dir
         self._dir: str | None = None
         self._count = 0
+        self._held: list[Chunk] = []
 
     def partitions_for(self, total_bytes: int) -> int:
         return self.partitions or max(1, -(-total_bytes // PARTITION_BYTES))
@@ -145,9 +147,12 @@ class LocalRunner:
         try:
             for piece in pieces:
                 r = parse_stage(piece, options, partitions, advance if progress else None)
-                for k, chunk in enumerate(r.chunks or []):
-                    with open(self._file(k), "ab") as f:
-                        pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+                if partitions == 1:               # one partition holds everything anyway
+                    self._held += r.chunks or []
+                else:
+                    for k, chunk in enumerate(r.chunks or []):
+                        with open(self._file(k), "ab") as f:
+                            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
                 r.chunks = None
                 out.append(r)
         except BaseException:
@@ -156,7 +161,7 @@ class LocalRunner:
         return out
 
     def _chunks(self, k: int) -> list[Chunk]:
-        out = []
+        out, self._held = self._held, []
         if os.path.exists(self._file(k)):
             with open(self._file(k), "rb") as f:
                 while True:
