@@ -92,3 +92,24 @@ def test_asymptotic_p_values_as_with_every_eigenvalue(law, params):
         assert gof.asymptotic_p(w2, a2, *kernel) == pytest.approx(old, abs=1e-12)
     assert gof.far_tail(250.0, gof.edf_kernel(h, psi, info, w_a2))
     assert not gof.far_tail(2.5, gof.edf_kernel(h, psi, info, w_a2))
+
+
+def test_fit_progress_follows_the_stages_in_decompressed_bytes(nasa, monkeypatch):
+    """A .gz of 200 kB holding 2.1 MB of log: progress is measured (and its threshold taken)
+    on the decompressed bytes, through parsing, sessions and fitting; plain lines off a
+    terminal."""
+    import wagon.cli.fit as fit_cli
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+    monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", 1_000_000)
+    r = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
+    assert r.exit_code == 0, r.output
+    size = len(gzip.decompress(nasa.read_bytes()))
+    assert nasa.stat().st_size < 1_000_000 < size
+    assert f"wagon: parsing 100% ({size:,}/{size:,})" in r.stderr
+    assert "wagon: sessions 100% (1/1)" in r.stderr
+    assert "wagon: fitting 100% (6/6)" in r.stderr
+    monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", size + 1)
+    quiet = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
+    assert "wagon: parsing" not in quiet.stderr

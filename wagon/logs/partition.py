@@ -106,9 +106,11 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
         mine = [r.times for r in ordered if r.piece.index == index and len(r.times[0])]
         values = np.concatenate([v for v, _ in mine])
         counts = np.concatenate([c for _, c in mine])
-        distinct, at = np.unique(values, return_inverse=True)
-        keep[index] = median_run(distinct, np.bincount(at.ravel(), weights=counts)
-                                 .astype(np.int64))
+        if not np.all(values[1:] > values[:-1]):     # pieces out of time order or overlapping
+            values, at = np.unique(values, return_inverse=True)
+            counts = np.bincount(at.ravel(), weights=counts).astype(np.int64)
+        keep[index] = median_run(values, counts)
+        del values, counts
     wholes = [r.whole for r in ordered if r.whole is not None]
     resolution = (1.0 if all(wholes) else 0.0) if wholes else None
     return Shared(inputs, keep, _line_offsets(ordered), resolution), stats

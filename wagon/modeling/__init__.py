@@ -244,8 +244,10 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     results = runner.parse(pieces, options,
                            runner.partitions_for(sum(p.size for p in pieces)), progress)
     shared, stats = shared_context(results)
+    del results                                   # the pieces' start times: memory bound
     partitions = runner.sessionize(options, shared, progress)
     sessions, variants, span = merge_partitions(partitions, stats, options.rules, options.seed)
+    del partitions
     fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed,
                                 observations(sessions), runner, progress)
     arrivals = arrival_report(sessions.session_start) if len(sessions.session_start) > 1 else {}

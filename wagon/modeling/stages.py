@@ -60,7 +60,7 @@ __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage
 
 Progress = Callable[[str, int, int], None]
 
-PARTITION_BYTES = 192 << 20          # decompressed input per partition (the local runner)
+PARTITION_BYTES = 128 << 20          # decompressed input per partition (the local runner)
 
 
 def parse_options(options: Any) -> ParseOptions:
