@@ -71,8 +71,15 @@ def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, rig
     v = va[:, None] + (vb - va)[:, None] * NODES
     u = (lower + v ** GRADE) * step
     jac = GRADE * v ** (GRADE - 1) * (vb - va)[:, None] * WEIGHTS
-    vals = np.where(right[:, None], frozen.sf(u), frozen.cdf(u))
-    return np.sum(vals * jac, axis=1)
+    return np.sum(_either(frozen, u, right) * jac, axis=1)
+
+
+def _either(frozen, u: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """S(u) on the rows where ``right``, F(u) on the others (each computed only there)."""
+    out = np.empty(u.shape)
+    out[right] = frozen.sf(u[right])
+    out[~right] = frozen.cdf(u[~right])
+    return out
 
 
 def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,7 +100,7 @@ def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     if far.any():
         u = (j[far, None] + NODES) * step
         r = right[far]
-        vals = np.where(r[:, None], frozen.sf(u), frozen.cdf(u)) @ WEIGHTS
+        vals = _either(frozen, u, r) @ WEIGHTS
         cdf[far] = np.where(r, 1 - vals, vals)
         sf[far] = np.where(r, vals, 1 - vals)
     if near.any():
@@ -409,11 +416,21 @@ class _Cells(_Model):
         upto = np.concatenate((upto, self.values[self.values > upto[-1]]))
         return np.concatenate(([lo - 1], upto[:-1])), upto
 
+    def partition_probabilities(self, params: dict) -> tuple[np.ndarray, np.ndarray]:
+        """``interval_probabilities`` of the partition's cells at ``params`` (kept for the
+        last parameters: ``measure`` and ``null_kernel`` both need them)."""
+        key = tuple(sorted(params.items()))
+        if getattr(self, "_cached", (None,))[0] != key:
+            after, upto = self.partition()
+            self._cached = key, self.interval_probabilities(self.law.freeze(params), after,
+                                                            upto)
+        return self._cached[1]
+
     def null_kernel(self, params):
         """The partition's cells plus the mass below and above them; consecutive cells of
         small probability grouped (at most MAX_GROUPS points) for the eigenvalue problem."""
         after, upto = self.partition()
-        p, h = self.interval_probabilities(self.law.freeze(params), after, upto)
+        p, h = self.partition_probabilities(params)
         ends = _group_ends(p)
         starts = _starts(ends)
         w_a2 = np.where((h > 0) & (h < 1 - 1e-12), p / np.maximum(h * (1 - h), TINY), 0.0)
@@ -435,8 +452,8 @@ class _Cells(_Model):
 
     def measure(self, params, edges):
         frozen = self.law.freeze(params)
-        after, upto = self.partition()
-        p, h = self.interval_probabilities(frozen, after, upto)
+        upto = self.partition()[1]
+        p, h = self.partition_probabilities(params)
         obs = np.bincount(np.searchsorted(upto, self.values), weights=self.counts,
                           minlength=len(upto)).astype(float)
         loglik = self.mean_loglik(frozen) * self.s.n
