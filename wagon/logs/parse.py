@@ -117,15 +117,23 @@ class Vocab:
     def code(self, key: bytes) -> int:
         return self.index.setdefault(key, len(self.index))
 
-    def joined(self, raw: bytes, spans: list[np.ndarray]) -> np.ndarray:
-        """Codes of raw[a:b] + query, the query (nginx's $args has no '?') joined with '?'."""
+    def joined(self, raw: bytes, arr: np.ndarray, spans: list[np.ndarray]) -> np.ndarray:
+        """Codes of raw[a:b] + query, the query (nginx's $args has no '?') joined with '?':
+        the paths and the queries factorised apart (``codes``), each distinct pair joined
+        once."""
+        a, b, qa, qb = spans
+        first = arr[np.minimum(qa, len(arr) - 1)]
+        mark = (qb > qa) & (first == ord("?"))
+        none = (qb == qa) | ((qb - qa == 1) & ((first == ord("-")) | mark))
+        qa = qa + mark
+        path, query = Vocab(), Vocab()
+        pair = (path.codes(raw, arr, a, b).astype(np.int64) * (len(a) + 1)
+                + np.where(none, 0, query.codes(raw, arr, qa, qb) + 1))
+        _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
         d = self.index
-        out = []
-        for a, b, qa, qb in zip(*(x.tolist() for x in spans)):
-            q = raw[qa:qb]
-            q = b"" if q in (b"", b"-", b"?") else (q if q.startswith(b"?") else b"?" + q)
-            out.append(d.setdefault(raw[a:b] + q, len(d)))
-        return np.asarray(out, dtype=np.int32)
+        joined = [d.setdefault(raw[x:y] + (b"" if no else b"?" + raw[p:q]), len(d))
+                  for x, y, p, q, no in zip(*(v[at].tolist() for v in (a, b, qa, qb, none)))]
+        return np.asarray(joined, dtype=np.int32)[inverse.ravel()]
 
     def strings(self) -> list[str]:
         return [k.decode("utf-8", "backslashreplace") for k in self.index]
@@ -609,8 +617,9 @@ class _Chunk:
                 out[name] = (np.full(n, vocab.code(b"-"), np.int32) if name == "method"
                              else np.full(n, -1, np.int32))
             elif name == "url" and "query_a" in cols and self.opts.keep_query:
-                out[name] = vocab.joined(self.raw, [cols[k][good] for k in
-                                                    ("url_a", "url_b", "query_a", "query_b")])
+                out[name] = vocab.joined(self.raw, self.arr, [cols[k][good] for k in
+                                                              ("url_a", "url_b", "query_a",
+                                                               "query_b")])
             else:
                 out[name] = vocab.codes(self.raw, self.arr, cols[name + "_a"][good],
                                         cols[name + "_b"][good])
