@@ -68,6 +68,19 @@ class LogError(Exception):
     """An input that cannot be read at all (missing file, no parseable line, unknown format)."""
 
 
+def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(one index per distinct key, the group of each key): ``np.unique``'s work without its
+    stable sort (any member may stand for its group)."""
+    order = np.argsort(key)
+    ordered = key[order]
+    new = np.empty(len(key), bool)
+    new[:1] = True
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(key), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 class Vocab:
     """Bytes → dense integer codes, shared across chunks and files."""
 
@@ -96,12 +109,11 @@ class Vocab:
     def _block(self, raw: bytes, arr: np.ndarray, a: np.ndarray, length: np.ndarray,
                width: int) -> np.ndarray:
         block = _gather(arr, a, width)
-        block[np.arange(width) >= length[:, None]] = 0
+        block *= np.arange(width, dtype=np.int16) < length[:, None]
         words = block.view(np.uint64)
         key = (words * _MIX[:words.shape[1]]).sum(axis=1) ^ (length.astype(np.uint64)
                                                              * _MIX[-1])
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        inverse = inverse.ravel()
+        first, inverse = _groups(key)
         rep = first[inverse]
         out = self._lookup(raw, a[first], a[first] + length[first])[inverse]
         bad = np.flatnonzero((length != length[rep]) | np.any(words != words[rep], axis=1))
