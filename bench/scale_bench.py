@@ -9,7 +9,7 @@ come from that child's own ``wait4`` usage.
 
 - baseline: bench/baseline_parser.py (one regex per line, strptime) on the 1M-line log;
 - goaccess: ``goaccess LOG --log-format=COMMON -o out.json`` when installed;
-- parse: wagon's parser alone (``parse_logs``), lines per CPU-second;
+- parse: wagon's parser alone (``parse_logs``), lines per CPU-second (best of 3);
 - fit: ``wagon fit LOG`` (the CLI) on 1M and on 10M lines.
 
 Targets: fit(1M) >= 5x the baseline; parse >= 1M lines per CPU-second; fit(10M) <= 10x
@@ -66,9 +66,11 @@ def run(cmd: list[str], cwd: str) -> dict:
             "rss_mb": usage.ru_maxrss / 1024}
 
 
-PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\n"
-         "t = time.process_time(); parse_logs([sys.argv[1]], fmt='common')\n"
-         "print(time.process_time() - t, file=sys.stderr)")
+PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\n"
+         "for _ in range(3):\n"
+         "    t = time.process_time(); parse_logs([sys.argv[1]], fmt='common')\n"
+         "    best = min(best, time.process_time() - t)\n"
+         "print(best, file=sys.stderr)")
 BASELINE = ("import sys; sys.path.insert(0, sys.argv[2])\nfrom baseline_parser import parse_file\n"
             "records, bad = parse_file(sys.argv[1]); assert not bad")
 
@@ -107,7 +109,8 @@ def main() -> None:
             print(f"{name:32s} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f} "
                   f"{base / r['wall']:11.1f}x")
         fit1 = rows["wagon fit (1 process)"]
-        print(f"\nparse alone: {n / parse_cpu:,.0f} lines per CPU-second (target >= 1,000,000)")
+        print(f"\nparse alone: {n / parse_cpu:,.0f} lines per CPU-second, best of 3 "
+              "(target >= 1,000,000)")
         print(f"fit end to end: {base / fit1['wall']:.1f}x the baseline (target >= 5x)")
         if args.big:
             big = Path(tmp) / f"nasa-{args.big}.log"
