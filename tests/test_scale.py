@@ -113,3 +113,20 @@ def test_fit_progress_follows_the_stages_in_decompressed_bytes(nasa, monkeypatch
     monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", size + 1)
     quiet = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
     assert "wagon: parsing" not in quiet.stderr
+
+
+def test_bootstrap_chunks_give_the_same_p_values_in_any_order():
+    """The bootstrap's chunks carry their own seeds: run in reverse order (as parallel workers
+    may finish), they give the p-values of the serial run."""
+    from wagon.fitting import fit
+    from wagon.fitting.report import apply_bootstrap, bootstrap_tasks, run_bootstrap
+    x = np.random.default_rng(8).weibull(0.8, 400) * 30
+    serial = fit(x, candidates=["weibull", "gamma"], bootstrap=60, seed=4)
+    again = fit(x, candidates=["weibull", "gamma"])
+    tasks = bootstrap_tasks(again, 60, seed=4)
+    assert len(tasks) == 2 * 3 and sum(t.replicates for t in tasks) == 120
+    results = {id(t): run_bootstrap(t) for t in reversed(tasks)}
+    apply_bootstrap(again, tasks, [results[id(t)] for t in tasks])
+    assert [(c.p_a2, c.p_w2, c.p_method) for c in again.candidates] == \
+        [(c.p_a2, c.p_w2, c.p_method) for c in serial.candidates]
+    assert serial.candidates[0].p_method == "bootstrap(60)"

@@ -31,7 +31,7 @@ from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, 
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
-           "REASONS"]
+           "REASONS", "ParseOptions", "Chunk", "PieceResult", "parse_piece", "partition_of"]
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20

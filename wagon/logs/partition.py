@@ -21,7 +21,7 @@ import numpy as np
 
 from .clean import SHOWN, clean_requests, median_run
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
-                    _DTYPES, _VOCABS)
+                    _DTYPES)
 from .paths import template_requests
 from .sessions import Partial, SessionRules, Sessions, merge_partials, sessionize_requests
 
@@ -142,7 +142,6 @@ def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
         cols[col] = (np.concatenate(codes).astype(_DTYPES[col]) if codes
                      else np.zeros(0, _DTYPES[col]))
         tables[table] = names.tolist()
-    assert set(tables) == set(_VOCABS)
     return Requests(**cols, **tables, resolution=shared.resolution)
 
 

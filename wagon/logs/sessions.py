@@ -299,7 +299,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
     return Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
                    samples=samples, resolution=resolution,
                    page_hits=_tally(url[cs]),
-                   page_objects=_tally(click_url_of(url, cs, click_of)[member],
+                   page_objects=_tally(_click_url_of(url, cs, click_of)[member],
                                        url[member], distinct=click_of[member]),
                    page_sizes=_tally(url[~member & full], size[~member & full]),
                    object_sizes=_tally(url[member & full], size[member & full]),
@@ -309,7 +309,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
 
 
-def click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.ndarray:
+def _click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.ndarray:
     """The URL of the page of each request's click."""
     return url[cs][click_of] if len(cs) else url
 
