@@ -26,7 +26,8 @@ from scipy import integrate, special
 from .laws import Sample
 
 __all__ = ["bin_edges", "observed", "lambda2", "cvm_ad", "normal_cvm_ad", "cell_cvm_ad",
-           "stephens_normal_p", "weighted_chi2_sf", "edf_eigenvalues", "asymptotic_p",
+           "stephens_normal_p", "weighted_chi2_sf", "edf_kernel", "edf_eigenvalues", "far_tail",
+           "asymptotic_p",
            "logit_grid"]
 
 TINY = np.finfo(float).tiny
@@ -41,13 +42,12 @@ def n_bins(n: int) -> int:
 def bin_edges(s: Sample) -> np.ndarray:
     """Inner bin edges at the sample's quantiles; bins are [e_j, e_j+1)."""
     b = n_bins(s.n)
-    edges = np.unique(s.x[(np.arange(1, b) * s.n) // b])
-    return edges[edges > s.x[0]]
+    edges = np.unique(s.at((np.arange(1, b) * s.n) // b))
+    return edges[edges > s.v[0]]
 
 
 def observed(s: Sample, edges: np.ndarray) -> np.ndarray:
-    below = np.searchsorted(s.x, edges, side="left")
-    return np.diff(np.concatenate(([0], below, [s.n])))
+    return np.diff(np.concatenate(([0], s.below(edges), [s.n])))
 
 
 def lambda2(obs: np.ndarray, below: np.ndarray, n: int, nparams: int) -> tuple[float, int]:
@@ -61,8 +61,31 @@ def lambda2(obs: np.ndarray, below: np.ndarray, n: int, nparams: int) -> tuple[f
     return (x2 - k - df) / max(n - 1, 1), df
 
 
-def cvm_ad(x: np.ndarray, frozen) -> tuple[float, float]:
-    """(W², A²) of a sorted continuous sample against a continuous law."""
+def _edf_statistics(f: np.ndarray, log_f: np.ndarray, log_s: np.ndarray,
+                    w: np.ndarray | None) -> tuple[float, float]:
+    """(W², A²) from F, log F and log S at the distinct sorted values, each value occurring
+    ``w`` times (None: once). A block of c equal values at ranks a..b adds
+    c·(F − (a + b − 1)/2n)² + c(c² − 1)/12n² to W² (the sum of the squares about their mean)
+    and Σ(2i − 1) = b² − (a − 1)² times log F, Σ(2n + 1 − 2i) times log S to A²."""
+    if w is None:
+        n = len(f)
+        odd = 2.0 * np.arange(1, n + 1) - 1
+        w2 = 1 / (12 * n) + float(np.sum((f - odd / (2 * n)) ** 2))
+        return w2, -n - float(odd @ (log_f + log_s[::-1])) / n
+    b = np.cumsum(w)
+    n = int(b[-1])
+    a = b - w + 1
+    c = w.astype(float)
+    w2 = 1 / (12 * n) + float(np.sum(c * (f - (a + b - 1) / (2 * n)) ** 2
+                                     + c * (c * c - 1) / (12 * n * n)))
+    up = (b * b - (a - 1) * (a - 1)).astype(float)
+    down = (w * (2 * n + 1) - b * (b + 1) + (a - 1) * a).astype(float)
+    return w2, -n - float(up @ log_f + down @ log_s) / n
+
+
+def cvm_ad(x: np.ndarray, frozen, w: np.ndarray | None = None) -> tuple[float, float]:
+    """(W², A²) of a sorted continuous sample against a continuous law (``w``: the counts of
+    the distinct values ``x``)."""
     n = len(x)
     # below the law's median F is computed and S = 1 − F is exact; above it, S is computed and
     # F = 1 − S: one special-function call per point and no cancellation in either tail
@@ -72,23 +95,15 @@ def cvm_ad(x: np.ndarray, frozen) -> tuple[float, float]:
     sf[:half] = 1 - f[:half]
     sf[half:] = frozen.sf(x[half:])
     f[half:] = 1 - sf[half:]
-    log_f = np.log(np.maximum(f, TINY))
-    log_s = np.log(np.maximum(sf, TINY))
-    odd = 2.0 * np.arange(1, n + 1) - 1
-    w2 = 1 / (12 * n) + float(np.sum((f - odd / (2 * n)) ** 2))
-    a2 = -n - float(odd @ (log_f + log_s[::-1])) / n
-    return w2, a2
+    return _edf_statistics(f, np.log(np.maximum(f, TINY)), np.log(np.maximum(sf, TINY)), w)
 
 
-def normal_cvm_ad(z: np.ndarray) -> tuple[float, float]:
+def normal_cvm_ad(z: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
     """(W², A²) of sorted standardised values against the standard normal (log Φ from
-    ``special.log_ndtr`` in both tails)."""
-    n = len(z)
+    ``special.log_ndtr`` in both tails; ``w``: counts of the distinct values ``z``)."""
     log_f, log_s = special.log_ndtr(z), special.log_ndtr(-z)
-    odd = 2.0 * np.arange(1, n + 1) - 1
-    w2 = 1 / (12 * n) + float(np.sum((np.exp(log_f) - odd / (2 * n)) ** 2))
-    a2 = -n - float(odd @ (np.maximum(log_f, LOG_TINY) + np.maximum(log_s, LOG_TINY)[::-1])) / n
-    return w2, a2
+    return _edf_statistics(np.exp(log_f), np.maximum(log_f, LOG_TINY),
+                           np.maximum(log_s, LOG_TINY), w)
 
 
 def cell_cvm_ad(obs: np.ndarray, p: np.ndarray, h: np.ndarray) -> tuple[float, float]:
@@ -165,18 +180,39 @@ def weighted_chi2_sf(x: float, lam: np.ndarray) -> float:
     return float(np.clip(p, 0.0, 1.0)) if p > 1e-10 else 0.0
 
 
-def edf_eigenvalues(h: np.ndarray, psi: np.ndarray, info: np.ndarray, weights: np.ndarray
-                    ) -> np.ndarray:
-    """Eigenvalues of the limiting quadratic form Σ wᵢ Y(hᵢ)² of an empirical process with
-    covariance K(s, t) = min(s, t) − st − ψ(s)ᵀ I⁻¹ ψ(t) (parameters estimated by maximum
-    likelihood; ψ = ∂F/∂θ, I the Fisher information per observation), on points ``h`` (values of
-    F, increasing) with quadrature × statistic weights ``weights``."""
+def edf_kernel(h: np.ndarray, psi: np.ndarray, info: np.ndarray, weights: np.ndarray
+               ) -> np.ndarray:
+    """The symmetric matrix whose eigenvalues are those of the limiting quadratic form
+    Σ wᵢ Y(hᵢ)² of an empirical process with covariance K(s, t) = min(s, t) − st −
+    ψ(s)ᵀ I⁻¹ ψ(t) (parameters estimated by maximum likelihood; ψ = ∂F/∂θ, I the Fisher
+    information per observation), on points ``h`` (values of F, increasing) with quadrature ×
+    statistic weights ``weights``."""
     k = np.minimum.outer(h, h) - np.outer(h, h)
     if psi.size:
         k -= psi @ np.linalg.solve(info, psi.T)
     root = np.sqrt(np.maximum(weights, 0.0))
-    lam = np.linalg.eigvalsh(root[:, None] * k * root[None, :])
+    return root[:, None] * k * root[None, :]
+
+
+def edf_eigenvalues(h: np.ndarray, psi: np.ndarray, info: np.ndarray, weights: np.ndarray
+                    ) -> np.ndarray:
+    """The positive eigenvalues of ``edf_kernel``."""
+    lam = np.linalg.eigvalsh(edf_kernel(h, psi, info, weights))
     return lam[lam > 0]
+
+
+def far_tail(x: float, kernel: np.ndarray) -> bool:
+    """Whether P(Σ λⱼ Zⱼ² > x) < 1e-11 (the tail ``weighted_chi2_sf`` calls 0) follows from the
+    kernel's trace and Frobenius norm alone, without its eigenvalues: with λⱼ ≥ 0,
+    −log(1 − u) ≤ u/(1 − u) and λ_max ≤ ‖K‖_F, Chernoff's bound gives
+    log P ≤ t·tr K/(1 − 2t‖K‖_F) − t·x for 0 < t < 1/(2‖K‖_F). Large statistics (large samples
+    of real data) skip the eigenvalue problem."""
+    norm = float(np.linalg.norm(kernel)) * (1 + 1e-9)
+    if not norm > 0:
+        return False
+    trace = float(np.trace(kernel)) + 1e-9 * norm
+    t = np.linspace(0.01, 0.49, 49) / norm
+    return bool(np.min(t * trace / (1 - 2 * t * norm) - t * x) < math.log(1e-11))
 
 
 IMHOF_TERMS = 30
@@ -196,5 +232,12 @@ def logit_grid() -> tuple[np.ndarray, float]:
 def asymptotic_p(w2: float, a2: float, h: np.ndarray, psi: np.ndarray, info: np.ndarray,
                  w_w2: np.ndarray, w_a2: np.ndarray) -> tuple[float, float]:
     """Asymptotic p-values of W² and A² (weights: each statistic's, times quadrature)."""
-    return (weighted_chi2_sf(w2, edf_eigenvalues(h, psi, info, w_w2)),
-            weighted_chi2_sf(a2, edf_eigenvalues(h, psi, info, w_a2)))
+    out = []
+    for x, weights in ((w2, w_w2), (a2, w_a2)):
+        kernel = edf_kernel(h, psi, info, weights)
+        if far_tail(x, kernel):
+            out.append(0.0)
+            continue
+        lam = np.linalg.eigvalsh(kernel)
+        out.append(weighted_chi2_sf(x, lam[lam > 0]))
+    return out[0], out[1]

@@ -33,15 +33,23 @@ class FitFailed(ValueError):
 
 
 class Sample:
-    """A sorted sample, how it was observed, and the statistics every candidate shares."""
+    """A sample as its distinct sorted values ``v`` with their counts ``w`` (every statistic,
+    likelihood and estimator is a weighted sum over them: exact, and as fast for 10⁶ values
+    with 2,000 distinct ones as for 2,000), how it was observed, and the statistics every
+    candidate shares. ``counts``: ``values`` are already sorted (ties allowed), with these
+    counts."""
 
-    def __init__(self, values, discrete: bool = False, observation: Observation | None = None
-                 ) -> None:
+    def __init__(self, values, discrete: bool = False, observation: Observation | None = None,
+                 counts=None) -> None:
         x = np.asarray(values, dtype=np.float64).ravel()
         if x.size == 0 or not np.all(np.isfinite(x)):
             raise ValueError("the sample is empty or holds NaN/inf values")
-        self.x = np.sort(x)
-        self.n = len(x)
+        if counts is None:
+            self.v, w = np.unique(x, return_counts=True)
+        else:
+            self.v, w = x, np.asarray(counts, np.int64)
+        self.w = w.astype(np.int64)
+        self.n = int(self.w.sum())
         self.obs = observation or (Observation.counts() if discrete else EXACT)
         self.discrete = self.obs.kind == "counts"
         if not self.discrete:
@@ -49,42 +57,67 @@ class Sample:
         elif self.obs.support_min is not None:
             self.support_min = int(self.obs.support_min)
         else:
-            self.support_min = int(min(1.0, max(0.0, np.floor(self.x[0]))))
+            self.support_min = int(min(1.0, max(0.0, np.floor(self.v[0]))))
         self.unit = self.obs.step if self.obs.kind == "grid" else 1.0
 
     @cached_property
+    def cum(self) -> np.ndarray:
+        """Values at or below each distinct value (cumulative counts)."""
+        return np.cumsum(self.w)
+
+    def at(self, ranks) -> np.ndarray:
+        """The values of the sorted sample at 0-based ``ranks``."""
+        return self.v[np.searchsorted(self.cum, ranks, side="right")]
+
+    def below(self, edges: np.ndarray) -> np.ndarray:
+        """How many values are below each of ``edges``."""
+        return np.concatenate(([0], self.cum))[np.searchsorted(self.v, edges, side="left")]
+
+    def median_of(self, f: np.ndarray) -> float:
+        """``np.median`` of f(X) for an increasing f given at the distinct values."""
+        lo, hi = f[np.searchsorted(self.cum, [(self.n - 1) // 2, self.n // 2], side="right")]
+        return float((lo + hi) / 2)
+
+    @property
+    def x(self) -> np.ndarray:
+        """Every value, sorted (rare uses: the statistics work on ``v`` and ``w``)."""
+        return np.repeat(self.v, self.w)
+
+    @cached_property
     def mean(self) -> float:
-        return float(self.x.mean())
+        return float(self.w @ self.v) / self.n
 
     @cached_property
     def var(self) -> float:
-        return float(self.x.var())
+        return float(self.w @ (self.v - self.mean) ** 2) / self.n
 
     @cached_property
     def positive(self) -> bool:
-        return bool(self.x[0] > 0)
+        return bool(self.v[0] > 0)
 
     @cached_property
     def log(self) -> np.ndarray:
-        return np.log(self.x)
+        """log of the distinct values."""
+        return np.log(self.v)
 
     @cached_property
     def log_mean(self) -> float:
-        return float(self.log.mean())
+        return float(self.w @ self.log) / self.n
 
     @cached_property
     def log_std(self) -> float:
-        return float(self.log.std())
+        return float(np.sqrt(self.w @ (self.log - self.log_mean) ** 2 / self.n))
 
-    @cached_property
+    @property
     def counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct values and how often each occurs (discrete samples)."""
-        return np.unique(self.x, return_counts=True)
+        """Distinct values and how often each occurs."""
+        return self.v, self.w
 
     @cached_property
     def cells(self) -> tuple[np.ndarray, np.ndarray]:
         """Distinct integer cells (values in units of the grid step) and their counts."""
-        return np.unique(np.round(self.x / self.unit), return_counts=True)
+        cells, at = np.unique(np.round(self.v / self.unit), return_inverse=True)
+        return cells, np.bincount(at.ravel(), weights=self.w).astype(np.int64)
 
 
 class Frozen:
@@ -156,7 +189,7 @@ class Law:
 
 
 def _need_spread(s: Sample) -> None:
-    if s.x[0] == s.x[-1]:
+    if s.v[0] == s.v[-1]:
         raise FitFailed("all values are equal")
 
 
@@ -178,8 +211,8 @@ def _lognormal(s: Sample) -> dict:
 
 
 def _pareto(s: Sample) -> dict:
-    xm = float(s.x[0])
-    total = float(np.sum(s.log - np.log(xm)))
+    xm = float(s.v[0])
+    total = float(s.w @ (s.log - np.log(xm)))
     if total <= 0:
         raise FitFailed("all values are equal")
     return {"shape": s.n / total, "scale": xm}
@@ -187,7 +220,7 @@ def _pareto(s: Sample) -> dict:
 
 def _inverse_gaussian(s: Sample) -> dict:
     m = s.mean
-    denom = float(np.sum(1.0 / s.x) - s.n / m)
+    denom = float(s.w @ (1.0 / s.v) - s.n / m)
     if denom <= 0:
         raise FitFailed("all values are equal")
     return {"mu": m, "lambda": s.n / denom}
@@ -200,7 +233,7 @@ def _weibull(s: Sample) -> dict:
     k = 1.2825 / s.log_std                       # moment estimate: sd(log X) = π/(k√6)
     for _ in range(100):
         ku = k * u
-        w = np.exp(ku - ku.max())
+        w = s.w * np.exp(ku - ku.max())
         s0, s1, s2 = w.sum(), w @ u, w @ (u * u)
         g = s1 / s0 - 1.0 / k
         dg = s2 / s0 - (s1 / s0) ** 2 + 1.0 / k ** 2
@@ -210,7 +243,7 @@ def _weibull(s: Sample) -> dict:
             break
     ku = k * u
     top = ku.max()
-    scale = np.exp(s.log_mean + (np.log(np.mean(np.exp(ku - top))) + top) / k)
+    scale = np.exp(s.log_mean + (np.log(s.w @ np.exp(ku - top) / s.n) + top) / k)
     return {"shape": float(k), "scale": float(scale)}
 
 
@@ -242,17 +275,17 @@ def _gamma(s: Sample) -> dict:
 def _loglogistic(s: Sample) -> dict:
     """Logistic MLE on log x by Newton in (μ, s) with the exact Hessian, step-halving."""
     _need_spread(s)
-    y, n = s.log, s.n
+    y, n, c = s.log, s.n, s.w
 
     def state(mu: float, sc: float) -> tuple[float, np.ndarray]:
         z = (y - mu) / sc
-        return float(-z.sum() - n * np.log(sc) - 2 * np.logaddexp(0, -z).sum()), z
+        return float(-(c @ z) - n * np.log(sc) - 2 * (c @ np.logaddexp(0, -z))), z
 
-    mu, sc = float(np.median(y)), s.log_std * np.sqrt(3) / np.pi
+    mu, sc = s.median_of(y), s.log_std * np.sqrt(3) / np.pi
     current, z = state(mu, sc)
     for _ in range(100):
         p = special.expit(z)
-        a, q = 1 - 2 * p, p * (1 - p)
+        a, q = c * (1 - 2 * p), c * p * (1 - p)
         az = a @ z
         g = np.array([-a.sum() / sc, -az / sc - n / sc])
         h_ms = (-2 * (q @ z) + a.sum()) / sc ** 2
@@ -288,40 +321,39 @@ def _lomax(s: Sample) -> dict:
     if s.var <= s.mean ** 2:
         raise FitFailed("coefficient of variation ≤ 1: no finite maximum (the exponential "
                         "limit fits better)")
-    def slope(x: np.ndarray, theta: float) -> float:
+    def slope(x: np.ndarray, c: np.ndarray, theta: float) -> float:
         sigma = np.exp(theta)
-        t = float(np.sum(np.log1p(x / sigma)))
-        r = float(np.sum(x / (sigma + x)))
-        return -r / t + 1 - r / len(x)
+        t = float(c @ np.log1p(x / sigma))
+        r = float(c @ (x / (sigma + x)))
+        return -r / t + 1 - r / c.sum()
 
-    def root(x: np.ndarray, lo: float, hi: float, step: float) -> float:
+    def root(x: np.ndarray, c: np.ndarray, lo: float, hi: float, step: float) -> float:
         for _ in range(60):
-            if slope(x, hi) > 0:
+            if slope(x, c, hi) > 0:
                 break
             hi += step
         else:
             raise FitFailed("no finite maximum (the exponential limit fits better)")
         for _ in range(60):
-            if slope(x, lo) < 0:
+            if slope(x, c, lo) < 0:
                 break
             lo -= step
         else:
             raise FitFailed("no maximum of the likelihood found")
-        return optimize.brentq(lambda t: slope(x, t), lo, hi, xtol=1e-12)
+        return optimize.brentq(lambda t: slope(x, c, t), lo, hi, xtol=1e-12)
 
     # bracket on every k-th sorted value, then solve on them all from there
-    start = float(np.log(np.median(s.x[s.x > 0])))
-    rough = root(s.x[:: max(1, s.n // 20_000)], start, start, 2.0)
-    sigma = float(np.exp(root(s.x, rough - 0.05, rough + 0.05, 0.5)))
-    return {"shape": s.n / float(np.sum(np.log1p(s.x / sigma))), "scale": sigma}
+    zeros = int(s.below(np.array([np.nextafter(0.0, 1.0)]))[0])
+    start = float(np.log(s.at([zeros + (s.n - zeros - 1) // 2, zeros + (s.n - zeros) // 2])
+                         .mean()))
+    every = s.at(np.arange(0, s.n, max(1, s.n // 20_000)))
+    rough = root(every, np.ones(len(every)), start, start, 2.0)
+    sigma = float(np.exp(root(s.v, s.w.astype(float), rough - 0.05, rough + 0.05, 0.5)))
+    return {"shape": s.n / float(s.w @ np.log1p(s.v / sigma)), "scale": sigma}
 
 
 # --------------------------------------------------------------------------------------------
 # discrete estimators: support starts at Sample.support_min (0 or 1), kept as a fixed ``loc``
-
-def _shifted(s: Sample) -> np.ndarray:
-    return s.x - s.support_min
-
 
 def _geometric(s: Sample) -> dict:
     m = s.mean - s.support_min + 1                # mean of the number of trials (≥ 1)
@@ -339,8 +371,7 @@ def _negative_binomial(s: Sample) -> dict:
     """r from Σ ψ(k + r) − n ψ(r) + n log(r / (r + m)) = 0 (on distinct values), p = r/(r+m)."""
     values, counts = s.counts
     k = values - s.support_min
-    m = float(_shifted(s).mean())
-    v = float(_shifted(s).var())
+    m, v = s.mean - s.support_min, s.var
     if v <= m:
         raise FitFailed("not over-dispersed (variance ≤ mean): the MLE is a Poisson")
 
@@ -374,9 +405,9 @@ def _zipf(s: Sample) -> dict:
 
 
 def _need_from_one(s: Sample) -> None:
-    if s.x[0] < 1:
+    if s.v[0] < 1:
         raise FitFailed("needs counts ≥ 1 (zero-truncated law)")
-    if s.x[-1] == 1:
+    if s.v[-1] == 1:
         raise FitFailed("all values are 1")
 
 

@@ -71,8 +71,15 @@ def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, rig
     v = va[:, None] + (vb - va)[:, None] * NODES
     u = (lower + v ** GRADE) * step
     jac = GRADE * v ** (GRADE - 1) * (vb - va)[:, None] * WEIGHTS
-    vals = np.where(right[:, None], frozen.sf(u), frozen.cdf(u))
-    return np.sum(vals * jac, axis=1)
+    return np.sum(_either(frozen, u, right) * jac, axis=1)
+
+
+def _either(frozen, u: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """S(u) on the rows where ``right``, F(u) on the others (each computed only there)."""
+    out = np.empty(u.shape)
+    out[right] = frozen.sf(u[right])
+    out[~right] = frozen.cdf(u[~right])
+    return out
 
 
 def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,7 +100,7 @@ def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     if far.any():
         u = (j[far, None] + NODES) * step
         r = right[far]
-        vals = np.where(r[:, None], frozen.sf(u), frozen.cdf(u)) @ WEIGHTS
+        vals = _either(frozen, u, r) @ WEIGHTS
         cdf[far] = np.where(r, 1 - vals, vals)
         sf[far] = np.where(r, vals, 1 - vals)
     if near.any():
@@ -313,11 +320,19 @@ class _Continuous(_Model):
 
     def measure(self, params, edges):
         frozen = self.law.freeze(params)
-        # a scale estimated by the sample minimum puts that point at F = 0: given the minimum,
-        # the other values are a sample of the fitted law, and W², A² are computed on them
-        x = self.s.x[1:] if self.law.scale_at_min else self.s.x
-        w2, a2 = gof.cvm_ad(x, frozen)
-        return float(np.sum(frozen.logpdf(self.s.x))), w2, a2, frozen.cdf(edges)
+        v, w = self._statistics_sample()
+        w2, a2 = gof.cvm_ad(v, frozen, w)
+        return float(self.s.w @ frozen.logpdf(self.s.v)), w2, a2, frozen.cdf(edges)
+
+    def _statistics_sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct values, counts) W² and A² are computed on: a scale estimated by the
+        sample minimum puts that point at F = 0; given the minimum, the other values are a
+        sample of the fitted law."""
+        v, w = self.s.v, self.s.w
+        if not self.law.scale_at_min:
+            return v, w
+        w = np.concatenate(([w[0] - 1], w[1:]))
+        return v[w > 0], w[w > 0]
 
 
 class _Truncated(_Model):
@@ -326,20 +341,22 @@ class _Truncated(_Model):
     def estimate(self, start=None) -> dict:
         s, obs = self.s, self.s.obs
         start = start or self.law.estimate(s)
-        fixed = {"scale": float(s.x[0])} if self.law.scale_at_min else None
+        fixed = {"scale": float(s.v[0])} if self.law.scale_at_min else None
 
         def mean_loglik(frozen) -> float:
-            return float(np.mean(frozen.logpdf(s.x))) - math.log(
+            return float(s.w @ frozen.logpdf(s.v)) / s.n - math.log(
                 Truncated(frozen, obs.lower, obs.upper).z)
         return self._numeric(mean_loglik, start, fixed)
 
     def measure(self, params, edges):
         t = Truncated(self.law.freeze(params), self.s.obs.lower, self.s.obs.upper)
-        w2, a2 = gof.cvm_ad(self.s.x[1:] if self.law.scale_at_min else self.s.x, t)
-        return float(np.sum(t.logpdf(self.s.x))), w2, a2, t.cdf(edges)
+        v, w = self._statistics_sample()
+        w2, a2 = gof.cvm_ad(v, t, w)
+        return float(self.s.w @ t.logpdf(self.s.v)), w2, a2, t.cdf(edges)
 
     fixed = _Continuous.fixed
     null_kernel = _Continuous.null_kernel
+    _statistics_sample = _Continuous._statistics_sample
 
     def _law(self, frozen):
         return Truncated(frozen, self.s.obs.lower, self.s.obs.upper)
@@ -399,11 +416,21 @@ class _Cells(_Model):
         upto = np.concatenate((upto, self.values[self.values > upto[-1]]))
         return np.concatenate(([lo - 1], upto[:-1])), upto
 
+    def partition_probabilities(self, params: dict) -> tuple[np.ndarray, np.ndarray]:
+        """``interval_probabilities`` of the partition's cells at ``params`` (kept for the
+        last parameters: ``measure`` and ``null_kernel`` both need them)."""
+        key = tuple(sorted(params.items()))
+        if getattr(self, "_cached", (None,))[0] != key:
+            after, upto = self.partition()
+            self._cached = key, self.interval_probabilities(self.law.freeze(params), after,
+                                                            upto)
+        return self._cached[1]
+
     def null_kernel(self, params):
         """The partition's cells plus the mass below and above them; consecutive cells of
         small probability grouped (at most MAX_GROUPS points) for the eigenvalue problem."""
         after, upto = self.partition()
-        p, h = self.interval_probabilities(self.law.freeze(params), after, upto)
+        p, h = self.partition_probabilities(params)
         ends = _group_ends(p)
         starts = _starts(ends)
         w_a2 = np.where((h > 0) & (h < 1 - 1e-12), p / np.maximum(h * (1 - h), TINY), 0.0)
@@ -425,8 +452,8 @@ class _Cells(_Model):
 
     def measure(self, params, edges):
         frozen = self.law.freeze(params)
-        after, upto = self.partition()
-        p, h = self.interval_probabilities(frozen, after, upto)
+        upto = self.partition()[1]
+        p, h = self.partition_probabilities(params)
         obs = np.bincount(np.searchsorted(upto, self.values), weights=self.counts,
                           minlength=len(upto)).astype(float)
         loglik = self.mean_loglik(frozen) * self.s.n
@@ -453,7 +480,7 @@ class _Rounded(_Cells):
     def estimate(self, start=None) -> dict:
         if start is None:
             # from the exact-value MLE of the counts, zeros moved to a quarter
-            start = self.law.estimate(Sample(np.maximum(self.s.x, 0.25)))
+            start = self.law.estimate(Sample(np.maximum(self.s.v, 0.25), counts=self.s.w))
         return self._numeric(self.mean_loglik, start)
 
     def cdf_at(self, frozen, j):
@@ -467,7 +494,7 @@ class _Grid(_Cells):
         if start is None:
             # start from the exact-value MLE of the recorded values, zeros moved to a quarter
             # step (the MLE of most laws needs positive values)
-            pseudo = Sample(np.maximum(self.s.x, self.s.obs.step / 4))
+            pseudo = Sample(np.maximum(self.s.v, self.s.obs.step / 4), counts=self.s.w)
             start = self.law.estimate(pseudo)
         return self._numeric(self.mean_loglik, start)
 

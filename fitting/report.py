@@ -21,9 +21,11 @@ from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
 from .observation import Observation
 
-__all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates"]
+__all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates",
+           "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap"]
 
 MAX_AUTO_DISCRETE_VALUES = 100
+BOOTSTRAP_CHUNK = 25            # replicates per bootstrap task
 SELECT_ALPHA = 0.01             # a law "fits" while its A² p-value is at least this
 
 
@@ -98,6 +100,7 @@ class FitReport:
     candidates: list[CandidateFit]
     best: CandidateFit | None
     observation: Observation = field(default_factory=Observation)
+    support_min: int = 0                         # counts: the first possible value
 
     @property
     def table(self) -> list[dict]:
@@ -161,21 +164,21 @@ def _stephens(c: CandidateFit, s: Sample) -> None:
     """Stephens' p-values (normal and lognormal, exact values): his tables are for the statistics
     computed with the sample standard deviation (divisor n − 1), as in R's nortest."""
     sigma = c.params["sigma"] * math.sqrt(s.n / max(s.n - 1, 1))
-    values = s.log if c.name == "lognormal" else s.x
-    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma)
+    values = s.log if c.name == "lognormal" else s.v
+    w2, a2 = gof.normal_cvm_ad((values - c.params["mu"]) / sigma, s.w)
     c.p_w2, c.p_a2 = gof.stephens_normal_p(w2, a2, s.n)
     c.p_method = "stephens"
 
 
 def _refuse(law: Law, s: Sample) -> str | None:
     """Why ``law`` cannot describe this sample at all (None: it can)."""
-    if s.x[0] == s.x[-1]:
+    if s.v[0] == s.v[-1]:
         return "all values are equal"
     if law.kind == "discrete" and not s.discrete:
         return "needs counts"
     if law.positive and not s.positive and mode_of(law, s) in ("continuous", "truncated"):
         return "needs values > 0"
-    if law.kind == "discrete" and s.x[0] < 0:
+    if law.kind == "discrete" and s.v[0] < 0:
         return "needs values >= 0"
     if law.support_from is not None and s.support_min < law.support_from:
         return f"needs counts >= {law.support_from}"
@@ -219,30 +222,83 @@ def _select(cands: list[CandidateFit], alpha: float = SELECT_ALPHA) -> Candidate
     return min(ok, key=lambda c: (c.lambda2, c.nparams)) if ok else None
 
 
-def _bootstrap(c: CandidateFit, s: Sample, replicates: int, rng: np.random.Generator) -> None:
-    """Parametric bootstrap p-values of W² and A²: samples of the fitted law, recorded the way
-    the data were (rounded, on the grid, truncated), each refitted from the fitted parameters;
-    replicates that cannot be drawn or refitted are left out (more than half: the asymptotic
-    p-values stay)."""
-    frozen = c.frozen
-    w2s, a2s = np.full(replicates, np.nan), np.full(replicates, np.nan)
-    for b in range(replicates):
+@dataclass(frozen=True)
+class BootstrapTask:
+    """``replicates`` replicates of the parametric bootstrap of candidate ``candidate`` of a
+    fit: all they need (no data), so that they can run anywhere, in any order."""
+
+    candidate: int
+    law: str
+    params: dict
+    mode: str
+    observation: Observation
+    support_min: int
+    n: int
+    replicates: int
+    seed: np.random.SeedSequence
+
+
+def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
+                    ) -> list[BootstrapTask]:
+    """The bootstrap of every candidate of ``report`` without Stephens' p-values, in chunks of
+    ``BOOTSTRAP_CHUNK`` replicates, each with its own seed (``SeedSequence.spawn``: candidate
+    then chunk), so the p-values do not depend on where or in what order the chunks run."""
+    tasks = []
+    per_candidate = np.random.SeedSequence(seed).spawn(len(report.candidates))
+    for i, (c, ss) in enumerate(zip(report.candidates, per_candidate)):
+        if not c.ok or c.p_method == "stephens":
+            continue
+        chunks = -(-replicates // BOOTSTRAP_CHUNK)
+        for j, child in enumerate(ss.spawn(chunks)):
+            tasks.append(BootstrapTask(i, c.name, dict(c.params), c.mode, report.observation,
+                                       report.support_min, report.n,
+                                       min(BOOTSTRAP_CHUNK, replicates - j * BOOTSTRAP_CHUNK),
+                                       child))
+    return tasks
+
+
+def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
+    """(W², A²) of the task's replicates: samples of the fitted law recorded the way the data
+    were (rounded, on the grid, truncated), each refitted from the fitted parameters; NaN for
+    a replicate that could not be drawn or refitted."""
+    law = LAWS[task.law]
+    frozen = law.freeze(task.params)
+    rng = np.random.default_rng(task.seed)
+    w2s, a2s = np.full(task.replicates, np.nan), np.full(task.replicates, np.nan)
+    for b in range(task.replicates):
         try:
-            values = draw_observed(frozen, s.obs, c.mode, s.support_min, s.n, rng)
-            sim = Sample(values, observation=s.obs)
+            values = draw_observed(frozen, task.observation, task.mode, task.support_min,
+                                   task.n, rng)
+            sim = Sample(values, observation=task.observation)
         except (FitFailed, ValueError):
             continue
         edges = gof.bin_edges(sim)
-        r = _fit_one(c.law, sim, edges, gof.observed(sim, edges), c.params, p_values=False)
+        r = _fit_one(law, sim, edges, gof.observed(sim, edges), task.params, p_values=False)
         if r.ok:
             w2s[b], a2s[b] = r.w2, r.a2
-    done = int(np.sum(np.isfinite(a2s)))
-    if done < replicates / 2:            # the law cannot be simulated or refitted: keep the
-        return                           # asymptotic p-values
-    c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
-    c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
-    c.p_method = f"bootstrap({done})"
-    c.p_floor = 1 / (done + 1)
+    return w2s, a2s
+
+
+def apply_bootstrap(report: "FitReport", tasks: list[BootstrapTask],
+                    results: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Bootstrap p-values from the tasks' results, and the choice made again; replicates that
+    could not be drawn or refitted are left out (more than half: the asymptotic p-values
+    stay)."""
+    by_candidate: dict[int, list] = {}
+    for t, r in zip(tasks, results):
+        by_candidate.setdefault(t.candidate, []).append(r)
+    for i, parts in by_candidate.items():
+        c = report.candidates[i]
+        w2s = np.concatenate([w for w, _ in parts])
+        a2s = np.concatenate([a for _, a in parts])
+        done = int(np.sum(np.isfinite(a2s)))
+        if done < len(a2s) / 2:
+            continue
+        c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
+        c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
+        c.p_method = f"bootstrap({done})"
+        c.p_floor = 1 / (done + 1)
+    report.best = _select(report.candidates)
 
 
 def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...]:
@@ -284,12 +340,11 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     edges = gof.bin_edges(s)
     obs = gof.observed(s, edges)
     cands = [_fit_one(LAWS[c], s, edges, obs) for c in names]
+    report = FitReport(name=name, n=s.n, mean=s.mean, std=float(np.sqrt(s.var)),
+                       minimum=float(s.v[0]), maximum=float(s.v[-1]), discrete=s.discrete,
+                       candidates=cands, best=_select(cands), observation=observation,
+                       support_min=s.support_min)
     if bootstrap:
-        rng = np.random.default_rng(seed)
-        for c in cands:
-            if c.ok and c.p_method != "stephens":
-                _bootstrap(c, s, bootstrap, rng)
-    best = _select(cands)
-    return FitReport(name=name, n=s.n, mean=s.mean, std=float(np.sqrt(s.var)),
-                     minimum=float(s.x[0]), maximum=float(s.x[-1]), discrete=s.discrete,
-                     candidates=cands, best=best, observation=observation)
+        tasks = bootstrap_tasks(report, bootstrap, seed)
+        apply_bootstrap(report, tasks, [run_bootstrap(t) for t in tasks])
+    return report

@@ -13,15 +13,45 @@ from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
 from .common import WagonError, default
 
-PROGRESS_MIN_BYTES = 64 << 20          # about two seconds of parsing
+PROGRESS_MIN_BYTES = 64 << 20          # decompressed input: about two seconds of parsing
+_LABELS = {"parse": "parsing", "sessionize": "sessions", "fit": "fitting",
+           "bootstrap": "bootstrap"}
 
 
-def _progress_bar(paths: list[str]):
-    """A click progress bar when the inputs are large, else None."""
-    total = sum(os.path.getsize(p) for p in paths if p != "-" and os.path.exists(p))
-    if total < PROGRESS_MIN_BYTES:
-        return None
-    return click.progressbar(length=total, label="parsing", file=sys.stderr)
+class _Progress:
+    """``progress(stage, done, total)`` on stderr for inputs of at least PROGRESS_MIN_BYTES
+    decompressed bytes: a click bar per stage on a terminal, otherwise a line each tenth."""
+
+    def __init__(self) -> None:
+        self.show: bool | None = None
+        self.stage: str | None = None
+        self.bar = None
+        self.tenth = -1
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.show is None:
+            self.show = stage != "parse" or total >= PROGRESS_MIN_BYTES
+        if not self.show:
+            return
+        label = _LABELS.get(stage, stage)
+        if stage != self.stage:
+            self.close()
+            self.stage, self.tenth = stage, -1
+            if sys.stderr.isatty():
+                self.bar = click.progressbar(length=total, label=label, file=sys.stderr)
+                self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.length = max(self.bar.length or 0, total)
+            self.bar.update(done - self.bar.pos)
+        elif done * 10 // max(total, 1) > self.tenth:
+            self.tenth = done * 10 // max(total, 1)
+            click.echo(f"wagon: {label} {100 * done // max(total, 1)}% ({done:,}/{total:,})",
+                       err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
 
 
 @click.command("fit")
@@ -78,15 +108,13 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
                          max_pages=max_pages)
-    bar = _progress_bar(list(logs))
+    progress = _Progress()
     try:
-        if bar is not None:
-            with bar:
-                result = fit_logs(logs, options, bar.update)
-        else:
-            result = fit_logs(logs, options)
+        result = fit_logs(logs, options, progress)
     except LogError as e:
         raise WagonError(str(e)) from None
+    finally:
+        progress.close()
     if result.sessions.counts["sessions"] == 0:
         raise WagonError("no session left to model (every client was a robot?)")
     try:

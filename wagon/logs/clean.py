@@ -18,10 +18,36 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-__all__ = ["clean_requests", "time_outliers", "cross_file_duplicates", "MIN_GAP_S"]
+__all__ = ["clean_requests", "time_outliers", "median_run", "cross_file_duplicates", "MIN_GAP_S"]
 
 MIN_GAP_S = 86400.0          # a gap shorter than a day never cuts a file
 SHOWN = 5                    # left-out lines listed per cause
+
+
+def _quantile(values: np.ndarray, cum: np.ndarray, q: float) -> float:
+    """``np.quantile`` (linear) of the sample of distinct sorted ``values`` with cumulative
+    counts ``cum``, without expanding it."""
+    n = int(cum[-1])
+    h = (n - 1) * q
+    k = int(np.floor(h))
+    a, b = values[np.searchsorted(cum, [k, min(k + 1, n - 1)], side="right")]
+    t = h - k
+    return float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+
+
+def median_run(values: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """(first, last) time of the run holding the median time, from one file's distinct sorted
+    times and their counts (module docstring): times outside it are outliers."""
+    cum = np.cumsum(counts)
+    gap = max(MIN_GAP_S, _quantile(values, cum, 0.99) - _quantile(values, cum, 0.01))
+    if values[-1] - values[0] <= gap:
+        return float(values[0]), float(values[-1])
+    cut = np.flatnonzero(np.diff(values) > gap) + 1
+    mid = int(np.searchsorted(cum, int(cum[-1]) // 2, side="right"))
+    k = int(np.searchsorted(cut, mid, side="right"))              # run of the median
+    first = cut[k - 1] if k else 0
+    last = cut[k] - 1 if k < len(cut) else len(values) - 1
+    return float(values[first]), float(values[last])
 
 
 def time_outliers(time: np.ndarray, file: np.ndarray) -> np.ndarray:
@@ -29,17 +55,8 @@ def time_outliers(time: np.ndarray, file: np.ndarray) -> np.ndarray:
     out = np.zeros(len(time), bool)
     for f in np.unique(file):
         rows = np.flatnonzero(file == f)
-        q01, q99 = np.quantile(time[rows], [0.01, 0.99])
-        gap = max(MIN_GAP_S, q99 - q01)
-        if time[rows].max() - time[rows].min() <= gap:
-            continue                                   # no gap can be that wide: no sort
-        order = rows[np.argsort(time[rows], kind="stable")]
-        t = time[order]
-        cut = np.flatnonzero(np.diff(t) > gap) + 1
-        if len(cut) == 0:
-            continue
-        run = np.searchsorted(cut, np.arange(len(t)), side="right")   # run of each time
-        out[order] = run != run[len(t) // 2]
+        lo, hi = median_run(*np.unique(time[rows], return_counts=True))
+        out[rows] = (time[rows] < lo) | (time[rows] > hi)
     return out
 
 
@@ -73,13 +90,20 @@ def _when(t: float) -> str:
         return f"{t:.0f} s since 1970"
 
 
-def clean_requests(req, stats):
+def clean_requests(req, stats, keep: dict[int, tuple[float, float]] | None = None):
     """``req`` (``parse.Requests``) without its time outliers and cross-file duplicates;
     ``stats`` (``parse.ParseStats``) counts them and lists the first few (file, line, cause,
-    detail). The types are not imported: ``parse`` imports this module."""
+    detail). ``keep``: each file's run of its median time (``median_run``) when ``req`` holds
+    only some of the file's requests. The types are not imported: ``parse`` imports this
+    module."""
     if len(req) == 0:
         return req, stats
-    outlier = time_outliers(req.time, req.file)
+    if keep is None:
+        outlier = time_outliers(req.time, req.file)
+    else:
+        bounds = np.array([keep.get(f, (-np.inf, np.inf))
+                           for f in range(int(req.file.max()) + 1)])
+        outlier = (req.time < bounds[req.file, 0]) | (req.time > bounds[req.file, 1])
     dup = cross_file_duplicates(req) & ~outlier
     for mask, cause in ((outlier, "time outlier"), (dup, "repeated from an earlier input")):
         for i in np.flatnonzero(mask)[:SHOWN]:

@@ -25,17 +25,20 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .clean import clean_requests
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
+from .pieces import Piece, compression, open_range
 from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
                         line_regex, resolve_format)
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
-           "REASONS"]
+           "REASONS", "ParseOptions", "Chunk", "PieceResult", "parse_piece", "partition_of"]
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 EXAMPLES_KEPT = 5
-_PAD = bytes(64)          # zero bytes after each chunk: room for every fixed-width gather
+_PAD = bytes(512)         # zero bytes after each chunk: room for every fixed-width gather
+_WIDTHS = (8, 16, 32, 64, 128, 256, 512)              # string blocks factorised with NumPy
+_MIX = np.random.default_rng(12).integers(1, 1 << 62, 65, dtype=np.uint64) | np.uint64(1)
 
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
@@ -65,6 +68,19 @@ class LogError(Exception):
     """An input that cannot be read at all (missing file, no parseable line, unknown format)."""
 
 
+def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(one index per distinct key, the group of each key): ``np.unique``'s work without its
+    stable sort (any member may stand for its group)."""
+    order = np.argsort(key)
+    ordered = key[order]
+    new = np.empty(len(key), bool)
+    new[:1] = True
+    new[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(key), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 class Vocab:
     """Bytes → dense integer codes, shared across chunks and files."""
 
@@ -72,20 +88,37 @@ class Vocab:
         self.index: dict[bytes, int] = {}
 
     def codes(self, raw: bytes, arr: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Codes of the strings raw[a:b]. Strings of up to 8 bytes (methods, short hosts) are
-        packed into integers and factorised with NumPy; longer ones go through the dict."""
+        """Codes of the strings raw[a:b], factorised with NumPy: strings of up to 512 bytes are
+        gathered into zero-padded blocks of 8, 16, ... 512 bytes by length, hashed and
+        grouped, each group checked byte for byte against its first string; the dict sees one
+        string per group (longer strings and hash collisions go through it one by one)."""
         out = np.empty(len(a), np.int32)
-        short = (b - a) <= 8
-        if short.any():
-            sa, sb = a[short], b[short]
-            packed = _gather(arr, sa, 8)
-            packed[np.arange(8) >= (sb - sa)[:, None]] = 0
-            keys = packed.view(np.uint64).ravel()
-            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-            mapped = self._lookup(raw, sa[first], sb[first])
-            out[short] = mapped[inverse]
-        if not short.all():
-            out[~short] = self._lookup(raw, a[~short], b[~short])
+        length = b - a
+        bucket = np.searchsorted(_WIDTHS, length).astype(np.int8)
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.searchsorted(bucket[order], np.arange(len(_WIDTHS) + 2))
+        for k, width in enumerate(_WIDTHS):
+            rows = order[bounds[k]:bounds[k + 1]]
+            if len(rows):
+                out[rows] = self._block(raw, arr, a[rows], length[rows], width)
+        rest = order[bounds[len(_WIDTHS)]:]
+        if len(rest):
+            out[rest] = self._lookup(raw, a[rest], b[rest])
+        return out
+
+    def _block(self, raw: bytes, arr: np.ndarray, a: np.ndarray, length: np.ndarray,
+               width: int) -> np.ndarray:
+        block = _gather(arr, a, width)
+        block *= np.arange(width, dtype=np.int16) < length[:, None]
+        words = block.view(np.uint64)
+        key = (words * _MIX[:words.shape[1]]).sum(axis=1) ^ (length.astype(np.uint64)
+                                                             * _MIX[-1])
+        first, inverse = _groups(key)
+        rep = first[inverse]
+        out = self._lookup(raw, a[first], a[first] + length[first])[inverse]
+        bad = np.flatnonzero((length != length[rep]) | np.any(words != words[rep], axis=1))
+        if len(bad):                                    # hash collisions: one by one
+            out[bad] = self._lookup(raw, a[bad], a[bad] + length[bad])
         return out
 
     def _lookup(self, raw: bytes, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -96,15 +129,23 @@ class Vocab:
     def code(self, key: bytes) -> int:
         return self.index.setdefault(key, len(self.index))
 
-    def joined(self, raw: bytes, spans: list[np.ndarray]) -> np.ndarray:
-        """Codes of raw[a:b] + query, the query (nginx's $args has no '?') joined with '?'."""
+    def joined(self, raw: bytes, arr: np.ndarray, spans: list[np.ndarray]) -> np.ndarray:
+        """Codes of raw[a:b] + query, the query (nginx's $args has no '?') joined with '?':
+        the paths and the queries factorised apart (``codes``), each distinct pair joined
+        once."""
+        a, b, qa, qb = spans
+        first = arr[np.minimum(qa, len(arr) - 1)]
+        mark = (qb > qa) & (first == ord("?"))
+        none = (qb == qa) | ((qb - qa == 1) & ((first == ord("-")) | mark))
+        qa = qa + mark
+        path, query = Vocab(), Vocab()
+        pair = (path.codes(raw, arr, a, b).astype(np.int64) * (len(a) + 1)
+                + np.where(none, 0, query.codes(raw, arr, qa, qb) + 1))
+        _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
         d = self.index
-        out = []
-        for a, b, qa, qb in zip(*(x.tolist() for x in spans)):
-            q = raw[qa:qb]
-            q = b"" if q in (b"", b"-", b"?") else (q if q.startswith(b"?") else b"?" + q)
-            out.append(d.setdefault(raw[a:b] + q, len(d)))
-        return np.asarray(out, dtype=np.int32)
+        joined = [d.setdefault(raw[x:y] + (b"" if no else b"?" + raw[p:q]), len(d))
+                  for x, y, p, q, no in zip(*(v[at].tolist() for v in (a, b, qa, qb, none)))]
+        return np.asarray(joined, dtype=np.int32)[inverse.ravel()]
 
     def strings(self) -> list[str]:
         return [k.decode("utf-8", "backslashreplace") for k in self.index]
@@ -588,8 +629,9 @@ class _Chunk:
                 out[name] = (np.full(n, vocab.code(b"-"), np.int32) if name == "method"
                              else np.full(n, -1, np.int32))
             elif name == "url" and "query_a" in cols and self.opts.keep_query:
-                out[name] = vocab.joined(self.raw, [cols[k][good] for k in
-                                                    ("url_a", "url_b", "query_a", "query_b")])
+                out[name] = vocab.joined(self.raw, self.arr, [cols[k][good] for k in
+                                                              ("url_a", "url_b", "query_a",
+                                                               "query_b")])
             else:
                 out[name] = vocab.codes(self.raw, self.arr, cols[name + "_a"][good],
                                         cols[name + "_b"][good])
@@ -620,12 +662,12 @@ def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
     """``stream`` decompressed when it starts with a gzip, bzip2 or xz header."""
     if not hasattr(stream, "peek"):
         stream = io.BufferedReader(stream)            # type: ignore[arg-type]
-    head = stream.peek(6)[:6]
-    if head.startswith(b"\x1f\x8b"):
+    kind = compression(stream.peek(6)[:6])
+    if kind == "gzip":
         return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
-    if head.startswith(b"BZh"):
+    if kind == "bzip2":
         return bz2.BZ2File(stream)                    # type: ignore[return-value]
-    if head.startswith(b"\xfd7zXZ\x00"):
+    if kind == "xz":
         return lzma.LZMAFile(stream)                  # type: ignore[return-value]
     return stream
 
@@ -641,11 +683,12 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
     return _sniff(path, raw), raw
 
 
-def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool = True
+            ) -> Iterator[bytes]:
     """Buffers of whole lines (the last line gets a newline if it lacked one; a UTF-8 byte order
-    mark at the start is dropped)."""
+    mark at the start of a file, ``at_start``, is dropped)."""
     rest = b""
-    first = True
+    first = at_start
     done = 0
     while True:
         try:
@@ -807,8 +850,8 @@ def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: 
 
     ``fmt``: 'auto', a named layout (text or JSON) or a LogFormat / log_format string.
     ``client``: 'host' (the connection's address) or 'forwarded' (the first X-Forwarded-For
-    address, when the layout logs it). ``progress`` is called with the number of input bytes
-    consumed since the last call. Time outliers and lines repeated across inputs are left out
+    address, when the layout logs it). ``progress`` is called with the number of decompressed
+    bytes read since the last call. Time outliers and lines repeated across inputs are left out
     and counted (``wagon.logs.clean``). Raises LogError when an input cannot be read or yields
     no parseable line."""
     sources = [(path, lambda path=path: _open(path)) for path in paths]
@@ -854,7 +897,7 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
         parsed_before = col.stats.parsed
         stream, raw = opener()
         try:
-            _parse_stream(col, stream, raw, name, index, fixed, progress, strict)
+            _parse_stream(col, stream, name, index, fixed, progress, strict)
         finally:
             if raw is not None:
                 stream.close()
@@ -875,26 +918,135 @@ def _bind_json(name: str, buf: bytes) -> _Layout:
     return _Layout(bound.fmt, bound)
 
 
-def _parse_stream(col: _Collector, stream: BinaryIO, raw: BinaryIO | None, name: str, index: int,
+def _resolve(layout: _Layout | None, head: bytes, col: _Collector, name: str, strict: bool
+             ) -> _Layout:
+    """The layout of a file from its first buffer ``head``: auto-detected (``layout`` None) or a
+    JSON layout bound to the file's keys."""
+    if layout is None:
+        try:
+            layout, ok, tried = detect_format(head, col.opts, strict)
+        except LogError as e:
+            raise LogError(f"{name}: {e}") from None
+        col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
+                                   "lines)" if ok else "no known format (auto-detection failed)")
+        return layout
+    return _bind_json(layout.json, head) if isinstance(layout.json, str) else layout
+
+
+def _parse_stream(col: _Collector, stream: BinaryIO, name: str, index: int,
                   fixed: _Layout | None, progress: Callable[[int], None] | None,
-                  strict: bool) -> None:
+                  strict: bool, head: bytes | None = None, at_start: bool = True) -> None:
+    """Parse a stream of whole lines into ``col``; ``head``: the file's first buffer, when the
+    stream is a piece of it (the layout is detected from the file's head, as for the whole
+    file); ``progress`` is called with the decompressed bytes of each buffer."""
     layout = fixed
     line = 0
-    consumed = 0
     col.stats.formats[name] = layout.fmt.name if layout else "empty input"
-    for buf in _chunks(stream, name):
-        if layout is None:
-            try:
-                layout, ok, tried = detect_format(buf, col.opts, strict)
-            except LogError as e:
-                raise LogError(f"{name}: {e}") from None
-            col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
-                                       "lines)" if ok else
-                                       "no known format (auto-detection failed)")
-        elif isinstance(layout.json, str):
-            layout = _bind_json(layout.json, buf)
+    if head is not None and (layout is None or isinstance(layout.json, str)):
+        layout = _resolve(layout, head, col, name, strict)
+    for buf in _chunks(stream, name, at_start=at_start):
+        if layout is None or isinstance(layout.json, str):
+            layout = _resolve(layout, buf, col, name, strict)
         line += col.add(buf, layout, name, index, line)
-        if progress is not None and raw is not None:
-            pos = raw.tell()
-            progress(pos - consumed)
-            consumed = pos
+        if progress is not None:
+            progress(len(buf))
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces, routed into partitions by client
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """How every piece is parsed (``parse_logs``' keyword arguments)."""
+
+    fmt: str | LogFormat = "auto"
+    keep_query: bool = False
+    base_month: str | None = None
+    client: str = "host"
+
+
+@dataclass
+class Chunk:
+    """The records of piece ``key`` (input, part) that fall in one partition, as ``Requests``
+    with their own string tables; ``line`` counts from the piece's first line."""
+
+    key: tuple[int, int]
+    requests: Requests
+
+
+@dataclass
+class PieceResult:
+    """What parsing a piece gives: its statistics, its distinct start times with their counts
+    (the time-outlier rule needs the whole file's), whether every logged time was a whole
+    second (None: no record), and one chunk per partition (None once handed to a runner)."""
+
+    piece: Piece
+    stats: ParseStats
+    times: tuple[np.ndarray, np.ndarray]
+    whole: bool | None
+    chunks: list[Chunk] | None = None
+
+
+def partition_of(hosts: list[str], n_partitions: int) -> np.ndarray:
+    """The partition of each client address: CRC-32 of its text modulo ``n_partitions`` (the
+    same in every process, unlike ``hash``), so all of a client's requests meet."""
+    if n_partitions == 1:
+        return np.zeros(len(hosts), np.int64)
+    crc = np.fromiter((zlib.crc32(h.encode("utf-8", "surrogateescape")) for h in hosts),
+                      np.int64, len(hosts))
+    return crc % n_partitions
+
+
+def _file_head(path: str) -> bytes:
+    """The first buffer of a file, as a whole-file parse reads it (layout detection)."""
+    with open(path, "rb") as f:
+        return next(_chunks(f, path), b"")
+
+
+def _pruned(req: Requests, rows: np.ndarray) -> Requests:
+    """Rows ``rows`` of ``req`` with string tables holding only the strings they use."""
+    out = req.take(rows)
+    for col, table in (("host", "hosts"), ("url", "urls"), ("agent", "agents"),
+                       ("method", "methods"), ("referer", "referers"), ("vhost", "vhosts"),
+                       ("content_type", "content_types")):
+        codes = getattr(out, col)
+        strings = getattr(req, table)
+        used = np.unique(codes[codes >= 0])
+        setattr(out, col, np.where(codes >= 0, np.searchsorted(used, codes), -1)
+                .astype(codes.dtype))
+        setattr(out, table, [strings[i] for i in used.tolist()])
+    return out
+
+
+def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitions: int = 1,
+                progress: Callable[[int], None] | None = None) -> PieceResult:
+    """Parse one piece and route its records into ``n_partitions`` by client address
+    (``partition_of``). Raises LogError when the input cannot be opened or read."""
+    if options.client not in ("host", "forwarded"):
+        raise LogError(f"client must be 'host' or 'forwarded', not {options.client!r}")
+    fixed = _fixed_layout(options.fmt, options.client)
+    col = _Collector(_Options(keep_query=options.keep_query,
+                              epa_base=_month_epoch(options.base_month), client=options.client))
+    col.stats.inputs.append(piece.path)
+    head = None
+    if piece.path == "-":
+        stream = _sniff(piece.path, sys.stdin.buffer)
+    elif piece.start or piece.stop is not None:
+        head = _file_head(piece.path)
+        stream = open_range(_open(piece.path)[1], piece)        # type: ignore[arg-type]
+    else:
+        stream = _open(piece.path)[0]
+    try:
+        _parse_stream(col, stream, piece.path, piece.index, fixed, progress, True, head,
+                      at_start=piece.start == 0)
+    finally:
+        if piece.path != "-":
+            stream.close()
+    req = col.requests()
+    part = partition_of(req.hosts, n_partitions)[req.host] if len(req) else req.host
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
+    chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
+              for k in range(n_partitions)]
+    return PieceResult(piece, col.stats, np.unique(req.time, return_counts=True),
+                       req.resolution == 1.0 if len(req) else None, chunks)

@@ -67,13 +67,12 @@ def referer_path(ref: str) -> str:
 
 def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:
     """``req`` with templated URLs (referers reduced to templated paths, so that they still
-    name the templated pages), and how many distinct logged URLs each new URL stands for."""
+    name the templated pages), and the new URL code of each logged URL of ``req.urls``."""
     templates = [template_path(u) for u in req.urls]
     names, code = np.unique(np.array(templates, dtype=object), return_inverse=True)
     code = code.ravel().astype(np.int32)
-    variants = np.bincount(code, minlength=len(names)) if len(code) else np.zeros(0, np.int64)
     referers = [template_path(p) if p.startswith("/") else p
                  for p in map(referer_path, req.referers)]
     out = replace(req, url=code[req.url] if len(req) else req.url, urls=list(names),
                   referers=referers)
-    return out, variants
+    return out, code

@@ -52,6 +52,10 @@ class RobotRules:
     rules: tuple[tuple[str, "re.Pattern[str]"], ...]
     source: str
 
+    def names(self) -> list[str]:
+        """The categories in list order (a client of several counts under the first)."""
+        return list(dict.fromkeys(name for name, _ in self.rules))
+
     def category(self, agent: str) -> str | None:
         """The category of the first pattern ``agent`` matches, or None."""
         for name, rx in self.rules:
@@ -101,7 +105,7 @@ def robot_clients(client: np.ndarray, url: np.ndarray, urls: list[str], agent: n
         found["robots.txt"] = np.unique(client[url == urls.index("/robots.txt")])
     if agents:
         cats = [rules.category(a) for a in agents]
-        names = list(dict.fromkeys(c for c in cats if c))
+        names = [c for c in rules.names() if c in set(cats)]
         has = agent >= 0
         for name in names:
             flag = np.fromiter((c == name for c in cats), bool, len(cats))

@@ -41,7 +41,8 @@ from .parse import Requests
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
-__all__ = ["SessionRules", "Sessions", "Site", "sessionize", "OBJECT_EXTENSIONS",
+__all__ = ["SessionRules", "Sessions", "Site", "Partial", "sessionize", "sessionize_requests",
+           "merge_partials", "OBJECT_EXTENSIONS",
            "extension_flags", "object_flags"]
 
 #: extensions of objects a browser fetches by itself when it renders a page
@@ -99,7 +100,8 @@ class Sessions:
     counts: dict[str, int]
     click_time: np.ndarray                  # float64, start of each click
     click_session: np.ndarray               # int64 session index of each click
-    click_url: np.ndarray                   # int32 url code of each click's page
+    click_url: np.ndarray                   # int32 url code (of the Requests) of each click's
+                                            # page; the click arrays are empty when merged
     session_start: np.ndarray               # float64, sorted
     samples: dict[str, np.ndarray] = field(default_factory=dict)
     site: Site | None = None
@@ -160,17 +162,6 @@ def _referer_urls(req: Requests) -> np.ndarray:
     return out
 
 
-def _typical(codes: np.ndarray, values: np.ndarray) -> dict[int, int]:
-    """Median value per code (upper median), as a dict."""
-    if len(codes) == 0:
-        return {}
-    order = np.lexsort((values, codes))
-    c, v = codes[order], values[order]
-    bounds = np.flatnonzero(np.r_[True, c[1:] != c[:-1], True])
-    mid = (bounds[:-1] + bounds[1:]) // 2
-    return dict(zip(c[mid].tolist(), v[mid].tolist()))
-
-
 def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: float) -> None:
     """Start a new session at the first click more than ``timeout`` after its session began."""
     starts = np.flatnonzero(new_session)
@@ -214,6 +205,13 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     """Group requests into clicks and sessions and draw the model's samples from them.
 
     ``seed`` drives the dithering of whole-second session starts (module docstring)."""
+    return merge_partials([sessionize_requests(req, rules, keep_clicks=True)], rules, seed)
+
+
+def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
+                        keep_clicks: bool = False) -> Partial:
+    """Sessions of ``req`` as a ``Partial``: what merges with the partials of other clients
+    (``merge_partials``); ``keep_clicks``: also each click's time, session and URL."""
     client = _client_codes(req, rules.identity)
     counts: dict = {"requests": len(req), "clients": int(len(np.unique(client)))}
     if rules.keep_robots:
@@ -282,16 +280,9 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     page_ok = ok200[cs] & (page_size > 0)
     obj_ok = member & ok200 & (size > 0)
     inside = idle[~new_session]
-    recorded = np.sort(click_time[new_session])
     resolution = req.resolution if req.resolution is not None else (
         1.0 if n and np.all(t == np.floor(t)) else 0.0)
-    starts = recorded
-    if resolution:
-        # whole-second timestamps: each start spread uniformly inside its second (seeded, drawn
-        # for the sorted starts); the inter-arrival sample keeps the recorded gaps
-        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, 1.0, len(recorded)))
     samples = {
-        "interarrival": np.diff(recorded),
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": inside[inside >= rules.tmin],
         "page_size": page_size[page_ok].astype(np.float64),
@@ -304,39 +295,166 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
                   referer_attached=int((attach & (click_of != own)).sum()),
                   think_below_tmin=int((inside < rules.tmin).sum()),
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
-    site = _site(req.urls, click_url, url, size, ok200, member, click_of, new_session)
-    return Sessions(rules=rules, counts=counts, click_time=click_time, click_session=session,
-                    click_url=click_url, session_start=starts, samples=samples, site=site,
-                    resolution=resolution)
-
-
-def _site(urls: list[str], click_url: np.ndarray, url: np.ndarray, size: np.ndarray,
-          ok200: np.ndarray, member: np.ndarray, click_of: np.ndarray, new_session: np.ndarray,
-          min_share: float = 0.1) -> Site:
-    """Pages, objects, entry counts and page-to-page transitions of the sessions."""
-    page_hits = np.bincount(click_url, minlength=len(urls)) if len(click_url) else np.zeros(0, int)
     full = ok200 & (size > 0)                 # complete responses: their size is the object's
-    p_sizes = _typical(url[~member & full], size[~member & full])
-    o_sizes = _typical(url[member & full], size[member & full])
-    # objects of a page: those fetched in at least min_share of its clicks
-    pairs = (np.unique(np.c_[click_of[member], url[member]], axis=0) if member.any()
-             else np.zeros((0, 2), int))
+    return Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
+                   samples=samples, resolution=resolution,
+                   page_hits=_tally(url[cs]),
+                   page_objects=_tally(_click_url_of(url, cs, click_of)[member],
+                                       url[member], distinct=click_of[member]),
+                   page_sizes=_tally(url[~member & full], size[~member & full]),
+                   object_sizes=_tally(url[member & full], size[member & full]),
+                   entry=_tally(url[cs][new_session]),
+                   transitions=_tally(url[cs][:-1][~new_session[1:]],
+                                      url[cs][1:][~new_session[1:]]),
+                   clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
+
+
+def _click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.ndarray:
+    """The URL of the page of each request's click."""
+    return url[cs][click_of] if len(cs) else url
+
+
+def _tally(*columns: np.ndarray, distinct: np.ndarray | None = None) -> np.ndarray:
+    """Rows (key columns..., count): how often each combination of the non-negative integer
+    ``columns`` occurs (counted once per value of ``distinct`` when given: clicks that fetched
+    an object, not fetches), sorted by key; keys packed into one int64, not np.unique(axis=0)."""
+    cols = [np.asarray(c, np.int64) for c in columns]
+    if distinct is not None:
+        cols = [np.asarray(distinct, np.int64)] + cols
+    if not len(cols[0]):
+        return np.zeros((0, len(columns) + 1), np.int64)
+    widths = [int(c.max()) + 1 for c in cols]
+    if float(np.prod(widths, dtype=float)) >= 2.0 ** 62:          # keys would not fit
+        rows = _sum_rows(np.c_[np.stack(cols, axis=1), np.ones(len(cols[0]), np.int64)])
+        if distinct is not None:
+            rows = _sum_rows(np.c_[rows[:, 1:-1], np.ones(len(rows), np.int64)])
+        return rows
+    key = np.zeros(len(cols[0]), np.int64)
+    for c, w in zip(cols, widths):
+        key = key * w + c
+    keys, n = np.unique(key, return_counts=True)
+    if distinct is not None:                 # one per (distinct, key...): drop the distinct
+        keys = keys % int(np.prod(widths[1:]))
+        keys, n = np.unique(keys, return_counts=True)
+        widths = widths[1:]
+    out = np.empty((len(keys), len(widths) + 1), np.int64)
+    for j in range(len(widths) - 1, -1, -1):
+        out[:, j] = keys % widths[j]
+        keys = keys // widths[j]
+    out[:, -1] = n
+    return out
+
+
+@dataclass
+class Partial:
+    """The sessions of some clients in a form that merges with other clients' (keyed by URL
+    text, counted, never by position): counts, the recorded session starts, the samples, and
+    the site's tallies as rows (URL codes into ``urls``..., count)."""
+
+    counts: dict
+    urls: list[str]
+    session_start: np.ndarray               # recorded (whole seconds in most logs), unsorted
+    samples: dict[str, np.ndarray]          # every sample but the inter-arrival gaps
+    resolution: float
+    page_hits: np.ndarray                   # (url, clicks)
+    page_objects: np.ndarray                # (page url, object url, clicks that fetched it)
+    page_sizes: np.ndarray                  # (url, size of a complete response, responses)
+    object_sizes: np.ndarray                # (url, size, responses)
+    entry: np.ndarray                       # (url, sessions that started there)
+    transitions: np.ndarray                 # (from url, to url, moves)
+    clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
+
+
+def _merged(tallies: list[np.ndarray], maps: list[np.ndarray], url_columns: int) -> np.ndarray:
+    """Tallies of several partials, their first ``url_columns`` (URL codes) mapped to the
+    merged table, summed by key."""
+    rows = [np.c_[m[t[:, :url_columns]], t[:, url_columns:]] if len(t) else t
+            for t, m in zip(tallies, maps)]
+    rows = [r for r in rows if len(r)]
+    if not rows:
+        return tallies[0][:0]
+    return _sum_rows(np.concatenate(rows))
+
+
+def _sum_rows(rows: np.ndarray) -> np.ndarray:
+    """Rows (keys..., count) with equal keys summed, sorted by key."""
+    keys = rows[:, :-1]
+    order = np.lexsort(keys.T[::-1])
+    keys, n = keys[order], rows[order, -1]
+    new = np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]
+    return np.c_[keys[new], np.add.reduceat(n, np.flatnonzero(new))]
+
+
+def _upper_median(rows: np.ndarray) -> dict[int, int]:
+    """Upper median of the values per key from (key, value, count) rows sorted by key, value."""
+    if not len(rows):
+        return {}
+    key, value, n = rows[:, 0], rows[:, 1], rows[:, 2]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    before = np.cumsum(n) - n                        # values before each row, overall
+    total = np.add.reduceat(n, first)
+    target = before[first] + total // 2              # index of the upper median, overall
+    at = np.searchsorted(np.cumsum(n), target, side="right")
+    return dict(zip(key[first].tolist(), value[at].tolist()))
+
+
+def _add_counts(partials: list[Partial]) -> dict:
+    counts: dict = {}
+    for p in partials:
+        for k, v in p.counts.items():
+            if isinstance(v, dict):
+                mine = counts.setdefault(k, {})
+                for rule, c in v.items():
+                    mine[rule] = mine.get(rule, 0) + c
+            else:
+                counts[k] = counts.get(k, 0) + v
+    return counts
+
+
+def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules(),
+                   seed: int = 0, min_share: float = 0.1) -> Sessions:
+    """One ``Sessions`` from the partials of disjoint sets of clients: the same whatever the
+    partition of the clients (samples concatenated in the partials' order; the fit sorts
+    them). Objects of a page: those fetched in at least ``min_share`` of its clicks."""
+    names = np.unique(np.array([u for p in partials for u in p.urls], dtype=object))
+    maps = [np.searchsorted(names, np.array(p.urls, dtype=object)).astype(np.int64)
+            if p.urls else np.zeros(0, np.int64) for p in partials]
+    urls = names.tolist()
+    counts = _add_counts(partials)
+    order = ["robots.txt"] + robot_rules(rules.robots).names()
+    by_rule = counts.get("robots_by_rule", {})
+    counts["robots_by_rule"] = {r: by_rule[r] for r in order if r in by_rule}
+
+    def merged(attr: str, url_columns: int = 1) -> np.ndarray:
+        return _merged([getattr(p, attr) for p in partials], maps, url_columns)
+    hits = merged("page_hits")
+    page_hits = {int(u): int(h) for u, h in hits.tolist()}
+    pairs = merged("page_objects", 2)
     page_objects: dict[int, list[int]] = {}
     if len(pairs):
-        key_page = click_url[pairs[:, 0]].astype(np.int64)
-        po, cnt = np.unique(np.c_[key_page, pairs[:, 1]], axis=0, return_counts=True)
-        keep = cnt >= np.maximum(1, min_share * page_hits[po[:, 0]])
-        for p, o in po[keep].tolist():
+        clicks = np.zeros(len(urls), np.int64)
+        clicks[hits[:, 0]] = hits[:, 1]
+        keep = pairs[:, 2] >= np.maximum(1, min_share * clicks[pairs[:, 0]])
+        for p, o in pairs[keep, :2].tolist():
             page_objects.setdefault(p, []).append(o)
-    entry_codes, entry_counts = np.unique(click_url[new_session], return_counts=True)
-    same = ~new_session[1:]
-    if same.any():
-        moves = np.c_[click_url[:-1][same], click_url[1:][same]].astype(np.int64)
-        tr, tr_n = np.unique(moves, axis=0, return_counts=True)
-        transitions = np.c_[tr, tr_n]
-    else:
-        transitions = np.zeros((0, 3), np.int64)
-    return Site(urls=urls, page_size=p_sizes, object_size=o_sizes, page_objects=page_objects,
-                page_hits={int(u): int(h) for u, h in enumerate(page_hits) if h},
-                entry=dict(zip(entry_codes.tolist(), entry_counts.tolist())),
-                transitions=transitions)
+    entry = merged("entry")
+    site = Site(urls=urls, page_size=_upper_median(merged("page_sizes")),
+                object_size=_upper_median(merged("object_sizes")), page_objects=page_objects,
+                page_hits=page_hits, entry=dict(zip(entry[:, 0].tolist(), entry[:, 1].tolist())),
+                transitions=merged("transitions", 2).reshape(-1, 3))
+    recorded = np.sort(np.concatenate([p.session_start for p in partials]))
+    resolution = min(p.resolution for p in partials)
+    starts = recorded
+    if resolution:
+        # whole-second timestamps: each start spread uniformly inside its second (seeded, drawn
+        # for the sorted starts); the inter-arrival sample keeps the recorded gaps
+        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, 1.0, len(recorded)))
+    samples = {"interarrival": np.diff(recorded)}
+    for name in partials[0].samples:
+        samples[name] = np.concatenate([p.samples[name] for p in partials])
+    lone = partials[0].clicks if len(partials) == 1 else None
+    click_time, click_session, click_url = lone or (np.zeros(0), np.zeros(0, np.int64),
+                                                    np.zeros(0, np.int32))
+    return Sessions(rules=rules, counts=counts, click_time=click_time,
+                    click_session=click_session, click_url=click_url, session_start=starts,
+                    samples=samples, site=site, resolution=resolution)

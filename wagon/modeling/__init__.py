@@ -8,19 +8,22 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 
-from . import __version__
-from .fitting import FitReport, Observation, fit
-from .fitting.arrivals import arrival_report, arrival_verdict
-from .fitting.report import format_params
-from .formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
-from .formats.strict_json import json_ready
-from .logs.parse import ParseStats, parse_logs
-from .logs.paths import template_requests
-from .logs.sessions import SessionRules, Sessions, sessionize
+from .. import __version__
+from ..fitting import FitReport, Observation, fit
+from ..fitting.arrivals import arrival_report, arrival_verdict
+from ..fitting.report import format_params
+from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
+from ..formats.strict_json import json_ready
+from ..fitting.report import apply_bootstrap, bootstrap_tasks, run_bootstrap
+from ..logs.parse import ParseStats
+from ..logs.partition import merge_partitions, shared_context
+from ..logs.pieces import plan
+from ..logs.sessions import SessionRules, Sessions
+from .stages import FitTask, LocalRunner, Progress, Runner, fit_stage
 
 __all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model", "observations"]
 
@@ -120,21 +123,30 @@ def observations(sessions: Sessions) -> dict[str, Observation]:
 
 
 def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0,
-                observed: dict[str, Observation] | None = None
+                observed: dict[str, Observation] | None = None, runner: Runner | None = None,
+                progress: Progress | None = None
                 ) -> tuple[dict[str, FitReport], dict[str, str]]:
     """Fit every model variable that has enough values, each by the likelihood of how it was
     recorded (``observed``; default: exact values, counts for the count variables); say why the
-    others were skipped."""
-    fits, skipped = {}, {}
+    others were skipped. The fits, then the bootstrap chunks, run as ``runner`` tasks."""
+    runner = runner or LocalRunner()
+    tasks, skipped = [], {}
     for name, discrete in VARIABLES.items():
         values = samples.get(name, np.zeros(0))
         if len(values) < 2 or np.ptp(values) == 0:
             skipped[name] = (f"{len(values)} value(s)" if len(values) < 2
-                             else f"all {len(values)} values equal {values[0]:g}")
+                             else f"all {len(values)} values equal {values.min():g}")
             continue
         obs = (observed or {}).get(name) or (Observation.counts() if discrete else Observation())
-        fits[name] = fit(values, observation=obs, bootstrap=bootstrap, seed=seed, name=name)
-    return fits, skipped
+        tasks.append(FitTask(name, values, obs))
+    reports = runner.map(fit_stage, tasks, "fit", progress)
+    if bootstrap:
+        chunks = [bootstrap_tasks(r, bootstrap, seed) for r in reports]
+        results = iter(runner.map(run_bootstrap, [t for c in chunks for t in c], "bootstrap",
+                                  progress))
+        for report, mine in zip(reports, chunks):
+            apply_bootstrap(report, mine, [next(results) for _ in mine])
+    return {r.name: r for r in reports}, skipped
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
@@ -220,20 +232,24 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
 
 
 def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
-             progress: Callable[[int], None] | None = None) -> FitResult:
-    """Parse logs, rebuild sessions, fit the model's variables and assemble the model."""
+             progress: Progress | None = None, runner: Runner | None = None) -> FitResult:
+    """Parse logs, rebuild sessions, fit the model's variables and assemble the model, as the
+    stages of ``wagon.modeling.stages`` run by ``runner`` (default: ``LocalRunner``).
+    ``progress(stage, done, total)`` follows the stages."""
     paths = list(paths)
     if options.max_pages < 1:
         raise ValueError("max_pages must be at least 1")
-    req, stats = parse_logs(paths, options.fmt, keep_query=options.keep_query,
-                            base_month=options.base_month, progress=progress,
-                            client=options.client)
-    variants = None
-    if not options.keep_paths:
-        req, variants = template_requests(req)
-    sessions = sessionize(req, options.rules, seed=options.seed)
+    runner = runner or LocalRunner()
+    pieces = plan(paths, runner.piece_bytes)
+    results = runner.parse(pieces, options,
+                           runner.partitions_for(sum(p.size for p in pieces)), progress)
+    shared, stats = shared_context(results)
+    del results                                   # the pieces' start times: memory bound
+    partitions = runner.sessionize(options, shared, progress)
+    sessions, variants, span = merge_partitions(partitions, stats, options.rules, options.seed)
+    del partitions
     fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed,
-                                observations(sessions))
+                                observations(sessions), runner, progress)
     arrivals = arrival_report(sessions.session_start) if len(sessions.session_start) > 1 else {}
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
@@ -247,10 +263,11 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
                     "keep_paths": options.keep_paths, "max_pages": options.max_pages, **rules},
         **{k: v for k, v in stats.as_dict().items() if k not in ("formats", "examples")},
         **sessions.counts,
-        "distinct_urls": int(variants.sum()) if variants is not None else len(req.urls),
+        "distinct_urls": int(variants.sum()),
         "timestamp_resolution_s": sessions.resolution,
-        "span_s": float(req.time.max() - req.time.min()) if len(req) else 0.0,
+        "span_s": span,
         "skipped_variables": skipped,
     }
-    model = build_model(sessions, fits, arrivals, provenance, options.max_pages, variants)
+    model = build_model(sessions, fits, arrivals, provenance, options.max_pages,
+                        None if options.keep_paths else variants)
     return FitResult(model, stats, sessions, fits, skipped)

@@ -1,0 +1,146 @@
+"""``wagon fit`` as stages (wagon.modeling.stages): the model does not depend on how the inputs
+are cut into pieces or the clients into partitions, on the real NASA trace with a stray line
+(a time outlier) and an overlapping second input (repeated lines)."""
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from wagon.logs.parse import ParseOptions, parse_piece
+from wagon.logs.pieces import plan
+from wagon.modeling import FitOptions, fit_logs
+from wagon.modeling.stages import LocalRunner
+
+STRAY = b'stray.example.com - - [01/Aug/2100:10:00:00 -0400] "GET /ksc.html HTTP/1.0" 200 7280\n'
+
+
+@pytest.fixture(scope="module")
+def inputs(nasa, tmp_path_factory) -> list[str]:
+    lines = gzip.decompress(nasa.read_bytes()).splitlines(keepends=True)
+    folder = tmp_path_factory.mktemp("scale")
+    first, second = folder / "a.log", folder / "b.log"
+    first.write_bytes(b"".join(lines[:12_000] + [STRAY] + lines[12_000:15_000]))
+    second.write_bytes(b"".join(lines[9_000:]))               # 6,000 lines repeated
+    return [str(first), str(second)]
+
+
+def _model(result) -> dict:
+    return {k: v for k, v in result.model.data.items() if k != "created"}
+
+
+def test_pieces_own_every_line_once(inputs):
+    for size in (7_919, 333_333, 1 << 30):
+        pieces = plan(inputs, size)
+        assert len(pieces) >= (2 if size > 1 << 20 else 3)
+        results = [parse_piece(p, ParseOptions(fmt="common"), 3) for p in pieces]
+        assert sum(r.stats.lines for r in results) == 15_001 + 11_000
+        assert sum(len(c.requests) for r in results for c in r.chunks) == 26_001
+
+
+def test_model_identical_for_one_piece_one_partition_and_many(inputs):
+    one = fit_logs(inputs, FitOptions(), runner=LocalRunner(partitions=1))
+    many = fit_logs(inputs, FitOptions(), runner=LocalRunner(partitions=7, piece_bytes=40_000))
+    assert _model(one) == _model(many)
+    assert one.stats.as_dict() == many.stats.as_dict()
+    assert one.stats.time_outliers == 1 and one.stats.duplicates == 6_000
+    assert one.sessions.counts == many.sessions.counts
+    assert np.array_equal(one.sessions.session_start, many.sessions.session_start)
+
+
+def test_statistics_on_distinct_values_with_counts_equal_those_on_every_value():
+    """W², A² (continuous and normal), the λ² bins and the likelihood from (value, count) pairs
+    equal the formulas of every value one by one (values with many ties, as think times)."""
+    from scipy import stats
+
+    from wagon.fitting import gof
+    from wagon.fitting.laws import Sample
+    rng = np.random.default_rng(3)
+    x = np.sort(np.round(rng.lognormal(3, 1, 5_000)))
+    law = stats.lognorm(1.1, scale=np.exp(3))
+    s = Sample(x)
+    assert len(s.v) < len(x) / 5 and s.n == len(x)
+    for ours, theirs in ((gof.cvm_ad(s.v, law, s.w), gof.cvm_ad(x, law)),
+                         (gof.normal_cvm_ad((s.v - 20) / 9, s.w), gof.normal_cvm_ad((x - 20) / 9))):
+        assert ours == pytest.approx(theirs, rel=1e-9)
+    edges = gof.bin_edges(s)
+    b = gof.n_bins(len(x))
+    expected = np.unique(x[(np.arange(1, b) * len(x)) // b])
+    assert np.array_equal(edges, expected[expected > x[0]])
+    assert np.array_equal(gof.observed(s, edges),
+                          np.diff(np.r_[0, np.searchsorted(x, edges), len(x)]))
+    assert s.mean == pytest.approx(x.mean(), rel=1e-12)
+    assert s.log_std == pytest.approx(np.log(x).std(), rel=1e-12)
+
+
+@pytest.mark.parametrize("law, params", [("lomax", {"shape": 2.5, "scale": 40.0}),
+                                         ("weibull", {"shape": 0.7, "scale": 30.0}),
+                                         ("gamma", {"shape": 2.0, "scale": 5.0})])
+def test_asymptotic_p_values_as_with_every_eigenvalue(law, params):
+    """The p-values skip the eigenvalue problem where Chernoff's bound from the kernel's trace
+    and norm already puts them below 1e-11; they equal those of every eigenvalue (the
+    previous computation), on samples that fit and samples that do not."""
+    from wagon.fitting import gof
+    from wagon.fitting.laws import LAWS
+    from wagon.fitting.likelihood import law_null_kernel
+    kernel = law_null_kernel(LAWS[law], params)
+    h, psi, info, w_w2, w_a2 = kernel
+    for w2, a2 in ((0.05, 0.4), (0.3, 2.5), (2.0, 12.0), (40.0, 250.0), (900.0, 1e4)):
+        old = (gof.weighted_chi2_sf(w2, gof.edf_eigenvalues(h, psi, info, w_w2)),
+               gof.weighted_chi2_sf(a2, gof.edf_eigenvalues(h, psi, info, w_a2)))
+        assert gof.asymptotic_p(w2, a2, *kernel) == pytest.approx(old, abs=1e-12)
+    assert gof.far_tail(250.0, gof.edf_kernel(h, psi, info, w_a2))
+    assert not gof.far_tail(2.5, gof.edf_kernel(h, psi, info, w_a2))
+
+
+def test_fit_progress_follows_the_stages_in_decompressed_bytes(nasa, monkeypatch):
+    """A .gz of 200 kB holding 2.1 MB of log: progress is measured (and its threshold taken)
+    on the decompressed bytes, through parsing, sessions and fitting; plain lines off a
+    terminal."""
+    import wagon.cli.fit as fit_cli
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+    monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", 1_000_000)
+    r = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
+    assert r.exit_code == 0, r.output
+    size = len(gzip.decompress(nasa.read_bytes()))
+    assert nasa.stat().st_size < 1_000_000 < size
+    assert f"wagon: parsing 100% ({size:,}/{size:,})" in r.stderr
+    assert "wagon: sessions 100% (1/1)" in r.stderr
+    assert "wagon: fitting 100% (6/6)" in r.stderr
+    monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", size + 1)
+    quiet = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
+    assert "wagon: parsing" not in quiet.stderr
+
+
+def test_bootstrap_chunks_give_the_same_p_values_in_any_order():
+    """The bootstrap's chunks carry their own seeds: run in reverse order (as parallel workers
+    may finish), they give the p-values of the serial run."""
+    from wagon.fitting import fit
+    from wagon.fitting.report import apply_bootstrap, bootstrap_tasks, run_bootstrap
+    x = np.random.default_rng(8).weibull(0.8, 400) * 30
+    serial = fit(x, candidates=["weibull", "gamma"], bootstrap=60, seed=4)
+    again = fit(x, candidates=["weibull", "gamma"])
+    tasks = bootstrap_tasks(again, 60, seed=4)
+    assert len(tasks) == 2 * 3 and sum(t.replicates for t in tasks) == 120
+    results = {id(t): run_bootstrap(t) for t in reversed(tasks)}
+    apply_bootstrap(again, tasks, [results[id(t)] for t in tasks])
+    assert [(c.p_a2, c.p_w2, c.p_method) for c in again.candidates] == \
+        [(c.p_a2, c.p_w2, c.p_method) for c in serial.candidates]
+    assert serial.candidates[0].p_method == "bootstrap(60)"
+
+
+def test_combined_log_with_agents_and_referers_identical_partitioned(sample, tmp_path):
+    """A combined log (referers, agents) with the host+agent identity and kept paths and
+    queries: the same model from one partition and from 5 partitions of 30 kB pieces."""
+    from wagon.logs.sessions import SessionRules
+    log = tmp_path / "sample.log"
+    log.write_bytes(gzip.decompress(sample.read_bytes()))
+    options = FitOptions(keep_paths=True, keep_query=True,
+                         rules=SessionRules(identity="host+agent"))
+    one = fit_logs([str(log)], options, runner=LocalRunner(partitions=1))
+    many = fit_logs([str(log)], options, runner=LocalRunner(partitions=5, piece_bytes=30_000))
+    assert _model(one) == _model(many)
+    assert one.sessions.counts["clients"] > 900 and len(one.model.data["site"]["pages"]) > 50

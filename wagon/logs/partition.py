@@ -1,0 +1,184 @@
+"""Parsed pieces to sessions, one partition of the clients at a time (``wagon.modeling.stages``
+runs these steps, in one process or on a cluster).
+
+- ``shared_context``: what every partition needs from all the pieces — each input's run of
+  its median time (the time-outlier rule is per input, ``clean.median_run``), where each
+  piece's lines start in its input, the timestamps' resolution — and the merged statistics;
+- ``sessionize_partition``: the chunks every piece routed to one partition (all the requests
+  of its clients: ``parse.partition_of``) joined, cleaned (outliers, lines repeated across
+  inputs: identical lines have the same client, so they meet here), URLs templated, sessions
+  rebuilt: a ``sessions.Partial`` plus what merges beside it;
+- ``merge_partitions``: the partials merged into one ``Sessions`` (``sessions.merge_partials``),
+  the counts and left-out lines of the cleaning summed and sorted. Nothing depends on how the
+  inputs were cut into pieces or the clients into partitions.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .clean import SHOWN, clean_requests, median_run
+from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
+                    _DTYPES)
+from .paths import template_requests
+from .sessions import Partial, SessionRules, Sessions, merge_partials, sessionize_requests
+
+__all__ = ["Shared", "PartitionResult", "shared_context", "sessionize_partition",
+           "merge_partitions"]
+
+_TABLES = (("host", "hosts"), ("url", "urls"), ("agent", "agents"), ("method", "methods"),
+           ("referer", "referers"), ("vhost", "vhosts"), ("content_type", "content_types"))
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every partition needs from all the pieces (module docstring)."""
+
+    inputs: tuple[str, ...]
+    keep: dict[int, tuple[float, float]]           # input → run of its median time
+    line_offset: dict[tuple[int, int], int]        # piece key → lines before it in its input
+    resolution: float | None                       # 1.0: whole seconds, 0.0: finer
+
+
+@dataclass
+class PartitionResult:
+    """One partition's sessions (``partial``) and what merges beside them: the logged URLs
+    with the template each became, the cleaning's counts and first left-out lines, and the
+    first and last kept start time."""
+
+    partial: Partial
+    raw_urls: list[str]
+    raw_template: list[str]
+    time_outliers: int = 0
+    duplicates: int = 0
+    left_out: list[tuple[str, int, str, str]] = field(default_factory=list)
+    span: tuple[float, float] | None = None
+
+
+def _merge_stats(results: list[PieceResult], inputs: tuple[str, ...]) -> ParseStats:
+    """The statistics of all pieces: counts summed, formats from each input's first piece
+    that read something, the first EXAMPLES_KEPT malformed lines of each input."""
+    stats = ParseStats(inputs=list(inputs))
+    offsets = _line_offsets(results)
+    examples = []
+    for r in sorted(results, key=lambda r: r.piece.key):
+        stats.lines += r.stats.lines
+        stats.parsed += r.stats.parsed
+        stats.malformed += r.stats.malformed
+        name = r.piece.path
+        fmt = r.stats.formats.get(name, "empty input")
+        if stats.formats.get(name, "empty input") == "empty input":
+            stats.formats[name] = fmt
+        examples += [(f, offsets[r.piece.key] + n, why, text)
+                     for f, n, why, text in r.stats.examples]
+    for name in inputs:
+        stats.examples += sorted(e for e in examples if e[0] == name)[:EXAMPLES_KEPT]
+    return stats
+
+
+def _line_offsets(results: list[PieceResult]) -> dict[tuple[int, int], int]:
+    offsets, seen = {}, Counter()
+    for r in sorted(results, key=lambda r: r.piece.key):
+        offsets[r.piece.key] = seen[r.piece.index]
+        seen[r.piece.index] += r.stats.lines
+    return offsets
+
+
+def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
+    """What the partitions share, and the merged parse statistics. Raises LogError, as a
+    whole-file parse does, for an input where no line could be parsed."""
+    ordered = sorted(results, key=lambda r: r.piece.key)
+    names = {r.piece.index: r.piece.path for r in ordered}
+    inputs = tuple(names[i] for i in sorted(names))
+    stats = _merge_stats(ordered, inputs)
+    parsed = Counter()
+    for r in ordered:
+        parsed[r.piece.index] += r.stats.parsed
+    for index, name in enumerate(inputs):
+        if not parsed[index]:
+            raise LogError(f"{name}: no line could be parsed as {stats.formats[name]}; give "
+                           "--format (a named layout, an Apache LogFormat or an nginx "
+                           "log_format string)")
+    keep = {}
+    for index in range(len(inputs)):
+        mine = [r.times for r in ordered if r.piece.index == index and len(r.times[0])]
+        values = np.concatenate([v for v, _ in mine])
+        counts = np.concatenate([c for _, c in mine])
+        if not np.all(values[1:] > values[:-1]):     # pieces out of time order or overlapping
+            values, at = np.unique(values, return_inverse=True)
+            counts = np.bincount(at.ravel(), weights=counts).astype(np.int64)
+        keep[index] = median_run(values, counts)
+        del values, counts
+    wholes = [r.whole for r in ordered if r.whole is not None]
+    resolution = (1.0 if all(wholes) else 0.0) if wholes else None
+    return Shared(inputs, keep, _line_offsets(ordered), resolution), stats
+
+
+def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
+    """The chunks as one ``Requests`` (piece order), string tables merged (sorted), line numbers
+    counted from the start of each input."""
+    chunks = sorted(chunks, key=lambda c: c.key)
+    reqs = [c.requests for c in chunks]
+    cols = {}
+    for k in _COLUMNS:
+        parts = [getattr(r, k) for r in reqs]
+        cols[k] = (np.concatenate(parts).astype(_DTYPES[k], copy=False) if parts
+                   else np.zeros(0, _DTYPES[k]))
+    cols["line"] = cols["line"] + np.repeat([shared.line_offset[c.key] for c in chunks],
+                                            [len(r) for r in reqs]).astype(np.int64)
+    tables = {}
+    for col, table in _TABLES:
+        strings = [s for r in reqs for s in getattr(r, table)]
+        names = np.unique(np.array(strings, dtype=object)) if strings else np.zeros(0, object)
+        codes = []
+        for r in reqs:
+            mine = getattr(r, table)
+            index = (np.searchsorted(names, np.array(mine, dtype=object)) if mine
+                     else np.zeros(0, np.int64))
+            c = getattr(r, col)
+            codes.append(np.where(c >= 0, index[np.maximum(c, 0)] if len(index) else -1, -1))
+        cols[col] = (np.concatenate(codes).astype(_DTYPES[col]) if codes
+                     else np.zeros(0, _DTYPES[col]))
+        tables[table] = names.tolist()
+    return Requests(**cols, **tables, resolution=shared.resolution)
+
+
+def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Shared,
+                         keep_paths: bool = False) -> PartitionResult:
+    """The sessions of one partition's clients (module docstring)."""
+    req = _joined(chunks, shared)
+    stats = ParseStats(inputs=list(shared.inputs))
+    req, stats = clean_requests(req, stats, shared.keep)
+    raw = list(req.urls)
+    templates = raw
+    if not keep_paths:
+        req, code = template_requests(req)
+        templates = [req.urls[c] for c in code.tolist()]
+    span = (float(req.time.min()), float(req.time.max())) if len(req) else None
+    return PartitionResult(sessionize_requests(req, rules), raw, templates,
+                           stats.time_outliers, stats.duplicates, stats.left_out, span)
+
+
+def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: SessionRules,
+                     seed: int = 0) -> tuple[Sessions, np.ndarray, float]:
+    """(Sessions, logged URLs per URL of ``sessions.site.urls``, span of the kept start times
+    in seconds); ``stats`` gets the cleaning's counts and its first left-out lines of each
+    cause, in input and line order."""
+    sessions = merge_partials([r.partial for r in results], rules, seed)
+    stats.time_outliers = sum(r.time_outliers for r in results)
+    stats.duplicates = sum(r.duplicates for r in results)
+    order = {name: i for i, name in enumerate(stats.inputs)}
+    for cause in ("time outlier", "repeated from an earlier input"):
+        mine = [e for r in results for e in r.left_out if e[2] == cause]
+        stats.left_out += sorted(mine, key=lambda e: (order[e[0]], e[1]))[:SHOWN]
+    raw = np.array([u for r in results for u in r.raw_urls], dtype=object)
+    tpl = np.array([t for r in results for t in r.raw_template], dtype=object)
+    _, first = np.unique(raw, return_index=True) if len(raw) else (raw, np.zeros(0, int))
+    urls = np.array(sessions.site.urls, dtype=object)
+    variants = (np.bincount(np.searchsorted(urls, tpl[first]), minlength=len(urls))
+                if len(urls) else np.zeros(0, np.int64))
+    spans = [r.span for r in results if r.span is not None]
+    span = max(s[1] for s in spans) - min(s[0] for s in spans) if spans else 0.0
+    return sessions, variants, float(span)

@@ -1,0 +1,131 @@
+"""Inputs cut into pieces that can be parsed independently (in any process, in any order).
+
+A piece is a whole file, or a byte range of a big uncompressed file: a range owns the lines
+that *start* inside it, so ranges cut anywhere still give every line to exactly one piece.
+Compressed files and standard input are one piece each (they cannot be entered mid-stream).
+Each piece knows how many decompressed bytes it holds (an estimate for bzip2 and xz), which is
+what progress is measured in.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import struct
+from dataclasses import dataclass
+from typing import BinaryIO
+
+__all__ = ["Piece", "plan", "PIECE_BYTES", "open_range", "aligned", "compression"]
+
+PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
+_SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Bytes [start, stop) of input ``index`` (``path``; '-' is standard input); ``stop`` None:
+    to the end. ``part`` numbers the pieces of one input; ``size``: decompressed bytes."""
+
+    path: str
+    index: int
+    part: int = 0
+    start: int = 0
+    stop: int | None = None
+    size: int = 0
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """Where the piece stands among all pieces (input, then part)."""
+        return self.index, self.part
+
+
+def compression(head: bytes) -> str | None:
+    """'gzip', 'bzip2' or 'xz' from a file's first bytes, else None."""
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh"):
+        return "bzip2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    return None
+
+
+def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
+    """gzip: the trailer's length (modulo 4 GiB, so a larger result of the ratio wins); bzip2,
+    xz: the ratio of the first MiB times the file's size."""
+    with open(path, "rb") as f:
+        if kind == "gzip" and on_disk >= 18:
+            f.seek(-4, os.SEEK_END)
+            exact = struct.unpack("<I", f.read(4))[0]
+            if exact >= on_disk:
+                return exact
+            f.seek(0)
+        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
+        try:
+            stream = opener(fileobj=f) if kind == "gzip" else opener(f)
+            out = len(stream.read(16 * _SAMPLE))
+        except (OSError, EOFError, lzma.LZMAError):
+            return on_disk
+        used = min(f.tell(), on_disk) or 1
+    return max(on_disk, int(out * on_disk / used))
+
+
+def plan(paths: list[str], piece_bytes: int = PIECE_BYTES) -> list[Piece]:
+    """The pieces of ``paths`` in input order. Unreadable inputs are one piece each: parsing
+    them reports the error."""
+    out: list[Piece] = []
+    for index, path in enumerate(paths):
+        if path == "-":
+            out.append(Piece(path, index))
+            continue
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as f:
+                kind = compression(f.read(6))
+        except OSError:
+            out.append(Piece(path, index))
+            continue
+        if kind is not None:
+            out.append(Piece(path, index, size=_decompressed_size(path, kind, size)))
+            continue
+        cuts = list(range(0, size, max(piece_bytes, 1))) or [0]
+        for part, start in enumerate(cuts):
+            stop = cuts[part + 1] if part + 1 < len(cuts) else None
+            out.append(Piece(path, index, part, start, stop,
+                             (stop if stop is not None else size) - start))
+    return out
+
+
+def aligned(f: BinaryIO, offset: int) -> int:
+    """The first line start at or after ``offset`` (0 stays 0)."""
+    if offset <= 0:
+        return 0
+    f.seek(offset - 1)
+    f.readline()
+    return f.tell()
+
+
+class _Range:
+    """A read-only stream of bytes [start, stop) of an open file."""
+
+    def __init__(self, f: BinaryIO, start: int, stop: int) -> None:
+        self.f, self.left = f, stop - start
+        f.seek(start)
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size < 0 else min(size, self.left)
+        data = self.f.read(size)
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def open_range(f: BinaryIO, piece: Piece) -> BinaryIO:
+    """The lines of a plain file's ``piece``: from the first line starting in the range to
+    the end of the last one."""
+    start = aligned(f, piece.start)
+    stop = aligned(f, piece.stop) if piece.stop is not None else os.fstat(f.fileno()).st_size
+    return _Range(f, start, max(start, stop))          # type: ignore[return-value]

@@ -1,0 +1,202 @@
+"""``wagon fit`` as stages: plain functions of picklable values, run by a runner.
+
+The stages, in order (every argument and result pickles, so any stage can run in another
+process or on another machine):
+
+1. ``plan(paths)`` → pieces (``wagon.logs.pieces``): a file, or a byte range of a big
+   uncompressed file (ranges own the lines that start in them); a compressed file or standard
+   input is one piece;
+2. ``parse_stage(piece, options, partitions)`` → ``PieceResult``: the piece's ``ParseStats``,
+   its distinct start times with counts, and its records routed into ``partitions`` chunks by
+   a stable hash of the client's address (compact NumPy columns with their own string tables);
+3. ``shared_context(results without their chunks)`` → (``Shared``, merged ``ParseStats``):
+   each input's time-outlier bounds, where each piece's lines start, the time resolution;
+4. ``sessionize_stage(chunks of one partition from every piece, options, shared)`` →
+   ``PartitionResult``: cleaning, URL templates, sessions, as tallies that merge;
+5. ``merge_partitions(results, stats, rules, seed)`` → ``Sessions``: deterministic — the
+   result does not depend on the number of pieces or partitions;
+6. ``fit_stage(name, values, observation)`` → ``FitReport`` per variable; then the bootstrap
+   as independent chunks (``fitting.report.bootstrap_tasks`` → ``run_bootstrap``, each with its
+   own ``SeedSequence.spawn`` seed) and ``apply_bootstrap``.
+
+A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
+
+``piece_bytes: int``
+    the size of the byte ranges big plain files are cut into (``plan``);
+``partitions_for(total_bytes) -> int``
+    how many partitions to route the records into, given the decompressed input size;
+``parse(pieces, options, partitions, progress) -> list[PieceResult]``
+    parse every piece; return the results in piece order with ``chunks=None``: the runner
+    keeps the chunks (spilled to disk, or on workers) for ``sessionize``;
+``sessionize(options, shared, progress) -> list[PartitionResult]``
+    for each partition k, ``sessionize_stage`` of the k-th chunk of every piece; partition
+    order; then the kept chunks can go;
+``map(fn, items, stage, progress) -> list``
+    ``[fn(x) for x in items]``, in order, possibly in parallel (fits, bootstrap chunks).
+
+``progress`` is None or a plain function ``progress(stage, done, total)``: stage "parse"
+(decompressed bytes), "sessionize" (partitions), "fit" (tasks). ``LocalRunner`` is the
+default: serial, in this process, each piece's chunks spilled to a temporary directory, so
+the memory held is one piece's or one partition's records plus the samples.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+from ..fitting import FitReport, Observation, fit
+from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
+from ..logs.partition import PartitionResult, Shared, sessionize_partition
+from ..logs.pieces import PIECE_BYTES, Piece
+
+__all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
+           "fit_stage", "FitTask", "PARTITION_BYTES"]
+
+Progress = Callable[[str, int, int], None]
+
+PARTITION_BYTES = 128 << 20          # decompressed input per partition (the local runner)
+
+
+def parse_options(options: Any) -> ParseOptions:
+    """The parser's part of ``FitOptions``."""
+    return ParseOptions(fmt=options.fmt, keep_query=options.keep_query,
+                        base_month=options.base_month, client=options.client)
+
+
+def parse_stage(piece: Piece, options: Any, partitions: int,
+                progress: Callable[[int], None] | None = None) -> PieceResult:
+    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks."""
+    return parse_piece(piece, parse_options(options), partitions, progress)
+
+
+def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
+    """Stage 4: the sessions of one partition (its chunk from every piece)."""
+    return sessionize_partition(chunks, options.rules, shared, options.keep_paths)
+
+
+@dataclass(frozen=True)
+class FitTask:
+    """One variable to fit: its name, values and how they were recorded."""
+
+    name: str
+    values: np.ndarray
+    observation: Observation
+
+
+def fit_stage(task: FitTask) -> FitReport:
+    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after)."""
+    return fit(task.values, observation=task.observation, name=task.name)
+
+
+class Runner(Protocol):
+    """What ``fit_logs`` needs to run its stages (module docstring)."""
+
+    piece_bytes: int
+
+    def partitions_for(self, total_bytes: int) -> int: ...
+
+    def parse(self, pieces: list[Piece], options: Any, partitions: int,
+              progress: Progress | None) -> list[PieceResult]: ...
+
+    def sessionize(self, options: Any, shared: Shared,
+                   progress: Progress | None) -> list[PartitionResult]: ...
+
+    def map(self, fn: Callable, items: list, stage: str,
+            progress: Progress | None) -> list: ...
+
+
+class LocalRunner:
+    """Serial, in this process; each piece's chunks are written to a temporary directory
+    (``spill_dir``) as soon as it is parsed and read back one partition at a time (with a
+    single partition they stay in memory: it holds every record anyway)."""
+
+    def __init__(self, partitions: int | None = None, spill_dir: str | None = None,
+                 piece_bytes: int = PIECE_BYTES) -> None:
+        self.partitions = partitions
+        self.piece_bytes = piece_bytes
+        self.spill_dir = spill_dir
+        self._dir: str | None = None
+        self._count = 0
+        self._held: list[Chunk] = []
+
+    def partitions_for(self, total_bytes: int) -> int:
+        return self.partitions or max(1, -(-total_bytes // PARTITION_BYTES))
+
+    def _file(self, k: int) -> str:
+        assert self._dir is not None
+        return os.path.join(self._dir, f"partition-{k}.pickle")
+
+    def parse(self, pieces: list[Piece], options: Any, partitions: int,
+              progress: Progress | None) -> list[PieceResult]:
+        self._dir = tempfile.mkdtemp(prefix="wagon-fit-", dir=self.spill_dir)
+        self._count = partitions
+        total, done = sum(p.size for p in pieces), 0
+
+        def advance(n: int) -> None:          # sizes of bzip2 and xz inputs are estimates
+            nonlocal done, total
+            done += n
+            total = max(total, done)
+            progress("parse", done, total)                    # type: ignore[misc]
+        out = []
+        try:
+            for piece in pieces:
+                r = parse_stage(piece, options, partitions, advance if progress else None)
+                if partitions == 1:               # one partition holds everything anyway
+                    self._held += r.chunks or []
+                else:
+                    for k, chunk in enumerate(r.chunks or []):
+                        with open(self._file(k), "ab") as f:
+                            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+                r.chunks = None
+                out.append(r)
+        except BaseException:
+            self.close()
+            raise
+        return out
+
+    def _chunks(self, k: int) -> list[Chunk]:
+        out, self._held = self._held, []
+        if os.path.exists(self._file(k)):
+            with open(self._file(k), "rb") as f:
+                while True:
+                    try:
+                        out.append(pickle.load(f))
+                    except EOFError:
+                        return out
+        return out
+
+    def sessionize(self, options: Any, shared: Shared,
+                   progress: Progress | None) -> list[PartitionResult]:
+        out = []
+        try:
+            for k in range(self._count):
+                chunks = self._chunks(k)
+                if os.path.exists(self._file(k)):
+                    os.unlink(self._file(k))
+                out.append(sessionize_stage(chunks, options, shared))
+                del chunks
+                if progress:
+                    progress("sessionize", k + 1, self._count)
+        finally:
+            self.close()
+        return out
+
+    def map(self, fn: Callable, items: list, stage: str, progress: Progress | None) -> list:
+        out = []
+        for i, x in enumerate(items):
+            out.append(fn(x))
+            if progress:
+                progress(stage, i + 1, len(items))
+        return out
+
+    def close(self) -> None:
+        """Remove the spilled chunks (``sessionize`` does when it is done)."""
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
