@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 import time
 from array import array
 from dataclasses import asdict, dataclass
@@ -136,7 +137,7 @@ def exit_status(summary: dict) -> int:
 
 
 # ---- one process's part of the run ---------------------------------------------------------
-async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
+async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
                 results: tuple[str, str] | None, control=None) -> dict:
     """Play this process's sessions; ``control``: the parent's pipe (a worker), whose
     ("stop", why) messages, or closing, stop the run."""
@@ -145,9 +146,9 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
     hooks = Hooks()
     stats = Stats(t0)
     stats.subscribe(hooks)
-    files = [open(p, "a" if workers > 1 else "w", newline="") for p in results] if results else []
+    files = [open(p, "a" if worker >= 0 else "w", newline="") for p in results] if results else []
     recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes],
-                            header=workers <= 1) if files else None)
+                            header=worker < 0) if files else None)
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc = _target(opts.target)
@@ -159,8 +160,9 @@ async def _play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0
                     opts.follow_redirects)
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, sched.halt, "signal")
+    if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, sched.halt, "signal")
     if opts.max_time is not None:
         loop.call_later(t0 + opts.max_time - clock(), sched.halt, "max_time")
     if control is not None:
@@ -243,18 +245,19 @@ def _part_paths(results: str, k: int) -> tuple[str, str]:
     return f"{results}.part{k}", f"{pages_path(results)}.part{k}"
 
 
-def _run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
-    """What the run file says of a run before its summary exists."""
-    return {"scenario": path, "target": opts.target,
+def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
+    """What the run file says of a run before its summary exists (written at once)."""
+    info = {"scenario": path, "target": opts.target,
             "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
             "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
             "options": asdict(opts), "summary": None}
+    if opts.results:
+        write_run(opts.results, info)
+    return info
 
 
-# ---- the whole run -------------------------------------------------------------------------
-def replay(path: str, opts: ReplayOptions) -> dict:
-    """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
-    status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
+def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
+    """Check the options, read the scenario and reach the target before anything is played."""
     _target(opts.target)
     try:
         thresholds = [parse_threshold(t) for t in opts.fail_on]
@@ -264,26 +267,34 @@ def replay(path: str, opts: ReplayOptions) -> dict:
         raise ReplayError("--workers must be at least 1")
     sc = read_scenario(path)
     preflight(opts.target, opts.connect_timeout)
+    return sc, thresholds
+
+
+# ---- the whole run -------------------------------------------------------------------------
+def replay(path: str, opts: ReplayOptions) -> dict:
+    """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
+    status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
+    sc, thresholds = prepare(path, opts)
     info: dict = {}
 
     def started(t0_wall: float) -> None:
-        info.update(_run_info(path, sc, opts, t0_wall))
-        if opts.results:
-            write_run(opts.results, info)
+        info.update(run_info(path, sc, opts, t0_wall))
 
     if opts.workers == 1:
         raise_nofile()
         t0_wall = time.time() + START_MARGIN
         started(t0_wall)
         results = _part_paths(opts.results, -1) if opts.results else None
-        states, dead = [uvloop.run(_play(sc, opts, -1, 1, t0_wall, results))], []
+        states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
     else:
         states, dead = _Workers(path, opts).run(started)
-    return _finish(states, dead, opts, thresholds, info)
+    return finish(states, dead, opts, thresholds, info)
 
 
-def _finish(states: list[dict], dead: list[str], opts: ReplayOptions,
-            thresholds: list[Threshold], info: dict) -> dict:
+def finish(states: list[dict], dead: list[str], opts: ReplayOptions,
+            thresholds: list[Threshold], info: dict, extra: dict | None = None) -> dict:
+    """The merged summary of the processes' ``states`` (plus ``extra`` keys), written to the
+    run file."""
     merged = Stats.merged(states)
     reasons = {s["stopped_by"] for s in states} - {None}
     stopped_by = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
@@ -298,6 +309,7 @@ def _finish(states: list[dict], dead: list[str], opts: ReplayOptions,
     summary["workers"] = opts.workers
     summary["results"] = opts.results
     summary["pages_results"] = pages_path(opts.results) if opts.results else None
+    summary.update(extra or {})
     if opts.results:
         write_run(opts.results, {**info, "summary": summary})
     return summary
@@ -312,7 +324,7 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn) -> None:
         results = _part_paths(opts.results, k) if opts.results else None
         conn.send(("ready", None))
         t0_wall = conn.recv()
-        conn.send(("done", uvloop.run(_play(sc, opts, k, n, t0_wall, results, conn))))
+        conn.send(("done", uvloop.run(play(sc, opts, k, n, t0_wall, results, conn))))
     except Exception as e:                       # reported by the parent, in one line
         conn.send(("error", f"{type(e).__name__}: {e}"))
         sys.exit(1)
@@ -415,12 +427,12 @@ class _Workers:
             for s, handler in previous.items():
                 signal.signal(s, handler)
             if opts.results:
-                _concat(opts.results, opts.workers)
-                _concat(pages_path(opts.results), opts.workers)
+                concat(opts.results, opts.workers)
+                concat(pages_path(opts.results), opts.workers)
         return states, list(self.dead.values())
 
 
-def _concat(target: str, n: int) -> None:
+def concat(target: str, n: int) -> None:
     """Append the workers' parts ``target.partK`` to ``target`` (which holds the header); a
     part cut mid-line (its worker was killed) loses that line."""
     with open(target, "r+b") as out:

@@ -6,11 +6,12 @@ import sys
 
 import click
 
+from ..cluster import ClusterError, connect, parse_cluster
 from ..formats.model import save_model
 from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
-from ..modeling import FitOptions, fit_logs
+from ..modeling import FitOptions, FitResult, fit_logs
 from .common import WagonError, default
 
 PROGRESS_MIN_BYTES = 64 << 20          # decompressed input: about two seconds of parsing
@@ -54,6 +55,18 @@ class _Progress:
             self.bar = None
 
 
+def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None) -> FitResult:
+    """``fit_logs`` in this process, or on the Dask cluster ``cluster``."""
+    if cluster is None:
+        return fit_logs(logs, options, progress)
+    spec = parse_cluster(cluster)
+    if "-" in logs:
+        raise ClusterError("standard input cannot be parsed on a cluster: give a file")
+    from ..modeling.dask_runner import DaskRunner  # lazy: Dask is optional, only for --cluster
+    with connect(spec) as client:
+        return fit_logs(logs, options, progress, DaskRunner(client))
+
+
 @click.command("fit")
 @click.argument("logs", nargs=-1, required=True)
 @click.option("-o", "--output", default="model.json", show_default=True,
@@ -95,10 +108,14 @@ class _Progress:
               help="Seed of the bootstrap and of the spreading of whole-second starts.")
 @click.option("--plots", "plots_dir", default=None, metavar="DIR",
               help="Write a CDF + QQ plot per variable here.")
+@click.option("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+              help="Run the stages on Dask workers: N local worker processes, or the workers "
+                   "of a running scheduler (which must see the LOGS at the same paths); "
+                   "default: this process alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
             keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, seed,
-            plots_dir, as_json) -> None:
+            plots_dir, cluster, as_json) -> None:
     """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
@@ -110,8 +127,8 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
                          max_pages=max_pages)
     progress = _Progress()
     try:
-        result = fit_logs(logs, options, progress)
-    except LogError as e:
+        result = _fit(logs, options, progress, cluster)
+    except (LogError, ClusterError) as e:
         raise WagonError(str(e)) from None
     finally:
         progress.close()

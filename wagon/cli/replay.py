@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from ..cluster import ClusterError, connect, parse_cluster
 from ..formats.classes import ClassError, parse_protocol
 from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
@@ -20,6 +21,16 @@ EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 
              "cut short (signal, --max-time, a worker died), after writing everything.")
 
 
+def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
+    """``replay`` in this machine's processes, or on the Dask cluster ``cluster``."""
+    if cluster is None:
+        return replay(scenario, opts)
+    spec = parse_cluster(cluster)
+    from ..replay.cluster import replay_on_cluster  # lazy: Dask is optional, only for --cluster
+    with connect(spec) as client:
+        return replay_on_cluster(scenario, opts, client)
+
+
 @click.command("replay", epilog=EXIT_HELP)
 @click.argument("scenario")
 @click.option("--target", required=True, help="The server: http://HOST:PORT/")
@@ -28,6 +39,10 @@ EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 
                    "the run).")
 @click.option("--workers", type=int, default=default(ReplayOptions, "workers"), show_default=True,
               help="Processes sharing the sessions (one per core).")
+@click.option("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+              help="Play on Dask workers instead (one segment of the sessions each, started "
+                   "together; replaces --workers): N local worker processes, or the workers "
+                   "of a running scheduler.")
 @click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
@@ -48,7 +63,7 @@ EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 
 @click.option("--progress/--no-progress", default=None,
               help="Progress line on stderr (default: when stderr is a terminal).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(scenario, target, results, workers, protocol, no_emulation, no_follow,
+def command(scenario, target, results, workers, cluster, protocol, no_emulation, no_follow,
             connect_timeout, timeout, request_timeout, fail_on, max_time, progress,
             as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
@@ -72,7 +87,9 @@ def command(scenario, target, results, workers, protocol, no_emulation, no_follo
                          max_time=max_time,
                          progress=sys.stderr.isatty() if progress is None else progress)
     try:
-        summary = replay(scenario, opts)
+        summary = _run(scenario, opts, cluster)
+    except ClusterError as e:
+        raise WagonError(str(e)) from None
     except ReplayError as e:
         error = WagonError(str(e))
         error.exit_code = e.status

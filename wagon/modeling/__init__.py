@@ -18,12 +18,12 @@ from ..fitting.arrivals import arrival_report, arrival_verdict
 from ..fitting.report import format_params
 from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
-from ..fitting.report import apply_bootstrap, bootstrap_tasks, run_bootstrap
+from ..fitting.report import apply_bootstrap, bootstrap_tasks
 from ..logs.parse import ParseStats
 from ..logs.partition import merge_partitions, shared_context
 from ..logs.pieces import plan
 from ..logs.sessions import SessionRules, Sessions
-from .stages import FitTask, LocalRunner, Progress, Runner, fit_stage
+from .stages import FitTask, LocalRunner, Progress, Runner, bootstrap_stage, fit_stage
 
 __all__ = ["FitOptions", "FitResult", "fit_logs", "fit_samples", "build_model", "observations"]
 
@@ -142,7 +142,7 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
     reports = runner.map(fit_stage, tasks, "fit", progress)
     if bootstrap:
         chunks = [bootstrap_tasks(r, bootstrap, seed) for r in reports]
-        results = iter(runner.map(run_bootstrap, [t for c in chunks for t in c], "bootstrap",
+        results = iter(runner.map(bootstrap_stage, [t for c in chunks for t in c], "bootstrap",
                                   progress))
         for report, mine in zip(reports, chunks):
             apply_bootstrap(report, mine, [next(results) for _ in mine])

@@ -49,14 +49,16 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..fitting import FitReport, Observation, fit
+from ..fitting.report import BootstrapTask, run_bootstrap
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
 
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
-           "fit_stage", "FitTask", "PARTITION_BYTES"]
+           "fit_stage", "bootstrap_stage", "FitTask", "PARTITION_BYTES"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -90,8 +92,17 @@ class FitTask:
 
 
 def fit_stage(task: FitTask) -> FitReport:
-    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after)."""
-    return fit(task.values, observation=task.observation, name=task.name)
+    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after). BLAS
+    runs on one thread: a multi-threaded OpenBLAS sums in another order and moves p-values in
+    their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return fit(task.values, observation=task.observation, name=task.name)
+
+
+def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return run_bootstrap(task)
 
 
 class Runner(Protocol):

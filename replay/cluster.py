@@ -1,0 +1,156 @@
+"""``wagon replay --cluster``: one scenario played by the workers of a Dask cluster.
+
+The sessions are split into deterministic segments exactly as ``--workers`` splits them
+(segment k of n: the sessions whose id ≡ k mod n), one segment per worker process, each played
+by ``runner.play`` on an event loop of its own. The scenario travels as bytes (the workers need
+no shared disk). Every worker reads it and says it is ready; then this process measures each
+clock against its own (bracketed readings, NTP-style), fixes t0 a fraction of a second ahead
+on the scheduler's clock and sends each worker that instant on the worker's clock, so all start
+together whatever their start-up took and however their clocks are set. The workers' rows come
+back as data and are merged, with their statistics, by the same code as ``--workers``
+(``runner.concat``, ``runner.finish``); the summary reports each worker's clock offset.
+SIGINT/SIGTERM here stop every segment, which still ends with every request recorded.
+"""
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+import signal
+import tempfile
+import threading
+import time
+import uuid
+
+import uvloop
+from distributed import Event, Queue, Variable, get_worker
+from distributed.comm import CommClosedError
+
+from ..cluster import ClockOffset, clock_offsets
+from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path
+from ..formats.scenario import read_scenario
+from .limits import raise_nofile
+from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish, play, prepare,
+                     run_info)
+
+__all__ = ["replay_on_cluster"]
+
+READY_TIMEOUT_S = 120.0       # a worker that cannot read the scenario in this long is dead
+
+
+def _watch(stop: Event, done: threading.Event, control) -> None:
+    """Forward the cluster's stop event to ``play``'s control pipe; a lost scheduler stops the
+    segment too (nobody is left to collect it)."""
+    while not done.is_set():
+        try:
+            stopped = stop.wait(timeout=0.5)
+        except (OSError, TimeoutError, CommClosedError):
+            stopped = not done.is_set()
+        if stopped:
+            control.send(("stop", "signal"))
+            return
+
+
+def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
+             run: str) -> tuple[dict, bytes, bytes]:
+    """A worker's task: play segment k of n; its statistics and its request and page rows."""
+    with tempfile.TemporaryDirectory(prefix="wagon-segment-") as d:
+        path = os.path.join(d, "scenario.jsonl")
+        with open(path, "wb") as f:
+            f.write(scenario)
+        sc = read_scenario(path)
+        raise_nofile()
+        results = (os.path.join(d, "requests.csv"), os.path.join(d, "pages.csv"))
+        Queue(f"wagon-ready-{run}").put(k)
+        t0_wall = Variable(f"wagon-t0-{run}").get(timeout=READY_TIMEOUT_S)[get_worker().address]
+        ours, theirs = multiprocessing.Pipe()
+        done = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(Event(f"wagon-stop-{run}"), done, ours),
+                                   daemon=True)
+        watcher.start()
+        try:
+            state = uvloop.run(play(sc, opts, k, n, t0_wall,
+                                    results if opts.results else None, theirs))
+        finally:
+            done.set()
+        if not opts.results:
+            return state, b"", b""
+        with open(results[0], "rb") as r, open(results[1], "rb") as p:
+            return state, r.read(), p.read()
+
+
+def _write(results: str, parts: list[tuple[bytes, bytes]]) -> None:
+    """The merged request and page files: a header, then each segment's rows in order."""
+    for target, columns, i in ((results, REQUEST_COLUMNS, 0),
+                               (pages_path(results), PAGE_COLUMNS, 1)):
+        with open(target, "w", newline="") as f:
+            ResultsWriter(f, columns).flush()
+        for k, part in enumerate(parts):
+            with open(f"{target}.part{k}", "wb") as f:
+                f.write(part[i])
+        concat(target, len(parts))
+
+
+def _offsets(sched: ClockOffset, workers: dict[str, ClockOffset]) -> list[dict]:
+    return [{"worker": a, "clock_offset_ms": 1e3 * (c.offset_s - sched.offset_s),
+             "uncertainty_ms": 1e3 * (c.rtt_s + sched.rtt_s) / 2}
+            for a, c in sorted(workers.items())]
+
+
+def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
+    """Play the scenario at ``path`` on every worker of ``client``'s cluster (``replay``'s
+    contract: the merged summary, ReplayError when it cannot start)."""
+    sc, thresholds = prepare(path, opts)
+    with open(path, "rb") as f:
+        scenario = f.read()
+    addresses = sorted(client.scheduler_info()["workers"])
+    n, run = len(addresses), uuid.uuid4().hex
+    worker_opts = dataclasses.replace(opts, progress=False, workers=n)
+    stop, t0s = Event(f"wagon-stop-{run}", client=client), Variable(f"wagon-t0-{run}", client)
+    futures = [client.submit(_segment, scenario, worker_opts, k, n, run, workers=[a],
+                             allow_other_workers=False, pure=False)
+               for k, a in enumerate(addresses)]
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT,
+                                                                     signal.SIGTERM)}
+    try:
+        _await_ready(client, Queue(f"wagon-ready-{run}", client), futures, stop)
+        sched, clocks = clock_offsets(client)
+        t0_wall = time.time() + START_MARGIN
+        t0s.set({a: t0_wall + clocks[a].offset_s for a in addresses})
+        info = run_info(path, sc, worker_opts, t0_wall)
+        states, parts, dead = [], [], []
+        for k, fut in enumerate(futures):
+            try:
+                state, rows, pages = fut.result()
+            except Exception as e:                # reported in the summary, in one line
+                dead.append(f"worker {k} ({addresses[k]}): {type(e).__name__}: {e}")
+                stop.set()
+                continue
+            states.append(state)
+            parts.append((rows, pages))
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if opts.results:
+        _write(opts.results, parts)
+    return finish(states, dead, worker_opts, thresholds, info,
+                  {"cluster": {"scheduler": client.scheduler.address,
+                               "workers": _offsets(sched, clocks)}})
+
+
+def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
+    """Wait until every segment has read the scenario; a failed one ends the run unstarted."""
+    deadline, count = time.monotonic() + READY_TIMEOUT_S, 0
+    while count < len(futures):
+        failed = [f for f in futures if f.status == "error"]
+        if failed or stop.is_set() or time.monotonic() > deadline:
+            stop.set()
+            client.cancel(futures)
+            why = (f"{type(failed[0].exception()).__name__}: {failed[0].exception()}" if failed
+                   else "interrupted" if stop.is_set() else "a worker never got ready")
+            raise WorkerDied(f"the run did not start: {why}")
+        try:
+            ready.get(timeout=0.5)
+            count += 1
+        except TimeoutError:
+            continue

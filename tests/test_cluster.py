@@ -1,0 +1,151 @@
+"""``--cluster``: the fit's stages and a replay's segments on Dask workers — a LocalCluster and a
+real ``dask scheduler`` with two ``dask worker`` processes on loopback. The fit must give the
+model one process gives; the replay must make every request once (counted by nginx) and merge
+its statistics as ``--workers`` does."""
+from __future__ import annotations
+
+import collections
+import gzip
+import json
+import subprocess
+import sys
+import time
+
+import distributed
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wagon import read_results
+from wagon.cli import main
+from wagon.cluster import ClusterError, parse_cluster
+from wagon.formats.scenario import read_scenario
+from wagon.logs.pieces import plan
+from wagon.modeling import FitOptions, fit_logs
+
+from .servers import free_port, nginx
+from .test_replay import expected_urls, rows, site_and_scenario  # noqa: F401 (a fixture)
+
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """A real scheduler and two single-threaded worker processes on loopback; its address."""
+    folder = tmp_path_factory.mktemp("dask")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    cli = [sys.executable, "-m", "dask"]
+    procs = [subprocess.Popen(cli + ["scheduler", "--host", "127.0.0.1", "--port",
+                                     address.rsplit(":", 1)[1], "--no-dashboard"],
+                              cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    procs += [subprocess.Popen(cli + ["worker", address, "--nworkers", "1", "--nthreads", "1",
+                                      "--no-dashboard", "--local-directory", str(folder)],
+                               cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+              for _ in range(2)]
+    try:
+        with distributed.Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(3)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _model(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k != "created"}
+
+
+@pytest.mark.parametrize("spec, want", [
+    ("local:3", "local:3"), (" tcp://10.0.0.1:8786", "tcp://10.0.0.1:8786"),
+    ("local:0", None), ("local", None), ("10.0.0.1:8786", None), ("http://x:1", None)])
+def test_cluster_specs(spec, want):
+    if want is None:
+        with pytest.raises(ClusterError, match="expected local:N"):
+            parse_cluster(spec)
+    else:
+        assert str(parse_cluster(spec)) == want
+
+
+def test_a_bad_cluster_is_one_line_and_exit_2(nasa):
+    r = CliRunner().invoke(main, ["fit", str(nasa), "--cluster", "local:x"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "expected local:N" in r.output
+    r = CliRunner().invoke(main, ["fit", "-", "--cluster", "local:2"], input=b"")
+    assert r.exit_code == 2 and "standard input" in r.output
+
+
+def test_single_machine_use_never_loads_dask():
+    code = ("import sys, wagon.cli.fit, wagon.cli.replay, wagon.modeling, wagon.replay.runner, "
+            "wagon.cluster; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('dask', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa, tmp_path):
+    log = tmp_path / "nasa.log"                      # plain: cut into byte ranges on workers
+    log.write_bytes(gzip.decompress(nasa.read_bytes()))
+    from wagon.modeling.dask_runner import DaskRunner
+    options = FitOptions(bootstrap=6, seed=7)
+    alone = fit_logs([str(log)], options)
+    assert len(plan([str(log)], 300_000)) >= 5
+    with distributed.Client(scheduler) as client, distributed.get_task_stream(client) as ts:
+        runner = DaskRunner(client, piece_bytes=300_000)
+        assert runner.partitions_for(1) == 4
+        spread = fit_logs([str(log)], options, runner=runner)
+    assert _model(spread.model.data) == _model(alone.model.data)
+    assert spread.stats.as_dict() == alone.stats.as_dict()
+    methods = {r["p_method"] for v in spread.model.data["variables"].values() for r in v["table"]}
+    assert "bootstrap(6)" in methods, methods
+    by_stage = collections.defaultdict(set)
+    for t in ts.data:
+        by_stage[t["key"].split("-")[0]].add(t["worker"])
+    assert len(by_stage["parse_stage"]) == 2 and len(by_stage["_sessionize"]) == 2, by_stage
+    assert len(by_stage["bootstrap_stage"]) == 2
+
+
+def test_fit_on_a_local_cluster_from_the_command_line(nasa, tmp_path):
+    one = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(tmp_path / "a.json")])
+    two = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(tmp_path / "b.json"),
+                                    "--cluster", "local:2"])
+    assert one.exit_code == 0 and two.exit_code == 0, two.output
+    assert (_model(json.loads((tmp_path / "a.json").read_text()))
+            == _model(json.loads((tmp_path / "b.json").read_text())))
+
+
+@pytest.mark.parametrize("where", ["local", "scheduler"])
+def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
+                                                       site_and_scenario):
+    cluster = "local:2" if where == "local" else request.getfixturevalue("scheduler")
+    scenario = site_and_scenario("lan/http11,lan/http10x2,t1-dsl/http11", sessions=50)
+    want = expected_urls(scenario)
+    results = tmp_path / "r.csv"
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        began = time.monotonic()
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
+                                      "--results", str(results), "--cluster", cluster,
+                                      "--json"])
+        assert r.exit_code == 0, r.output
+        log = server.access(expect=sum(want.values()))
+    s = json.loads(r.stdout)
+    got = rows(results)
+    assert collections.Counter(a.uri for a in log) == want            # nginx: each once
+    assert collections.Counter(g["url"] for g in got) == want
+    assert s["requests"]["total"] == len(got) == sum(want.values()) and s["errors"]["total"] == 0
+    assert s["sessions"]["completed"] == 50 and s["workers"] == 2 and s["complete"]
+    assert results.read_text().count("session,class,page") == 1
+    assert len({g["session"] for g in got}) == 50
+    pages = rows(tmp_path / "r.pages.csv")
+    assert len(pages) == sum(len(x.clicks) for x in read_scenario(scenario).sessions())
+    clocks = s["cluster"]["workers"]
+    assert len(clocks) == 2 and all(abs(c["clock_offset_ms"]) < 50 for c in clocks)
+    frame = read_results(results)
+    ok = frame[frame["error"].isna() | (frame["error"] == "")]
+    ok = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
+    merged = [s["latency"]["request"][f"p{q}"] for q in (50, 90, 99)]
+    assert np.allclose(merged, np.percentile(ok, [50, 90, 99], method="inverted_cdf"),
+                       rtol=2e-3, atol=0)
+    assert s["generator"]["start_lag"]["p99"] < 50 and time.monotonic() - began < 60

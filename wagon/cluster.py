@@ -1,0 +1,113 @@
+"""Where ``--cluster`` work runs: a Dask (distributed) client from a spec, and clock offsets.
+
+``local:N`` starts a LocalCluster of N single-threaded worker processes on this machine;
+``tcp://host:port`` (or ``tls://``) joins an existing scheduler. Dask is an optional extra
+(``pip install 'wagon-workload[cluster]'``): it is imported only here, only when a cluster is
+asked for, so single-machine use never loads it.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+__all__ = ["ClusterError", "ClusterSpec", "parse_cluster", "connect", "ClockOffset",
+           "clock_offsets"]
+
+_LOCAL = re.compile(r"local:(\d+)")
+_REMOTE = re.compile(r"(tcp|tls|inproc)://[^\s/]+")
+
+
+class ClusterError(ValueError):
+    """A cluster that cannot be used: bad spec, Dask missing, scheduler unreachable."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """``local`` workers on this machine, or the ``address`` of a running scheduler."""
+
+    local: int | None = None
+    address: str | None = None
+
+    def __str__(self) -> str:
+        return f"local:{self.local}" if self.local else str(self.address)
+
+
+def parse_cluster(spec: str) -> ClusterSpec:
+    """``local:N`` (N ≥ 1) or a scheduler address ``tcp://host:port``."""
+    m = _LOCAL.fullmatch(spec.strip())
+    if m and int(m.group(1)) >= 1:
+        return ClusterSpec(local=int(m.group(1)))
+    if _REMOTE.fullmatch(spec.strip()):
+        return ClusterSpec(address=spec.strip())
+    raise ClusterError(f"--cluster {spec!r}: expected local:N (N ≥ 1) or a scheduler address "
+                       "such as tcp://host:8786")
+
+
+def _distributed():
+    try:
+        import distributed  # lazy: Dask is an optional extra, loaded only for --cluster
+    except ImportError:
+        raise ClusterError("--cluster needs Dask: pip install 'wagon-workload[cluster]'") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(spec: ClusterSpec, timeout: float = 10.0) -> Iterator[Any]:
+    """A ``distributed.Client`` on ``spec``, closed (with its LocalCluster) on exit."""
+    distributed = _distributed()
+    cluster = None
+    try:
+        if spec.local:
+            cluster = distributed.LocalCluster(n_workers=spec.local, threads_per_worker=1,
+                                               processes=True, dashboard_address=":0")
+            client = distributed.Client(cluster, timeout=timeout)
+        else:
+            client = distributed.Client(spec.address, timeout=timeout)
+    except (OSError, TimeoutError) as e:
+        if cluster is not None:
+            cluster.close()
+        raise ClusterError(f"cannot reach the Dask scheduler {spec}: {e}") from None
+    try:
+        if not client.scheduler_info()["workers"]:
+            client.wait_for_workers(1, timeout=timeout)
+        yield client
+    except TimeoutError:
+        raise ClusterError(f"the Dask scheduler {spec} has no worker") from None
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+@dataclass(frozen=True)
+class ClockOffset:
+    """A clock's offset from this process's ``time.time()`` and the round trip it was read in
+    (the offset is known to ± half of it)."""
+
+    offset_s: float
+    rtt_s: float
+
+
+def _bracketed(call, rounds: int) -> tuple[dict[str, ClockOffset], ClockOffset]:
+    """NTP-style: read the remote clocks between two local readings, keep the round with the
+    shortest trip per clock."""
+    best: dict[str, ClockOffset] = {}
+    for _ in range(rounds):
+        before = time.time()
+        remote = call()
+        after = time.time()
+        for who, t in remote.items():
+            c = ClockOffset(t - (before + after) / 2, after - before)
+            if who not in best or c.rtt_s < best[who].rtt_s:
+                best[who] = c
+    return best
+
+
+def clock_offsets(client: Any, rounds: int = 5) -> tuple[ClockOffset, dict[str, ClockOffset]]:
+    """The scheduler's clock offset and each worker's (by address), from this process."""
+    sched = _bracketed(lambda: {"scheduler": client.run_on_scheduler(time.time)}, rounds)
+    workers = _bracketed(lambda: client.run(time.time), rounds)
+    return sched["scheduler"], workers

@@ -1,0 +1,85 @@
+"""The fit's stages on a Dask cluster (``wagon fit --cluster``): the runner interface of
+``wagon.modeling.stages`` with futures.
+
+Pieces (files, byte ranges of big plain files) are parsed on the workers; each piece's result
+stays where it was made and only its k-th chunk moves to the task that sessionizes partition k
+(the shuffle by client), so a client's requests meet on one worker. Partition results, fits
+and bootstrap chunks come back to this process in order, so the model is the one a single
+process makes from the same input. Inputs are read by the workers: on several hosts they must
+see the same paths (a shared file system); standard input cannot be shipped.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from distributed import as_completed
+
+from ..logs.parse import Chunk, PieceResult
+from ..logs.partition import PartitionResult, Shared
+from ..logs.pieces import PIECE_BYTES, Piece
+from .stages import PARTITION_BYTES, Progress, parse_stage, sessionize_stage
+
+__all__ = ["DaskRunner"]
+
+
+def _without_chunks(r: PieceResult) -> PieceResult:
+    return dataclasses.replace(r, chunks=None)
+
+
+def _chunk(r: PieceResult, k: int) -> Chunk:
+    assert r.chunks is not None
+    return r.chunks[k]
+
+
+def _sessionize(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
+    return sessionize_stage(list(chunks), options, shared)
+
+
+class DaskRunner:
+    """Runs the stages on ``client``'s workers; at least two partitions per worker so the
+    sessionize stage spreads."""
+
+    def __init__(self, client: Any, piece_bytes: int = PIECE_BYTES) -> None:
+        self.client = client
+        self.piece_bytes = piece_bytes
+        self._pieces: list = []
+        self._count = 0
+
+    def _workers(self) -> int:
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
+    def partitions_for(self, total_bytes: int) -> int:
+        return max(2 * self._workers(), -(-total_bytes // PARTITION_BYTES))
+
+    def _ordered(self, futures: list, stage: str, progress: Progress | None) -> list:
+        """The futures' results in order, counting them as they complete."""
+        for done, _ in enumerate(as_completed(futures), 1):
+            if progress:
+                progress(stage, done, len(futures))
+        return self.client.gather(futures)
+
+    def parse(self, pieces: list[Piece], options: Any, partitions: int,
+              progress: Progress | None) -> list[PieceResult]:
+        if any(p.path == "-" for p in pieces):
+            raise ValueError("standard input cannot be parsed on a cluster: give a file")
+        self._count = partitions
+        self._pieces = self.client.map(parse_stage, pieces, options=options,
+                                       partitions=partitions, pure=False)
+        heads = self.client.map(_without_chunks, self._pieces, pure=False)
+        return self._ordered(heads, "parse", progress)
+
+    def sessionize(self, options: Any, shared: Shared,
+                   progress: Progress | None) -> list[PartitionResult]:
+        try:
+            parts = []
+            for k in range(self._count):
+                chunks = [self.client.submit(_chunk, f, k, pure=False) for f in self._pieces]
+                parts.append(self.client.submit(_sessionize, chunks, options, shared,
+                                                pure=False))
+            return self._ordered(parts, "sessionize", progress)
+        finally:
+            self._pieces = []
+
+    def map(self, fn: Callable, items: list, stage: str, progress: Progress | None) -> list:
+        return self._ordered(self.client.map(fn, items, pure=False), stage, progress)
