@@ -24,7 +24,7 @@ from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 
 from .conftest import require_tool
-from .servers import nginx
+from .servers import _Fault, fault_server, nginx, write_scenario_file
 from .test_synth import hand_model
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -155,6 +155,32 @@ def test_comparison_puts_both_replays_in_one_table(replays, tmp_path):
     want = [re.match(r"requests ([\d,]+)", t).group(1) for t in texts]
     assert got == want and got[0] != got[1]
     assert table_rows(dom, "compare")
+
+
+def test_errors_by_kind_and_status_as_replay_prints_them(tmp_path):
+    """A replay against the fault server (500s, resets, truncated bodies): the report's error
+    rows are the replay's own, and its request count is what the server read."""
+    pages = [(u, 100, []) for u in ("/ok", "/500", "/reset", "/truncate")]
+    sessions = [(0.01 * i, 0, [(i % 4, 0.0), (0, 0.05)]) for i in range(20)]
+    scenario = write_scenario_file(tmp_path / "f.jsonl", pages, [], ["lan/http11"], sessions)
+    with fault_server() as port:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target",
+                                      f"http://127.0.0.1:{port}/", "--results",
+                                      str(tmp_path / "f.csv")])
+        served = len(_Fault.served)
+    printed = re.search(r"^errors (.*)$", r.output, re.M).group(1)
+    out = tmp_path / "faults.html"
+    assert CliRunner().invoke(main, ["report", str(tmp_path / "f.csv"), "-o",
+                                     str(out)]).exit_code == 0
+    images, errors, dom = rendered(out, tmp_path)
+    assert errors is None and images >= 5
+    rows = dict(table_rows(dom, "summary"))
+    got = ", ".join(f"{k[len('errors: '):]} {v}" for k, v in rows.items()
+                    if k.startswith("errors: "))
+    assert got == printed and "reset" in got, (got, printed)
+    assert int(rows["requests (ok)"].split()[0]) == served
+    failed = sum(int(r[3]) for r in table_rows(dom, "pages"))
+    assert failed == int(rows["errors"])
 
 
 def test_results_without_model_are_read(replays, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_report
 from ..formats.results import pages_path, read_results
@@ -143,10 +144,9 @@ def _series(req, width: float, n: int) -> list[str]:
     good = done[ok]
     lat = 1e3 * (good["last_byte"] - good["start"]).to_numpy()
     idx = np.clip((good["last_byte"].to_numpy() // width).astype(int), 0, n - 1)
+    by_bin = pd.Series(lat).groupby(idx)
     for q, colour in ((50, "black"), (90, "tab:blue"), (99, "tab:red")):
-        ys = np.full(n, np.nan)
-        for k in np.unique(idx):
-            ys[k] = np.percentile(lat[idx == k], q)
+        ys = by_bin.quantile(q / 100).reindex(range(n)).to_numpy()
         ax[0, 0].plot(x, ys, lw=1, color=colour, label=f"p{q}")
     ax[0, 0].set_yscale("log")
     ax[0, 0].set(xlabel="time (s)", ylabel="latency (ms)", title=f"request latency ({unit})")
