@@ -198,6 +198,9 @@ def test_results_without_model_are_read(replays, tmp_path):
     assert read_run(path)["model"] is None
     r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "old.html")])
     assert r.exit_code == 0 and "not recorded" in (tmp_path / "old.html").read_text()
+    (tmp_path / "old.pages.csv").unlink()
+    r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "no.html")])
+    assert r.exit_code == 2 and "old.pages.csv" in r.output and "Traceback" not in r.output
 
 
 @given(st.floats(0, 10 * 86400))
