@@ -250,6 +250,7 @@ def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> di
     info = {"scenario": path, "target": opts.target,
             "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
             "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
+            "model": sc.header.get("model"),
             "options": asdict(opts), "summary": None}
     if opts.results:
         write_run(opts.results, info)

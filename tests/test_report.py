@@ -1,50 +1,225 @@
-"""HTML reports render in a real browser: headless Chromium loads each report, every embedded
-plot decodes, and no script error is raised."""
+"""HTML reports render in a real browser: headless Chromium loads each report, takes a
+screenshot, every embedded plot decodes and no script error is raised. A replay's report opens
+with the figures of ``wagon replay``'s own summary, and its tables agree with nginx's access log
+and with percentiles recomputed from the results CSV."""
 from __future__ import annotations
 
+import collections
+import html
 import re
 import subprocess
 
+import numpy as np
+import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
+from wagon import read_results
 from wagon.cli import main
+from wagon.formats.results import read_run, write_run
+from wagon.formats.site import build_site
+from wagon.report.replay import _NICE, MAX_POINTS, plot_width
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.site import resolve_site
 
 from .conftest import require_tool
-from .servers import nginx
-from .test_replay import site_and_scenario  # noqa: F401  (fixture)
+from .servers import _Fault, fault_server, nginx, write_scenario_file
+from .test_synth import hand_model
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=10000"]
+         "--virtual-time-budget=10000", "--window-size=1200,3000"]
+LATENCY_ROWS = ("request (successful)", "request (every outcome)", "connect", "first byte",
+                "transfer", "page (errors included)", "request, from intended start",
+                "session start lag", "event-loop lag")
 
 
-def rendered(page, profile) -> tuple[int, str | None]:
-    """(images that decoded, script errors) as the page reports them after loading."""
-    out = subprocess.run([require_tool("chromium"), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                          page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+def rendered(page, tmp) -> tuple[int, str | None, str]:
+    """(images that decoded, script errors, the DOM) as the page reports them after loading;
+    a screenshot of the page is taken on the way (and must be a PNG)."""
+    chromium = require_tool("chromium")
+    shot = tmp / f"{page.stem}.png"
+    subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'chrome-shot'}",
+                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    out = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'chrome-dom'}",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
     body = re.search(r"<body[^>]*>", out).group(0)
     images = re.search(r'data-images="(ok|broken) (\d+)"', body)
     errors = re.search(r'data-errors="([^"]*)"', body)
     assert images is not None and images.group(1) == "ok", body
-    return int(images.group(2)), errors.group(1) if errors else None
+    return int(images.group(2)), errors.group(1) if errors else None, out
 
 
-def test_reports_render_with_their_plots(tmp_path, sample, sample_model,
-                                        site_and_scenario):  # noqa: F811
-    run = CliRunner().invoke
-    model = sample_model[0]
-    scenario = site_and_scenario("lan/http11,t1-dsl/http10x2", sessions=20)
-    with nginx(tmp_path / "site", tmp_path / "ng") as server:
-        r = run(main, ["replay", str(scenario), "--target", server.url, "--results",
-                       str(tmp_path / "r.csv")])
-        assert r.exit_code == 0, r.output
-    pages = {"model": ([str(model)], 7),           # 6 laws + keep-alive curve
-             "log": ([str(sample)], 3),                         # load plots + 2 fitted laws
-             "replay": ([str(tmp_path / "r.csv")], 2),           # load plots + latency
-             "compare": (["--compare", str(sample), str(scenario)], 3)}
+def table_rows(dom: str, ident: str) -> list[list[str]]:
+    """The cells of the table with this id, row by row (header row left out)."""
+    t = re.search(rf"<table id=.{ident}.>(.*?)</table>", dom, re.S).group(1)
+    return [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", t, re.S)[1:]]
+
+
+@pytest.fixture(scope="module")
+def replays(tmp_path_factory):
+    """Two replays against nginx (40 and 12 sessions, two client classes): (results paths,
+    wagon replay's printed summaries, nginx's access log of the first)."""
+    tmp = tmp_path_factory.mktemp("report")
+    model = hand_model(think=(-2.5, 0.3), rate=30.0, clicks_p=0.34)
+    build_site(resolve_site(model, pages=40).spec, tmp / "site")
+    paths, texts, access = [], [], None
+    for k, sessions in enumerate((40, 12)):
+        scenario = tmp / f"s{k}.jsonl"
+        with open(scenario, "w") as f:
+            synthesize(Generator(model, SynthOptions(sessions=sessions, seed=3 + k, pages=40,
+                                                     classes="lan/http11,t1-dsl/http10x2")), f)
+        with nginx(tmp / "site", tmp / f"ng{k}") as server:
+            results = tmp / f"r{k}.csv"
+            r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
+                                          "--results", str(results)])
+            assert r.exit_code == 0, r.output
+            total = int(re.match(r"requests ([\d,]+)", r.output).group(1).replace(",", ""))
+            log = server.access(expect=total)
+            access = access or log
+        paths.append(results)
+        texts.append(r.output)
+    return paths, texts, access
+
+
+@pytest.fixture(scope="module")
+def replay_page(replays, tmp_path_factory):
+    """The report of the first replay, rendered: (images, errors, DOM)."""
+    tmp = tmp_path_factory.mktemp("replay-report")
+    out = tmp / "replay.html"
+    r = CliRunner().invoke(main, ["report", str(replays[0][0]), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return rendered(out, tmp)
+
+
+def test_replay_report_renders_with_a_line_under_each_plot(replay_page):
+    images, errors, dom = replay_page
+    assert errors is None and images >= 5
+    assert dom.index("id=\"summary\"") < dom.index("<img")       # the summary table first
+    assert dom.count("How to read:") >= images                     # one line per plot at least
+    assert "the estimators need at least 256" in dom               # a 10 s run: no Hurst plots
+
+
+def test_summary_table_has_the_figures_of_wagon_replay(replays, replay_page):
+    text, dom = replays[1][0], replay_page[2]
+    rows = dict(table_rows(dom, "summary"))
+    for name in LATENCY_ROWS:
+        printed = re.search(rf"^  {re.escape(name)}\s+(.*)$", text, re.M).group(1).split()
+        key = next(k for k in rows if k.endswith(f" {name}: p50, p90, p99, max"))
+        assert rows[key].split(", ") == printed, name
+    first = text.splitlines()[0]
+    total, ok = re.match(r"requests ([\d,]+) \(ok ([\d,]+)", first).groups()
+    assert rows["requests (ok)"] == f"{total} ({ok})"
+    assert rows["throughput (ok/s)"] == re.search(r"([\d.,]+) ok/s", first).group(1)
+    assert rows["connections"] == re.search(r"connections ([\d,]+)", first).group(1)
+    assert rows["client classes"] == "lan/http11, t1-dsl/http10x2"
+    assert rows["model"].startswith("sha256:")                    # unnamed hand-made model
+
+
+def test_replay_report_against_nginx_and_numpy(replays, replay_page):
+    """Request counts against nginx's access log; percentiles recomputed from the CSV."""
+    (path, _), _, access = replays[0], replays[1], replays[2]
+    dom = replay_page[2]
+    rows = dict(table_rows(dom, "summary"))
+    assert rows["requests (ok)"].startswith(f"{len(access):,} ")
+    served = collections.Counter(a.uri for a in access)
+    pages = table_rows(dom, "pages")
+    assert pages and all(int(visits) == served[url] for url, visits, *_ in pages)
+    req = read_results(path)
+    assert sum(int(r[2]) for r in pages) <= len(access)
+    ok = req[req["error"] == ""]
+    lat = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
+    p50, p90, p99, _ = (float(v) for v in
+                        rows["latency (ms) request (successful): p50, p90, p99, max"].split(", "))
+    want = np.percentile(lat, [50, 90])
+    assert abs(p50 - want[0]) <= 0.02 * want[0] and abs(p90 - want[1]) <= 0.02 * want[1]
+    assert np.sort(lat)[-3] * 0.98 <= p99 <= lat.max() * 1.02     # p99 of ~300 values
+    for cls, _, _, _, c50, _ in table_rows(dom, "classes"):
+        v = 1e3 * (ok.loc[ok["class"] == cls, "last_byte"] - ok.loc[ok["class"] == cls, "start"])
+        assert float(c50) == pytest.approx(np.percentile(v, 50), rel=1e-3)
+
+
+def test_comparison_puts_both_replays_in_one_table(replays, tmp_path):
+    (a, b), texts, _ = replays
+    out = tmp_path / "compare.html"
+    r = CliRunner().invoke(main, ["report", "--compare", str(a), str(b), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    images, errors, dom = rendered(out, tmp_path)
+    assert errors is None and images >= 3
+    rows = {row[0]: row[1:] for row in table_rows(dom, "summaries")}
+    got = [v.split(" ")[0] for v in rows["requests (ok)"]]
+    want = [re.match(r"requests ([\d,]+)", t).group(1) for t in texts]
+    assert got == want and got[0] != got[1]
+    assert table_rows(dom, "compare")
+
+
+def test_errors_by_kind_and_status_as_replay_prints_them(tmp_path):
+    """A replay against the fault server (500s, resets, truncated bodies): the report's error
+    rows are the replay's own, and its request count is what the server read."""
+    pages = [(u, 100, []) for u in ("/ok", "/500", "/reset", "/truncate")]
+    sessions = [(0.01 * i, 0, [(i % 4, 0.0), (0, 0.05)]) for i in range(20)]
+    scenario = write_scenario_file(tmp_path / "f.jsonl", pages, [], ["lan/http11"], sessions)
+    with fault_server() as port:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target",
+                                      f"http://127.0.0.1:{port}/", "--results",
+                                      str(tmp_path / "f.csv")])
+        served = len(_Fault.served)
+    printed = re.search(r"^errors (.*)$", r.output, re.M).group(1)
+    out = tmp_path / "faults.html"
+    assert CliRunner().invoke(main, ["report", str(tmp_path / "f.csv"), "-o",
+                                     str(out)]).exit_code == 0
+    images, errors, dom = rendered(out, tmp_path)
+    assert errors is None and images >= 5
+    rows = dict(table_rows(dom, "summary"))
+    got = ", ".join(f"{k[len('errors: '):]} {v}" for k, v in rows.items()
+                    if k.startswith("errors: "))
+    assert got == printed and "reset" in got, (got, printed)
+    assert int(rows["requests (ok)"].split()[0]) == served
+    failed = sum(int(r[3]) for r in table_rows(dom, "pages"))
+    assert failed == int(rows["errors"])
+
+
+def test_results_without_model_are_read(replays, tmp_path):
+    """A version 2 run file (no model) still reads, and the report says it was not recorded."""
+    path = tmp_path / "old.csv"
+    path.write_bytes(replays[0][0].read_bytes())
+    for suffix in (".pages.csv",):
+        (tmp_path / f"old{suffix}").write_bytes(replays[0][0].with_name("r0" + suffix)
+                                                .read_bytes())
+    run = read_run(replays[0][0])
+    run.pop("model")
+    write_run(path, {k: v for k, v in run.items() if k not in ("format", "version")})
+    doc = re.sub(r'"version": ?3', '"version": 2', (tmp_path / "old.run.json").read_text())
+    (tmp_path / "old.run.json").write_text(doc)
+    assert read_run(path)["model"] is None
+    r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "old.html")])
+    assert r.exit_code == 0 and "not recorded" in (tmp_path / "old.html").read_text()
+    (tmp_path / "old.pages.csv").unlink()
+    r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "no.html")])
+    assert r.exit_code == 2 and "old.pages.csv" in r.output and "Traceback" not in r.output
+
+
+@given(st.floats(0, 10 * 86400))
+def test_time_series_never_exceed_max_points(duration):
+    """Long runs are aggregated: at most MAX_POINTS bins, with the finest round width."""
+    w = plot_width(duration)
+    assert duration / w <= MAX_POINTS
+    finer = [n for n in _NICE if n < w]
+    assert not finer or duration / finer[-1] > MAX_POINTS
+
+
+def test_other_reports_render_with_their_plots(tmp_path, sample, sample_model, replays):
+    pages = {"model": ([str(sample_model[0])], 7),          # 6 laws + keep-alive curve
+             "log": ([str(sample)], 3),                     # load + 2 fitted laws
+             "compare": (["--compare", str(sample), str(replays[0][0])], 3)}
     for name, (args, want) in pages.items():
         out = tmp_path / f"{name}.html"
-        r = run(main, ["report", *args, "-o", str(out)])
+        r = CliRunner().invoke(main, ["report", *args, "-o", str(out)])
         assert r.exit_code == 0, r.output
-        images, errors = rendered(out, tmp_path / f"chrome-{name}")
+        images, errors, dom = rendered(out, tmp_path)
         assert images >= want and errors is None, (name, images, errors)
+        assert dom.count("How to read:") >= images - (name == "model"), name

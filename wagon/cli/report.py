@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from ..report.html import compare_report, model_report, workload_report
+from ..formats.results import ResultsError
 from ..modeling import FitOptions
 from . import inputs
 from .common import WagonError, default
@@ -19,18 +20,25 @@ from .common import WagonError, default
 def command(inputs_, output, as_compare, fmt) -> None:
     """One self-contained HTML report of a model (.json), a workload (logs, a scenario or replay
     results), or (--compare) two workloads."""
-    if as_compare:
-        if len(inputs_) != 2:
-            raise WagonError("--compare takes exactly two inputs")
-        page = compare_report(inputs.workload([inputs_[0]], fmt),
-                              inputs.workload([inputs_[1]], fmt))
-    elif inputs_[0].endswith(".json"):
-        page = model_report(inputs.model(inputs_[0]), f"wagon model: {inputs_[0]}")
-    else:
-        page = workload_report(inputs.workload(inputs_, fmt))
+    try:
+        page = _page(inputs_, as_compare, fmt)
+    except ResultsError as e:                   # e.g. a replay whose .pages.csv is missing
+        raise WagonError(str(e)) from None
     try:
         with open(output, "w") as f:
             f.write(page)
     except OSError as e:
         raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
     click.echo(f"{output}: {len(page) / 1e3:,.0f} kB")
+
+
+def _page(inputs_: tuple[str, ...], as_compare: bool, fmt: str) -> str:
+    """The report's HTML for the inputs."""
+    if as_compare:
+        if len(inputs_) != 2:
+            raise WagonError("--compare takes exactly two inputs")
+        return compare_report(inputs.workload([inputs_[0]], fmt),
+                              inputs.workload([inputs_[1]], fmt))
+    if inputs_[0].endswith(".json"):
+        return model_report(inputs.model(inputs_[0]), f"wagon model: {inputs_[0]}")
+    return workload_report(inputs.workload(inputs_, fmt))

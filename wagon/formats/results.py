@@ -10,6 +10,9 @@ Version 2 (issue 9): every request of the run has exactly one row (``error`` als
 ``not_started``, ``in_flight``, ``skipped``), ``start`` is when the browser issued the request
 (before its connect; version 1: when it was written), and the ``retried`` column says a request
 was sent a second time. Version 1 files are read with ``retried`` false.
+
+Version 3 (issue 13): the run file names the scenario's ``model`` (its name and digest, as the
+scenario's header gives them); older run files are read with ``model`` None.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "
            "run_path", "write_run", "read_run", "read_results", "is_results_header"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 2
+RESULTS_VERSION = 3
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
@@ -97,6 +100,7 @@ def read_run(results: str | os.PathLike) -> dict | None:
         raise ResultsError(f"{path}: not a wagon run file ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
         raise ResultsError(f"{path}: not a wagon run file ('format' is not {RESULTS_FORMAT!r})")
+    doc.setdefault("model", None)                  # versions 1 and 2 did not record it
     return doc
 
 

@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 
 from ..fitting import FitReport
 from ..formats.results import read_results
+from .replay import plot_width
 
 __all__ = ["plot_fit", "write_plots", "plot_replay"]
 
@@ -62,17 +63,22 @@ def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
     return written
 
 
-def plot_replay(summary: dict, results_csv: str | os.PathLike, path: str | os.PathLike) -> None:
-    """Requests completed per second, and the latency distribution of each client class."""
+def plot_replay(summary: dict, results_csv: str | os.PathLike,
+                path: str | os.PathLike) -> None:
+    """Requests completed per second (averaged over bins of a readable width), and the latency
+    distribution of each client class."""
     req = read_results(results_csv)
     ok = req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
     fig = Figure(figsize=(11, 4))
     ax1, ax2 = fig.subplots(1, 2)
-    series = summary["throughput"]["per_second"]
-    ax1.plot(np.arange(len(series)), series, color="black", lw=1)
+    series = np.asarray(summary["throughput"]["per_second"], float)
+    width = int(plot_width(len(series)))               # a line, not a block, for long runs
+    n = -(-len(series) // width)
+    binned = np.bincount(np.arange(len(series)) // width, series, minlength=n) / width
+    ax1.plot((np.arange(n) + 0.5) * width, binned, color="black", lw=1)
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel("requests completed per second")
-    ax1.set_title("throughput")
+    ax1.set_title(f"throughput ({width} s bins)")
     for name, rows in ok.groupby("class", sort=True):
         lat = np.sort(1e3 * (rows["last_byte"] - rows["start"]).to_numpy())
         ax2.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post",
