@@ -249,6 +249,7 @@ def _run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> d
     return {"scenario": path, "target": opts.target,
             "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
             "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
+            "speedup": sc.speedup,
             "options": asdict(opts), "summary": None}
 
 
