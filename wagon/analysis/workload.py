@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..formats.results import is_results_header, pages_path, read_results
-from ..formats.scenario import SCENARIO_FORMAT, ScenarioError, read_scenario
+from ..formats.kind import what_is
+from ..formats.results import pages_path, read_results
+from ..formats.scenario import ScenarioError, read_scenario
 from ..logs.parse import parse_logs
 from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags, sessionize
 from ..synth.timeline import offered_requests
@@ -51,12 +52,15 @@ class Workload:
 
 
 def _kind(path: str) -> str:
-    with open(path, "rb") as f:
-        first = f.readline(4096)
-    if first.replace(b" ", b"").startswith(b'{"format":"%s"' % SCENARIO_FORMAT.encode()):
+    """scenario, replay or log; a model or a run file is no workload (WorkloadError)."""
+    kind = what_is(path)
+    if kind == "a wagon scenario":
         return "scenario"
-    if is_results_header(first.decode("utf-8", "replace")):
+    if kind == "replay results":
         return "replay"
+    if kind is not None:
+        raise WorkloadError(f"{path}: {kind}, not a workload (give access logs, a scenario or "
+                            "replay results)")
     return "log"
 
 

@@ -11,6 +11,7 @@ from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
+from . import inputs
 from .common import WagonError, default
 
 PROGRESS_MIN_BYTES = 64 << 20          # about two seconds of parsing
@@ -78,6 +79,7 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
                          max_pages=max_pages)
+    inputs.not_wagon(logs, "an access log")
     bar = _progress_bar(list(logs))
     try:
         if bar is not None:

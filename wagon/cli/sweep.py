@@ -5,6 +5,7 @@ import click
 
 from ..analysis.capacity import SweepError, SweepOptions, parse_rates, steps_text, sweep
 from ..formats.classes import ClassError, parse_protocol
+from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
@@ -51,7 +52,7 @@ def command(scenario, target, rates, step_time, warmup, pause, within, protocol,
             f"{s['offered_rps']:,.1f} requests/s", err=True))
     except ClassError as e:
         raise WagonError(f"--protocol: {e}") from None
-    except SweepError as e:
+    except (SweepError, ScenarioError) as e:
         raise WagonError(str(e)) from None
     except ReplayError as e:
         error = WagonError(str(e))

@@ -22,12 +22,12 @@ from typing import Iterator, TextIO
 import numpy as np
 
 from .classes import ClientClass
+from .kind import SCENARIO_FORMAT, wrong_kind
 from .site import SiteSpec
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "SCENARIO_FORMAT", "SCENARIO_VERSION", "model_digest"]
 
-SCENARIO_FORMAT = "wagon-scenario"
 SCENARIO_VERSION = 2
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _CLICK = "[%d,%.3f]"
@@ -157,6 +157,9 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
             first = f.readline()
     except OSError as e:
         raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    other = wrong_kind(path, "a wagon scenario")
+    if other:
+        raise ScenarioError(other)
     try:
         h = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError):
