@@ -30,8 +30,8 @@ from ..cluster import ClockOffset, clock_offsets
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
-from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish, play, prepare,
-                     run_info)
+from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish,
+                     no_full_collections, play, prepare, run_info)
 
 __all__ = ["replay_on_cluster"]
 
@@ -61,18 +61,19 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
         sc = read_scenario(path)
         raise_nofile()
         results = (os.path.join(d, "requests.csv"), os.path.join(d, "pages.csv"))
-        Queue(f"wagon-ready-{run}").put(k)
-        t0_wall = Variable(f"wagon-t0-{run}").get(timeout=READY_TIMEOUT_S)[get_worker().address]
         ours, theirs = multiprocessing.Pipe()
         done = threading.Event()
-        watcher = threading.Thread(target=_watch, args=(Event(f"wagon-stop-{run}"), done, ours),
-                                   daemon=True)
-        watcher.start()
-        try:
-            state = uvloop.run(play(sc, opts, k, n, t0_wall,
-                                    results if opts.results else None, theirs))
-        finally:
-            done.set()
+        with no_full_collections():
+            Queue(f"wagon-ready-{run}").put(k)
+            t0_wall = Variable(f"wagon-t0-{run}").get(timeout=READY_TIMEOUT_S)[
+                get_worker().address]
+            threading.Thread(target=_watch, args=(Event(f"wagon-stop-{run}"), done, ours),
+                             daemon=True).start()
+            try:
+                state = uvloop.run(play(sc, opts, k, n, t0_wall,
+                                        results if opts.results else None, theirs))
+            finally:
+                done.set()
         if not opts.results:
             return state, b"", b""
         with open(results[0], "rb") as r, open(results[1], "rb") as p:

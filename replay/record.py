@@ -25,6 +25,7 @@ UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the 
 LATENCIES = ("request", "request_all", "connect", "first_byte", "transfer", "page", "intended")
 GENERATOR = ("start_lag", "loop_lag")
 PERCENTILES = (50, 90, 99)
+BUSY_CPU = 0.9                      # above this share of a core the generator is saturated
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -177,12 +178,19 @@ class Stats:
         if started and s["sessions"]["late"] > 0.01 * started:
             why.append(f"{s['sessions']['late']} of {started} sessions started > "
                        f"{LATE_S * 1e3:.0f} ms late")
-        if g["cpu"] is not None and g["cpu"] > 0.9 and s["duration_s"] >= 1.0:
+        busy = g["cpu"] is not None and g["cpu"] > BUSY_CPU and s["duration_s"] >= 1.0
+        if busy:
             why.append(f"the generator used {100 * g['cpu']:.0f}% of a core")
         if not why:
             return []
-        return ["the generator, not the server, was the bottleneck (" + "; ".join(why) +
-                "): its latencies include its own delay. Use --workers, or a lighter scenario."]
+        if busy or g["cpu"] is None:
+            return ["the generator, not the server, was the bottleneck (" + "; ".join(why) +
+                    "): its latencies include its own delay. Use --workers, or a lighter "
+                    "scenario."]
+        return [f"the generator was held up ({'; '.join(why)}) while it used only "
+                f"{100 * g['cpu']:.0f}% of a core: other processes on this machine took the CPU "
+                "(or it was paused); its latencies include that delay. Rerun on a quieter "
+                "machine."]
 
 
 class CsvRecorder:

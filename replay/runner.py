@@ -39,6 +39,7 @@ from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
 from .limits import raise_nofile
+from .progress import Progress, ProgressLine
 from .record import CsvRecorder, Stats
 from .scheduler import Scheduler, class_override
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
@@ -84,7 +85,8 @@ class ReplayOptions:
     follow_redirects: bool = True
     fail_on: tuple[str, ...] = ("errors>1%",)
     max_time: float | None = None
-    progress: bool = False
+    progress: bool = False                     # a progress line on stderr (replay.progress)
+    progress_every: float = 2.0                # seconds between progress lines
 
 
 def _target(url: str) -> tuple[str, int, str]:
@@ -167,12 +169,11 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
         loop.call_later(t0 + opts.max_time - clock(), sched.halt, "max_time")
     if control is not None:
         loop.add_reader(control.fileno(), _on_control, control, sched)
-    keeper = asyncio.ensure_future(_housekeeping(stats, recorder, sched, opts.progress and
-                                                 worker <= 0))
+    report = _progress_reporter(hooks, t0, control) if opts.progress else None
+    keeper = asyncio.ensure_future(_housekeeping(stats, recorder, report, opts.progress_every))
     try:
-        with _no_full_collections():
-            cpu0, began = time.process_time(), clock()
-            await sched.run()
+        cpu0, began = time.process_time(), clock()
+        await sched.run()
     finally:
         if control is not None:
             loop.remove_reader(control.fileno())
@@ -181,8 +182,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
             recorder.flush()
         for f in files:
             f.close()
-        if opts.progress and worker <= 0:
-            print(file=sys.stderr)
+        if report is not None:
+            report(final=True)
     state = stats.state()
     state["duration"] = max(clock() - t0, 0.0)
     state["cpu"] = (time.process_time() - cpu0) / max(clock() - began, 1e-3)
@@ -191,9 +192,11 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
 
 
 @contextlib.contextmanager
-def _no_full_collections():
+def no_full_collections():
     """Put off full (oldest-generation) garbage collections until the run ends: with 10,000
     sessions held, one stops the event loop for ~0.4 s and starts hundreds of sessions late.
+    Entered before t0 is fixed: the first collection of a big heap (``wagon demo`` replays in
+    the process that fitted) takes longer than START_MARGIN and made the first sessions late.
     Young collections still run, and the engine leaves little cyclic garbage to old age (a
     connection drops its parser, which points back to it, when idle or closed)."""
     gc.collect()
@@ -215,26 +218,38 @@ def _on_control(control, sched: Scheduler) -> None:
     sched.halt(why)
 
 
-async def _housekeeping(stats: Stats, recorder: CsvRecorder | None, sched: Scheduler,
-                        progress: bool) -> None:
-    """Flush once a second; sample the event loop's lag every 0.1 s; show progress."""
-    tick, last_flush, last_requests = clock(), clock(), 0
+def _progress_reporter(hooks: Hooks, t0: float, control) -> Callable[..., None]:
+    """A ``Progress`` collector on ``hooks`` and the function that reports it: shown here (one
+    process), or sent to the parent through the worker's pipe (the parent shows the sum)."""
+    progress = Progress()
+    progress.subscribe(hooks)
+    if control is not None:
+        return lambda final=False: control.send(("progress", progress.state()))
+    line = ProgressLine()
+
+    def show(final: bool = False) -> None:
+        line.show(clock() - t0, [progress.state()])
+        if final:
+            line.close()
+    return show
+
+
+async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
+                        report: Callable[[], None] | None, every: float) -> None:
+    """Flush once a second; sample the event loop's lag every 0.1 s; report progress."""
+    tick = last_flush = last_report = clock()
     while True:
         tick += 0.1
         await asyncio.sleep(max(tick - clock(), 0))
         now = clock()
         stats.loop_lag(max(now - tick, 0.0))
+        if report is not None and now - last_report >= every:
+            report()
+            last_report = now
         if now - last_flush < 1.0:
             continue
         if recorder is not None:
             recorder.flush()
-        if progress:
-            rate = (stats.c["requests"] - last_requests) / (now - last_flush)
-            last_requests = stats.c["requests"]
-            print(f"\r[{now - stats.t0:7.1f} s] sessions started {stats.c['sessions_started']:,}"
-                  f" active {sched.active:,} finished {sched.finished:,}  {rate:,.0f} req/s  "
-                  f"errors {sum(stats.errors.values()):,}   ", end="", file=sys.stderr,
-                  flush=True)
         last_flush = now
 
 
@@ -250,7 +265,7 @@ def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> di
     info = {"scenario": path, "target": opts.target,
             "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
             "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
-            "model": sc.header.get("model"),
+            "speedup": sc.speedup, "model": sc.header.get("model"),
             "options": asdict(opts), "summary": None}
     if opts.results:
         write_run(opts.results, info)
@@ -283,10 +298,11 @@ def replay(path: str, opts: ReplayOptions) -> dict:
 
     if opts.workers == 1:
         raise_nofile()
-        t0_wall = time.time() + START_MARGIN
-        started(t0_wall)
         results = _part_paths(opts.results, -1) if opts.results else None
-        states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
+        with no_full_collections():
+            t0_wall = time.time() + START_MARGIN
+            started(t0_wall)
+            states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
     else:
         states, dead = _Workers(path, opts).run(started)
     return finish(states, dead, opts, thresholds, info)
@@ -323,9 +339,11 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn) -> None:
         sc = read_scenario(path)
         raise_nofile()
         results = _part_paths(opts.results, k) if opts.results else None
-        conn.send(("ready", None))
-        t0_wall = conn.recv()
-        conn.send(("done", uvloop.run(play(sc, opts, k, n, t0_wall, results, conn))))
+        with no_full_collections():
+            conn.send(("ready", None))
+            t0_wall = conn.recv()
+            state = uvloop.run(play(sc, opts, k, n, t0_wall, results, conn))
+        conn.send(("done", state))
     except Exception as e:                       # reported by the parent, in one line
         conn.send(("error", f"{type(e).__name__}: {e}"))
         sys.exit(1)
@@ -346,6 +364,9 @@ class _Workers:
         self.dead: dict[int, str] = {}
         self.interrupted = False
         self.playing = False
+        self.progress: dict[int, dict] = {}          # each worker's last progress state
+        self.line = ProgressLine() if opts.progress else None
+        self.t0_wall = self.shown = 0.0
 
     def _stop_all(self, why: str) -> None:
         """Stop every live worker: through its pipe once it plays (it ends its sessions and
@@ -379,13 +400,28 @@ class _Workers:
                         kind, value = self.conns[k].recv()
                     except (EOFError, OSError):
                         kind, value = "error", None
+                    if kind == "progress":
+                        self.progress[k] = value
+                        continue
                     if kind == want:
                         got[k] = value
                         continue
                     self._died(k, value)
                 elif self.procs[k].sentinel in ready:
                     self._died(k, None)
+            self._show_progress()
         return got
+
+    def _show_progress(self, final: bool = False) -> None:
+        """The sum of the workers' progress, every ``progress_every`` seconds and at the end."""
+        now = time.time()
+        if self.line is None or not self.progress or not (
+                final or now - self.shown >= self.opts.progress_every):
+            return
+        self.line.show(now - self.t0_wall, list(self.progress.values()))
+        self.shown = now
+        if final:
+            self.line.close()
 
     def _died(self, k: int, why: str | None) -> None:
         p = self.procs[k]
@@ -416,12 +452,13 @@ class _Workers:
                     p.join(10)
                 why = "interrupted" if self.interrupted else "; ".join(self.dead.values())
                 raise WorkerDied(f"the run did not start: {why}")
-            t0_wall = time.time() + START_MARGIN
+            t0_wall = self.t0_wall = self.shown = time.time() + START_MARGIN
             started(t0_wall)
             for c in self.conns:
                 c.send(t0_wall)
             self.playing = True
             states = list(self._collect("done").values())
+            self._show_progress(final=True)
             for p in self.procs:
                 p.join(10)
         finally:

@@ -43,8 +43,9 @@ def clf_timestamp(epoch: float, offset_minutes: int = 0) -> str:
 def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = None
                    ) -> int:
     """Write a wsesslog; returns the number of sessions written."""
-    opts = sc.header.get("options", {})
-    rate = float(opts.get("rate") or 1.0) / float(opts.get("speedup") or 1.0)
+    # the header's rate is in modeled seconds; the scenario's times are divided by its speedup,
+    # so its sessions arrive ``speedup`` times faster
+    rate = float(sc.header.get("options", {}).get("rate") or 1.0) * sc.speedup
     u = urlsplit(target)
     count = 0
     body = []

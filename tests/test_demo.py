@@ -9,15 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from wagon import read_results, read_scenario
+from wagon.demo import steady_state
 
 ROOT = Path(__file__).resolve().parent.parent
-SHORT = ["--duration", "30", "--speedup", "10", "--drain", "8"]
+SHORT = ["--duration", "60", "--speedup", "20", "--drain", "8"]
 
 
 def check_demo_output(out: Path, stdout: str) -> None:
     assert "1/4 fit" in stdout and "4/4 replay" in stdout and "demo done" in stdout
     assert "errors none" in stdout, stdout
+    assert "no steady state: 3 s of arrivals held only the ramp" in stdout, stdout
+    assert "WARNING" not in stdout, stdout
     for name in ("model.json", "scenario.jsonl", "results.csv", "results.pages.csv",
                  "results.run.json", "report.html", "plots/replay.png", "plots/think.png"):
         assert (out / name).stat().st_size > 0, name
@@ -25,6 +31,17 @@ def check_demo_output(out: Path, stdout: str) -> None:
     classes = {c.name for c in read_scenario(out / "scenario.jsonl").classes}
     seen = set(read_results(out / "results.csv")["class"])
     assert len(seen) >= 2 and seen <= classes, (seen, classes)     # class names, several
+
+
+def test_steady_state_starts_where_the_ramp_reaches_its_level():
+    """A ramp of 5 requests/s per second up to 100/s at 20 s, flat to the last arrival at 45 s:
+    the first 5-second mean within 10 % of 100 is x[16:21] (80..100, mean 90)."""
+    x = np.minimum(5 * np.arange(60), 100).tolist()
+    first, level = steady_state(x, 45.0)
+    assert first == 16
+    assert level == pytest.approx((80 + 85 + 90 + 95 + 25 * 100) / 29)
+    assert steady_state(x[:12], 12.0) is None                  # only the ramp
+    assert steady_state(x, 24.0) is None                       # 8 s of plateau: too short
 
 
 def test_demo_runs_the_whole_pipeline(tmp_path):

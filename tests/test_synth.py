@@ -91,6 +91,20 @@ def test_duration_rate_scale_and_speedup():
     assert np.allclose(fast[0].thinks * 10, slow[0].thinks)
 
 
+def test_httperf_export_suggests_the_scenario_session_rate(tmp_path):
+    """Oracle by hand: 2 sessions/s logged × rate scale 3 × speedup 10 = 60 sessions/s, which
+    is also what the scenario's own start times show."""
+    scenario = tmp_path / "s.jsonl"
+    scenario.write_text(scenario_text(hand_model(rate=2.0), duration=200, rate_scale=3.0,
+                                      speedup=10, seed=3))
+    out = io.StringIO()
+    export_httperf(read_scenario(scenario), out, "http://127.0.0.1:8080/")
+    suggested = float(re.search(r"--rate=([0-9.e+-]+)", out.getvalue()).group(1))
+    assert suggested == pytest.approx(60.0)
+    starts = [s.start for s in read_scenario(scenario).sessions()]
+    assert len(starts) / 20.0 == pytest.approx(suggested, rel=0.1)     # 200 s / 10
+
+
 def test_deterministic_replaces_every_variable_by_its_mean():
     b = batches(hand_model(rate=2.0), sessions=1000, seed=1, deterministic=True)[0]
     assert np.allclose(np.diff(b.starts), 0.5)

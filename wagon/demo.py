@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from .analysis.workload import load_workload
 from .formats.model import save_model
 from .modeling import fit_logs
@@ -28,6 +30,7 @@ from .synth import Generator, SynthOptions, synthesize
 __all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
 
 SAMPLE_NAME = "sample-combined.log.gz"
+STEADY_WINDOW_S = 5
 DEMO_CLASSES = "modem/http10x4:0.15,t1-dsl/http11:0.45,wan/http11x2:0.25,satellite/pipeline:0.15"
 
 
@@ -40,11 +43,13 @@ class DemoOptions:
     """What ``wagon demo`` can be told."""
 
     outdir: str = "wagon-demo"
-    duration: float = 120.0           # modeled seconds of session arrivals
-    speedup: float = 10.0
-    rate_scale: float = 20.0
+    # 45 s of arrivals: the ramp (as long as the longest sessions: modem, ~25 s) is followed
+    # by a steady state of ~20 s, and the whole demo takes about a minute
+    duration: float = 900.0           # modeled seconds of session arrivals
+    speedup: float = 20.0
+    rate_scale: float = 2.0
     seed: int = 1
-    drain: float = 40.0               # seconds the replay may run after the last arrival
+    drain: float = 5.0                # seconds the replay may run after the last arrival
 
 
 def _free_port() -> int:
@@ -64,6 +69,25 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None
         except OSError:
             time.sleep(0.1)
     raise DemoError(f"the embedded server did not listen on port {port}")
+
+
+def steady_state(per_second: list[int], arrivals: float, window: int = STEADY_WINDOW_S
+                 ) -> tuple[int, float] | None:
+    """(first second, mean requests/s) of the steady state within the arrival window: its level
+    is the median throughput of the window's last third; it starts at the first second from
+    which every ``window``-second mean up to the window's end stays within 10 % of that level.
+    None when that leaves less than ``window`` seconds (the run measured only a ramp)."""
+    end = int(arrivals)
+    x = np.asarray(per_second[:end], float)
+    if len(x) < 3 * window:
+        return None
+    level = float(np.median(x[2 * end // 3:]))
+    means = np.convolve(x, np.ones(window) / window, "valid")       # means[i]: x[i:i+window]
+    off = np.abs(means - level) > 0.1 * level
+    first = int(np.flatnonzero(off)[-1]) + 1 if off.any() else 0
+    if end - first < 2 * window or level <= 0:
+        return None
+    return first, float(x[first:].mean())
 
 
 def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print,
@@ -108,6 +132,12 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
     (out / "report.html").write_text(workload_report(load_workload(str(out / "results.csv"))))
     echo("")
     echo(summary_text(summary))
+    arrivals = o.duration / o.speedup
+    steady = steady_state(summary["throughput"]["per_second"], arrivals)
+    echo(f"steady state from {steady[0]} s to {arrivals:.0f} s (the last arrival): "
+         f"{steady[1]:,.1f} ok/s" if steady else
+         f"no steady state: {arrivals:.0f} s of arrivals held only the ramp (give a longer "
+         "--duration)")
     echo(f"\ndemo done in {time.monotonic() - t_start:.0f} s; model, scenario, results, plots and "
          f"report.html in {os.path.abspath(out)}/")
     return summary

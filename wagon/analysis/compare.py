@@ -22,7 +22,8 @@ that the number of values does not decide:
   known; ``close`` when the interval lies within ± the tolerance (10 % of the larger value;
   0.05 absolute for shares, exponents, correlations and H), ``differs`` when it lies outside,
   ``undecided`` otherwise.
-Rows one side cannot give are ``n/a``.
+Rows one side cannot give are ``n/a``. A scenario synthesized with ``--speedup k``, and its
+replay, are compared with their times multiplied by k (the run file records the speedup).
 """
 from __future__ import annotations
 
@@ -213,7 +214,9 @@ def _hurst(p: np.ndarray) -> tuple[float, float]:
 
 def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions(),
             seed: int = 0) -> list[dict]:
-    """The comparison table (one dict per row), verdicts by ``options`` (module docstring)."""
+    """The comparison table (one dict per row), verdicts by ``options`` (module docstring).
+    Both sides are compared in modeled seconds (a scenario's ``--speedup`` undone)."""
+    a, b = a.modeled(), b.modeled()
     rows = []
     span = [max(x.starts[-1] - x.starts[0], 1e-9) if len(x.starts) > 1 else np.nan for x in (a, b)]
     rate = [((len(x.starts) - 1) / s, math.sqrt(max(len(x.starts) - 1, 1)) / s)

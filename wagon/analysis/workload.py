@@ -2,13 +2,14 @@
 arrays, so that analyses (Hurst, comparisons) treat them alike."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..formats.results import is_results_header, pages_path, read_results
-from ..formats.scenario import SCENARIO_FORMAT, read_scenario
+from ..formats.kind import what_is
+from ..formats.results import pages_path, read_results
+from ..formats.scenario import ScenarioError, read_scenario
 from ..logs.parse import parse_logs
 from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags, sessionize
 from ..synth.timeline import offered_requests
@@ -38,15 +39,28 @@ class Workload:
     think: np.ndarray
     resolution: float              # finest meaningful time bin (s)
     source: str = ""               # the file it was read from
+    speedup: float = 1.0           # its scenario's times were divided by this
+
+    def modeled(self) -> "Workload":
+        """The workload with its times multiplied by ``speedup``: a scenario synthesized with
+        ``--speedup`` (or its replay) back in modeled seconds, comparable with its log."""
+        if self.speedup == 1.0:
+            return self
+        k = self.speedup
+        return replace(self, time=self.time * k, starts=self.starts * k, think=self.think * k,
+                       resolution=self.resolution * k, speedup=1.0)
 
 
 def _kind(path: str) -> str:
-    with open(path, "rb") as f:
-        first = f.readline(4096)
-    if first.replace(b" ", b"").startswith(b'{"format":"%s"' % SCENARIO_FORMAT.encode()):
+    """scenario, replay or log; a model or a run file is no workload (WorkloadError)."""
+    kind = what_is(path)
+    if kind == "a wagon scenario":
         return "scenario"
-    if is_results_header(first.decode("utf-8", "replace")):
+    if kind == "replay results":
         return "replay"
+    if kind is not None:
+        raise WorkloadError(f"{path}: {kind}, not a workload (give access logs, a scenario or "
+                            "replay results)")
     return "log"
 
 
@@ -59,6 +73,19 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None) -> Workload:
                     ~is_obj, req.status.astype(int), req.size.astype(float),
                     s.session_start, s.samples["clicks"], s.samples["think"],
                     1.0 if whole else 0.001)
+
+
+def _replay_speedup(run: dict | None) -> float:
+    """The speedup of a replay's scenario: the run file's, or (files written before it said)
+    the scenario's own header when the file is still there, else 1."""
+    if not run:
+        return 1.0
+    if run.get("speedup") is not None:
+        return float(run["speedup"])
+    try:
+        return read_scenario(run["scenario"]).speedup
+    except (KeyError, TypeError, OSError, ScenarioError):
+        return 1.0
 
 
 def _from_scenario(path: str) -> Workload:
@@ -77,8 +104,8 @@ def _from_scenario(path: str) -> Workload:
         think.extend(th for _, th in s.clicks[1:])
     code = np.where(page, idx, idx + len(sc.site.page_urls))
     return Workload(Path(path).name, "scenario", t, code, sc.site.page_urls + sc.site.object_urls,
-                    page,
-                    None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3)
+                    page, None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3,
+                    path, sc.speedup)
 
 
 def _from_replay(path: str) -> Workload:
@@ -98,7 +125,7 @@ def _from_replay(path: str) -> Workload:
     return Workload(Path(path).name, "replay", req["start"].to_numpy(float), codes.ravel(),
                     list(urls), (req["kind"] == "page").to_numpy(bool),
                     req["status"].to_numpy(int), req["bytes"].to_numpy(float), starts, clicks,
-                    think, 1e-6, path)
+                    think, 1e-6, path, _replay_speedup(req.attrs["run"]))
 
 
 def load_workload(paths: list[str] | str, fmt: str = "auto",

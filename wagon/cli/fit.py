@@ -12,6 +12,7 @@ from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, FitResult, fit_logs
+from . import inputs
 from .common import WagonError, default
 
 PROGRESS_MIN_BYTES = 64 << 20          # decompressed input: about two seconds of parsing
@@ -125,6 +126,7 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
                          max_pages=max_pages)
+    inputs.not_wagon(logs, "an access log")
     progress = _Progress()
     try:
         result = _fit(logs, options, progress, cluster)

@@ -1,6 +1,8 @@
 """``wagon hurst``: Hurst estimates of request counts."""
 from __future__ import annotations
 
+import zlib
+
 import click
 import numpy as np
 
@@ -41,9 +43,10 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
     if (counts_file is None) == (not inputs_):
         raise WagonError("give INPUTS or --counts FILE")
     if counts_file:
+        inputs.not_wagon([counts_file], "a series of counts")
         try:
             counts = np.loadtxt(counts_file, ndmin=1)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, EOFError, zlib.error) as e:     # .gz files are inflated
             raise WagonError(f"{counts_file}: {e}") from None
         try:
             estimates, notes = hurst_report(counts, int(detrend_s) if detrend_s else None)

@@ -2,13 +2,23 @@
 from __future__ import annotations
 
 from ..analysis.workload import Workload, WorkloadError, load_workload
+from ..formats.kind import what_is
 from ..formats.model import Model, ModelError, load_model
 from ..formats.results import ResultsError
 from ..formats.scenario import Scenario, ScenarioError, read_scenario
 from ..logs.parse import LogError
 from .common import WagonError
 
-__all__ = ["model", "scenario", "workload"]
+__all__ = ["not_wagon", "model", "scenario", "workload"]
+
+
+def not_wagon(paths: list[str], wanted: str) -> None:
+    """Inputs that are no wagon file (access logs, a series of counts): a model, scenario or
+    results file given there is named as such."""
+    for p in paths:
+        kind = what_is(p) if p != "-" else None
+        if kind is not None:
+            raise WagonError(f"{p}: {kind}, not {wanted}")
 
 
 def model(path: str) -> Model:

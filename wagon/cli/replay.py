@@ -1,8 +1,6 @@
 """``wagon replay``: a scenario against a server (imports no SciPy: see wagon.replay)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..cluster import ClusterError, connect, parse_cluster
@@ -60,12 +58,17 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "'request.p99>2000' (ms); repeatable; replaces the default.")
 @click.option("--max-time", type=float, default=default(ReplayOptions, "max_time"),
               help="Stop after this many seconds.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress line on stderr (default: when stderr is a terminal).")
+@click.option("--quiet", is_flag=True,
+              help="No progress. Otherwise every few seconds stderr shows elapsed time, "
+                   "sessions started/active/done, ok requests/s, errors and p99 so far (one "
+                   "line rewritten on a terminal, a line each otherwise).")
+@click.option("--progress-every", type=click.FloatRange(0.1),
+              default=default(ReplayOptions, "progress_every"), show_default=True,
+              help="Seconds between progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, no_follow,
-            connect_timeout, timeout, request_timeout, fail_on, max_time, progress,
-            as_json) -> None:
+            connect_timeout, timeout, request_timeout, fail_on, max_time, quiet,
+            progress_every, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         proto = parse_protocol(protocol) if protocol else None
@@ -84,8 +87,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          emulation=not no_emulation, follow_redirects=not no_follow,
                          connect_timeout=connect_timeout, timeout=timeout,
                          request_timeout=request_timeout, fail_on=tuple(fail_on),
-                         max_time=max_time,
-                         progress=sys.stderr.isatty() if progress is None else progress)
+                         max_time=max_time, progress=not quiet,
+                         progress_every=progress_every)
     try:
         summary = _run(scenario, opts, cluster)
     except ClusterError as e:

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from ..fitting.laws import LAWS
 from ..fitting.observation import Observation
+from .kind import MODEL_FORMAT, wrong_kind
 from .strict_json import dumps
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
 
-MODEL_FORMAT = "wagon-model"
 MODEL_VERSION = 2           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile
@@ -203,6 +203,9 @@ def load_model(path: str | os.PathLike) -> Model:
         raise ModelError(f"{path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not a wagon model (not text)") from None
+    other = wrong_kind(path, "a wagon model")
+    if other:
+        raise ModelError(other)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:

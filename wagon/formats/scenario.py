@@ -22,12 +22,13 @@ from typing import Iterator, TextIO
 import numpy as np
 
 from .classes import ClientClass
+from .kind import SCENARIO_FORMAT, wrong_kind
 from .site import SiteSpec
+from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "SCENARIO_FORMAT", "SCENARIO_VERSION", "model_digest"]
 
-SCENARIO_FORMAT = "wagon-scenario"
 SCENARIO_VERSION = 2
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _CLICK = "[%d,%.3f]"
@@ -65,8 +66,8 @@ class ScenarioWriter:
 
     def __init__(self, out: TextIO, header: dict) -> None:
         self.out = out
-        out.write(json.dumps({"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION, **header},
-                             separators=(",", ":")) + "\n")
+        doc = json_ready({"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION, **header})
+        out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
 
     def write(self, batch: SessionBatch) -> None:
         clicks = list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
@@ -157,6 +158,9 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
             first = f.readline()
     except OSError as e:
         raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    other = wrong_kind(path, "a wagon scenario")
+    if other:
+        raise ScenarioError(other)
     try:
         h = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError):

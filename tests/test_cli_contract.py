@@ -1,0 +1,119 @@
+"""What every command promises: ``--json`` output and written JSON files are strict JSON (no
+NaN, no Infinity), and ``--help`` describes every option and shows its default. Commands are
+walked from the click group, so a new command or option cannot escape."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+UNSET = getattr(click.core, "UNSET", None)        # click ≥ 8.2: a required option's default
+import pytest
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.formats.model import save_model
+from wagon.synth import Generator, SynthOptions, synthesize
+
+from .servers import free_port, wait_port
+from .test_bad_inputs import commands
+from .test_synth import hand_model
+
+#: a --json invocation of every command that has --json (M model, S scenario, L log, R results
+#: of a replay of S, T the target serving S)
+JSON_RUNS = {
+    "fit": ["fit", "L", "-o", "fitted.json", "--json"],
+    "synth": ["synth", "M", "-o", "s2.jsonl", "--sessions", "20", "--json"],
+    "replay": ["replay", "S", "--target", "T", "--results", "again.csv", "--json"],
+    "sweep": ["sweep", "S", "--target", "T", "--rates", "1", "--step-time", "2", "--warmup", "0",
+              "--json"],
+    "hurst": ["hurst", "S", "--json"],
+    "compare": ["compare", "S", "R", "--json"],
+    "advise keepalive": ["advise", "keepalive", "--model", "M", "--delta", "0.4", "--json"],
+}
+
+
+def command(name: str) -> click.Command:
+    cmd = main
+    for part in name.split():
+        cmd = cmd.get_command(click.Context(cmd), part)
+    return cmd
+
+
+def strict(text: str):
+    """json.loads that refuses NaN and ±Infinity (Python's own reader accepts them)."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON constant {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    d = tmp_path_factory.mktemp("contract")
+    model = hand_model(think=(-1.0, 0.5), rate=10.0)
+    save_model(model, d / "m.json")
+    with open(d / "s.jsonl", "w") as f:
+        synthesize(Generator(model, SynthOptions(duration=3, seed=2, pages=20,
+                                                 classes="lan/http11")), f)
+    r = CliRunner().invoke(main, ["export", str(d / "s.jsonl"), "--to", "clf", "-o",
+                                  str(d / "s.log")])
+    assert r.exit_code == 0, r.output
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
+                               str(d / "s.jsonl"), "--port", str(port), "--max-time", "90"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port)
+    target = f"http://127.0.0.1:{port}/"
+    r = CliRunner().invoke(main, ["replay", str(d / "s.jsonl"), "--target", target, "--results",
+                                  str(d / "r.csv"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    yield {"M": str(d / "m.json"), "S": str(d / "s.jsonl"), "L": str(d / "s.log"),
+           "R": str(d / "r.csv"), "T": target, "dir": d}
+    server.terminate()
+    server.wait(10)
+
+
+def test_every_json_command_is_run():
+    with_json = {n for n in commands(main) if any(p.name == "as_json" for p in command(n).params)}
+    assert with_json == set(JSON_RUNS)
+
+
+@pytest.mark.parametrize("name", sorted(JSON_RUNS))
+def test_json_output_is_strict(world, name, monkeypatch):
+    monkeypatch.chdir(world["dir"])
+    argv = [world.get(a, a) for a in JSON_RUNS[name]]
+    r = CliRunner().invoke(main, argv + (["--quiet"] if name == "replay" else []))
+    assert r.exit_code == 0, r.output
+    strict(r.stdout if hasattr(r, "stdout") else r.output)
+
+
+def test_written_json_is_strict(world, monkeypatch):
+    """The model, the run file, and the header of every scenario."""
+    monkeypatch.chdir(world["dir"])
+    d = world["dir"]
+    assert CliRunner().invoke(main, ["fit", world["L"], "-o", "f.json"]).exit_code == 0
+    strict((d / "f.json").read_text())
+    strict((d / "r.run.json").read_text())
+    for s in (world["S"], d / "s2.jsonl"):
+        if s and (d / s).exists():
+            strict(open(d / s).readline())
+
+
+def options(name: str) -> list[click.Option]:
+    return [p for p in command(name).params if isinstance(p, click.Option)]
+
+
+@pytest.mark.parametrize("name", sorted(commands(main)))
+def test_help_describes_every_option_and_its_default(name):
+    cmd = command(name)
+    assert cmd.help and cmd.help.strip(), name
+    for p in options(name):
+        assert p.help and p.help.strip(), f"{name} {p.opts[0]}: no help"
+        default = p.get_default(click.Context(cmd), call=False)
+        has_default = (default not in (None, UNSET) and not p.required and not p.is_flag
+                       and not p.multiple)
+        if has_default:
+            assert p.show_default, f"{name} {p.opts[0]}: default {default!r} not shown"
+    r = CliRunner().invoke(main, name.split() + ["--help"])
+    assert r.exit_code == 0 and "Usage:" in r.output

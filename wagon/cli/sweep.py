@@ -1,0 +1,67 @@
+"""``wagon sweep``: the capacity curve of a server (the same scenario at increasing rates)."""
+from __future__ import annotations
+
+import click
+
+from ..analysis.capacity import SweepError, SweepOptions, parse_rates, steps_text, sweep
+from ..formats.classes import ClassError, parse_protocol
+from ..formats.scenario import ScenarioError
+from ..formats.strict_json import dumps
+from ..replay import ReplayError
+from . import inputs
+from .common import WagonError, default
+
+
+@click.command("sweep")
+@click.argument("scenario")
+@click.option("--target", required=True, help="The server: http://HOST:PORT/")
+@click.option("--rates", default=",".join(f"{r:g}" for r in default(SweepOptions, "rates")),
+              show_default=True,
+              help="Rate scales, increasing: each step replays the scenario with its session "
+                   "starts divided by the scale.")
+@click.option("--step-time", type=click.FloatRange(2, None),
+              default=default(SweepOptions, "step_time"), show_default=True,
+              help="Seconds of arrivals (and of replay) per step.")
+@click.option("--warmup", type=click.FloatRange(0, None), default=default(SweepOptions, "warmup"),
+              show_default=True, help="First seconds of a step left out of its throughputs.")
+@click.option("--pause", type=click.FloatRange(0, None), default=default(SweepOptions, "pause"),
+              show_default=True, help="Seconds between steps (the server drains its queue).")
+@click.option("--within", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=default(SweepOptions, "within"), show_default=True,
+              help="The knee is the last step whose achieved throughput is within this fraction "
+                   "of the offered one.")
+@click.option("--protocol", default=default(SweepOptions, "protocol"),
+              help="Override every class' protocol (as wagon replay --protocol).")
+@click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
+@click.option("--workers", type=click.IntRange(1, None), default=default(SweepOptions, "workers"),
+              show_default=True, help="Replay processes per step.")
+@click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
+def command(scenario, target, rates, step_time, warmup, pause, within, protocol, no_emulation,
+            workers, plot, as_json) -> None:
+    """Replay SCENARIO at increasing rate scales: achieved vs offered throughput, latency and
+    errors per step, and the knee where the server stops keeping up."""
+    inputs.scenario(scenario)
+    try:
+        if protocol:
+            parse_protocol(protocol)
+        opts = SweepOptions(target, parse_rates(rates), step_time, warmup, pause, within,
+                            protocol, not no_emulation, workers)
+        result = sweep(scenario, opts, on_step=None if as_json else lambda s: click.echo(
+            f"rate scale {s['rate_scale']:g}: {s['achieved_rps']:,.1f} of "
+            f"{s['offered_rps']:,.1f} requests/s", err=True))
+    except ClassError as e:
+        raise WagonError(f"--protocol: {e}") from None
+    except (SweepError, ScenarioError) as e:
+        raise WagonError(str(e)) from None
+    except ReplayError as e:
+        error = WagonError(str(e))
+        error.exit_code = e.status
+        raise error from None
+    if plot:
+        from ..report.capacity import plot_capacity  # lazy: matplotlib only for --plot
+        try:
+            plot_capacity(result, plot)
+        except OSError as e:
+            raise WagonError(f"cannot write {plot}: {e.strerror or e}") from None
+    click.echo(dumps(result) if as_json else steps_text(result))
