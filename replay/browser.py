@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
@@ -131,6 +132,7 @@ class Client:
         for c in calls:
             c.connected = now
         self.t.hooks.emit("connection_open", conn.id, now - began)
+        conn.on_close = partial(self.t.hooks.emit, "connection_close")
         return conn
 
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:

@@ -81,6 +81,7 @@ class Hooks:
     session_start: list[Callable[[int, float, float], None]] = field(default_factory=list)
     session_end: list[Callable[[int, bool], None]] = field(default_factory=list)
     connection_open: list[Callable[[int, float], None]] = field(default_factory=list)
+    connection_close: list[Callable[[int], None]] = field(default_factory=list)
     call_done: list[Callable[[Call], None]] = field(default_factory=list)
     page_done: list[Callable[[PageVisit], None]] = field(default_factory=list)
 

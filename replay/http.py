@@ -22,6 +22,7 @@ import socket
 import struct
 import time
 from collections import deque
+from typing import Callable
 
 import httptools
 
@@ -49,6 +50,7 @@ class Connection:
     def __init__(self, conn_id: int, net: ClientNet, loop: asyncio.AbstractEventLoop,
                  sock: socket.socket, idle_timeout: float | None) -> None:
         self.id, self.net, self.loop, self.sock = conn_id, net, loop, sock
+        self.on_close: Callable[[int], None] | None = None    # told once, when it closes
         self.idle_timeout = idle_timeout
         self.fd = sock.fileno()
         self.parser: httptools.HttpResponseParser | None = None   # while answers are due
@@ -272,6 +274,8 @@ class Connection:
             self.loop.remove_writer(self.fd)
             self._wbuf = b""
         self.sock.close()
+        if self.on_close is not None:
+            self.on_close(self.id)
 
     def close(self) -> None:
         """Close (pending calls, if any, end as 'closed' or 'truncated')."""

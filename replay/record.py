@@ -14,7 +14,7 @@ from typing import TextIO
 import numpy as np
 
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
-from .events import IN_FLIGHT, NOT_STARTED, Call, Hooks, PageVisit
+from .events import IN_FLIGHT, NOT_STARTED, Call, Hooks, PageVisit, clock
 from .histogram import Histogram
 
 __all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES"]
@@ -24,6 +24,8 @@ UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the 
 #: the summary's latency entries: what each measures is in docs/replay.md
 LATENCIES = ("request", "request_all", "connect", "first_byte", "transfer", "page", "intended")
 GENERATOR = ("start_lag", "loop_lag")
+#: per-second series: ok requests, their bytes, connections opened, connections closed
+PER_SECOND = ("per_second", "bytes_per_second", "opened", "closed")
 PERCENTILES = (50, 90, 99)
 BUSY_CPU = 0.9                      # above this share of a core the generator is saturated
 
@@ -41,8 +43,8 @@ class Stats:
         self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
         self.c: Counter = Counter()
         self.errors: Counter = Counter()
-        self.per_second = np.zeros(64, np.int64)       # successful requests per second of run
-        self.bytes_per_second = np.zeros(64, np.int64)
+        # per second of run: successful requests, their bytes, connections opened and closed
+        self.s = {name: np.zeros(64, np.int64) for name in PER_SECOND}
 
     def subscribe(self, hooks: Hooks) -> None:
         hooks.call_done.append(self.on_call)
@@ -50,6 +52,14 @@ class Stats:
         hooks.session_start.append(self.on_session_start)
         hooks.session_end.append(self.on_session_end)
         hooks.connection_open.append(self.on_connection)
+        hooks.connection_close.append(self.on_connection_close)
+
+    def _count(self, name: str, t: float, amount: int = 1) -> None:
+        """Add ``amount`` to second ``t`` (clock time) of series ``name``."""
+        sec = max(int(t - self.t0), 0)
+        if sec >= len(self.s[name]):
+            self.s[name] = _grown(self.s[name], max(sec + 1, 2 * len(self.s[name])))
+        self.s[name][sec] += amount
 
     def on_call(self, call: Call) -> None:
         """One outcome per request: counted (a request the stop cut off is not an error), and
@@ -78,18 +88,17 @@ class Stats:
             return
         h["request"].add(end - start)
         h["transfer"].add(end - call.first_byte)
-        sec = int(end - self.t0)
-        if sec >= len(self.per_second):
-            size = max(sec + 1, 2 * len(self.per_second))
-            self.per_second = _grown(self.per_second, size)
-            self.bytes_per_second = _grown(self.bytes_per_second, size)
-        if sec >= 0:
-            self.per_second[sec] += 1
-            self.bytes_per_second[sec] += call.bytes
+        if end >= self.t0:
+            self._count("per_second", end)
+            self._count("bytes_per_second", end, call.bytes)
 
     def on_connection(self, conn_id: int, connect: float) -> None:
         self.c["connections"] += 1
         self.h["connect"].add(connect)
+        self._count("opened", clock())
+
+    def on_connection_close(self, conn_id: int) -> None:
+        self._count("closed", clock())
 
     def on_page(self, page: PageVisit) -> None:
         self.c["pages"] += 1
@@ -114,8 +123,7 @@ class Stats:
     def state(self) -> dict:
         return {"t0": self.t0, "h": {k: v.state() for k, v in self.h.items()},
                 "c": dict(self.c), "errors": dict(self.errors),
-                "per_second": self.per_second.tolist(),
-                "bytes_per_second": self.bytes_per_second.tolist()}
+                **{name: a.tolist() for name, a in self.s.items()}}
 
     @classmethod
     def merged(cls, states: list[dict]) -> "Stats":
@@ -125,11 +133,10 @@ class Stats:
                 out.h[k].merge(st)
             out.c.update(s["c"])
             out.errors.update(s["errors"])
-            for name in ("per_second", "bytes_per_second"):
+            for name in PER_SECOND:
                 theirs = np.asarray(s[name], np.int64)
-                mine = _grown(getattr(out, name), len(theirs))
-                mine[:len(theirs)] += theirs
-                setattr(out, name, mine)
+                out.s[name] = _grown(out.s[name], len(theirs))
+                out.s[name][:len(theirs)] += theirs
         return out
 
     # ---- the summary -----------------------------------------------------------------------
@@ -142,7 +149,11 @@ class Stats:
         return {f"p{p}": 1e3 * v for p, v in zip(PERCENTILES, got)} | {"max": 1e3 * h.top}
 
     def summary(self, duration: float, cpu: float | None, complete: bool) -> dict:
-        last = int(np.max(np.nonzero(self.per_second)[0], initial=-1)) + 1
+        ok = self.s["per_second"]
+        last = int(np.max(np.nonzero(ok)[0], initial=-1)) + 1
+        n = max(len(self.s["opened"]), len(self.s["closed"]))
+        held = np.cumsum(_grown(self.s["opened"], n)) - np.cumsum(_grown(self.s["closed"], n))
+        held_until = int(np.max(np.nonzero(held)[0], initial=-1)) + 1
         per_s = 1.0 / duration if duration else 0.0
         out = {
             "requests": {"total": self.c["requests"], "ok": self.c["ok"],
@@ -155,11 +166,13 @@ class Stats:
             "complete": complete,
             "throughput": {"requests_per_s": self.c["ok"] * per_s,
                            "bytes_per_s": self.c["bytes"] * per_s,
-                           "per_second": self.per_second[:last].tolist()},
+                           "per_second": ok[:last].tolist()},
             "pages": {"total": self.c["pages"], "with_errors": self.c["page_errors"]},
             "sessions": {k: self.c[f"sessions_{k}"] for k in
                          ("started", "late", "completed", "interrupted")},
             "connections": self.c["connections"],
+            "open_connections": {"per_second": held[:held_until].tolist(),
+                                 "peak": int(held.max(initial=0))},
             "duration_s": duration,
         }
         out["warnings"] = self._warnings(out)

@@ -78,11 +78,11 @@ def replays(tmp_path_factory):
             r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
                                           "--results", str(results)])
             assert r.exit_code == 0, r.output
-            total = int(re.match(r"requests ([\d,]+)", r.output).group(1).replace(",", ""))
+            total = int(re.match(r"requests ([\d,]+)", r.stdout).group(1).replace(",", ""))
             log = server.access(expect=total)
             access = access or log
         paths.append(results)
-        texts.append(r.output)
+        texts.append(r.stdout)
     return paths, texts, access
 
 
@@ -168,7 +168,7 @@ def test_errors_by_kind_and_status_as_replay_prints_them(tmp_path):
                                       f"http://127.0.0.1:{port}/", "--results",
                                       str(tmp_path / "f.csv")])
         served = len(_Fault.served)
-    printed = re.search(r"^errors (.*)$", r.output, re.M).group(1)
+    printed = re.search(r"^errors (.*)$", r.stdout, re.M).group(1)
     out = tmp_path / "faults.html"
     assert CliRunner().invoke(main, ["report", str(tmp_path / "f.csv"), "-o",
                                      str(out)]).exit_code == 0

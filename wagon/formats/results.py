@@ -28,7 +28,7 @@ __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "
            "run_path", "write_run", "read_run", "read_results", "is_results_header"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 3
+RESULTS_VERSION = 4
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {

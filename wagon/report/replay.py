@@ -86,9 +86,10 @@ def _per_bin(t: np.ndarray, width: float, n: int, weights=None) -> np.ndarray:
     return np.bincount(idx, weights=weights, minlength=n)[:n]
 
 
-def _series(req, width: float, n: int) -> list[str]:
-    """Throughput, errors by kind and status class, active sessions/connections, latency
-    percentiles over time, each a plot with its how-to-read line."""
+def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
+    """Throughput, errors by kind and status class, active sessions, open connections
+    (``held``: the run's count at the end of each second; None in results before version 4),
+    latency percentiles over time, each a plot with its how-to-read line."""
     out = []
     done = req[req["last_byte"].notna()]
     t_end = done["last_byte"].to_numpy()
@@ -127,19 +128,21 @@ def _series(req, width: float, n: int) -> list[str]:
                           "is the server refusing or failing.")]
     started = req[req["start"].notna()]
     sess = started.groupby("session").agg(a=("start", "min"), b=("last_byte", "max"))
-    conn = started[started["conn"] >= 0]
-    conn = conn.assign(c0=conn["connect_start"].fillna(conn["start"])).groupby("conn").agg(
-        a=("c0", "min"), b=("last_byte", "max"))
     f, ax = fig(1, 7, 3.2)
-    for name, d, colour in (("sessions", sess, "black"), ("connections", conn, "tab:blue")):
-        b = d["b"].fillna(n * width).to_numpy()
-        ax[0, 0].plot(x, _active(d["a"].to_numpy(), b, x), lw=1, color=colour, label=name)
-    ax[0, 0].set(xlabel="time (s)", ylabel="active", title="active sessions and connections")
+    b = sess["b"].fillna(n * width).to_numpy()
+    ax[0, 0].plot(x, _active(sess["a"].to_numpy(), b, x), lw=1, color="black", label="sessions")
+    if held is not None:
+        at = np.minimum(x.astype(int), len(held))
+        ax[0, 0].plot(x, np.append(held, 0)[at], lw=1, color="tab:blue", label="connections")
+    ax[0, 0].set(xlabel="time (s)", ylabel="active", title="active sessions and open connections")
     ax[0, 0].legend(fontsize=8)
     out += [png(f), howto("sessions between their first request and their last byte; "
-                          "connections between their connect and the last byte they carried "
-                          "(idle keep-alive time after it is not counted) — a count that keeps "
-                          "growing means the server falls behind the arrivals.")]
+                          "connections open at that second, idle keep-alive ones included "
+                          "(counted by the replay as they open and close)"
+                          + ("" if held is not None else "; not recorded in these results, "
+                             "from before results version 4")
+                          + " — a count that keeps growing means the server falls behind the "
+                          "arrivals.")]
     f, ax = fig(1, 7, 3.2)
     good = done[ok]
     lat = 1e3 * (good["last_byte"] - good["start"]).to_numpy()
@@ -235,7 +238,8 @@ def replay_sections(path: str) -> list[str]:
     duration = float(end) if np.isfinite(end) else 0.0
     width = plot_width(duration)
     n = max(1, int(np.ceil(duration / width)))
-    body += ["<h2>Over time</h2>", *_series(req, width, n)]
+    held = ((run.get("summary") or {}).get("open_connections") or {}).get("per_second")
+    body += ["<h2>Over time</h2>", *_series(req, width, n, held)]
     urls = dict(req[req["kind"] == "page"].groupby("page")["url"].first())
     body += _distributions(req, pages, urls)
     rows = page_rows(req, pages, urls)
