@@ -50,9 +50,10 @@ def scheduler(tmp_path_factory):
             p.terminate()
         for p in procs:
             try:
-                p.wait(3)
+                p.wait(1)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
 
 
 def _model(data: dict) -> dict:
@@ -89,7 +90,7 @@ def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa,
     log = tmp_path / "nasa.log"                      # plain: cut into byte ranges on workers
     log.write_bytes(gzip.decompress(nasa.read_bytes()))
     from wagon.modeling.dask_runner import DaskRunner
-    options = FitOptions(bootstrap=6, seed=7)
+    options = FitOptions(bootstrap=3, seed=7)
     alone = fit_logs([str(log)], options)
     assert len(plan([str(log)], 300_000)) >= 5
     with distributed.Client(scheduler) as client, distributed.get_task_stream(client) as ts:
@@ -99,7 +100,7 @@ def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa,
     assert _model(spread.model.data) == _model(alone.model.data)
     assert spread.stats.as_dict() == alone.stats.as_dict()
     methods = {r["p_method"] for v in spread.model.data["variables"].values() for r in v["table"]}
-    assert "bootstrap(6)" in methods, methods
+    assert "bootstrap(3)" in methods, methods
     by_stage = collections.defaultdict(set)
     for t in ts.data:
         by_stage[t["key"].split("-")[0]].add(t["worker"])
