@@ -51,7 +51,7 @@ def strict(text: str):
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     d = tmp_path_factory.mktemp("contract")
-    model = hand_model(think=(-1.0, 0.5), rate=10.0)
+    model = hand_model(think=(-1.5, 0.5), rate=10.0, clicks_p=0.6)     # short sessions
     save_model(model, d / "m.json")
     with open(d / "s.jsonl", "w") as f:
         synthesize(Generator(model, SynthOptions(duration=3, seed=2, pages=20,
