@@ -12,7 +12,9 @@ Version 2 (issue 9): every request of the run has exactly one row (``error`` als
 was sent a second time. Version 1 files are read with ``retried`` false.
 
 Version 3 (issue 13): the run file names the scenario's ``model`` (its name and digest, as the
-scenario's header gives them); older run files are read with ``model`` None.
+scenario's header gives them) and its ``speedup``; older run files are read with ``model`` None.
+Version 4: the summary counts ``open_connections`` per second (as the replay saw connections
+open and close); older summaries lack it.
 """
 from __future__ import annotations
 
