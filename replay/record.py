@@ -17,13 +17,19 @@ from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
 from .events import IN_FLIGHT, NOT_STARTED, Call, Hooks, PageVisit, clock
 from .histogram import Histogram
 
-__all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES"]
+__all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES", "LATENCY_LABELS",
+           "GENERATOR_LABELS"]
 
 LATE_S = 0.010                      # a session starting this late is counted as late
 UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the server
 #: the summary's latency entries: what each measures is in docs/replay.md
-LATENCIES = ("request", "request_all", "connect", "first_byte", "transfer", "page", "intended")
-GENERATOR = ("start_lag", "loop_lag")
+#: how the summary text (and the report) names each latency and generator entry
+LATENCY_LABELS = {"request": "request (successful)", "request_all": "request (every outcome)",
+                  "connect": "connect", "first_byte": "first byte", "transfer": "transfer",
+                  "page": "page (errors included)", "intended": "request, from intended start"}
+GENERATOR_LABELS = {"start_lag": "session start lag", "loop_lag": "event-loop lag"}
+LATENCIES = tuple(LATENCY_LABELS)
+GENERATOR = tuple(GENERATOR_LABELS)
 #: per-second series: ok requests, their bytes, connections opened, connections closed
 PER_SECOND = ("per_second", "bytes_per_second", "opened", "closed")
 PERCENTILES = (50, 90, 99)
@@ -261,16 +267,9 @@ def summary_text(s: dict) -> str:
              "errors " + (", ".join(f"{k} {v:,}" for k, v in sorted(e["by_kind"].items()))
                           if e["total"] else "none"),
              f"latency (ms){'':19s}{'p50':>10s}{'p90':>10s}{'p99':>10s}{'max':>10s}",
-             row("request (successful)", lat["request"]),
-             row("request (every outcome)", lat["request_all"]),
-             row("connect", lat["connect"]),
-             row("first byte", lat["first_byte"]),
-             row("transfer", lat["transfer"]),
-             row("page (errors included)", lat["page"]),
-             row("request, from intended start", lat["intended"]),
+             *(row(name, lat[key]) for key, name in LATENCY_LABELS.items()),
              "generator (ms)",
-             row("session start lag", g["start_lag"]),
-             row("event-loop lag", g["loop_lag"])]
+             *(row(name, g[key]) for key, name in GENERATOR_LABELS.items())]
     if g.get("cpu") is not None:
         lines.append(f"  CPU: {100 * g['cpu']:.0f}% of a core")
     for th in s.get("thresholds", []):

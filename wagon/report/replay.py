@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_report
 from ..formats.results import pages_path, read_results
+from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS
 from .common import fig, howto, hurst_table, png, table
 
 __all__ = ["replay_sections", "summary_rows", "plot_width", "MAX_POINTS"]
@@ -21,10 +22,6 @@ MAX_POINTS = 240          # bins of a time-series plot at most: a line, never a 
 TOP_PAGES = 8             # pages drawn in the per-page latency plot
 TABLE_PAGES = 30          # rows of the per-page table
 _NICE = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
-_LATENCY_ROWS = (("request (successful)", "request"), ("request (every outcome)", "request_all"),
-                 ("connect", "connect"), ("first byte", "first_byte"),
-                 ("transfer", "transfer"), ("page (errors included)", "page"),
-                 ("request, from intended start", "intended"))
 
 
 def plot_width(duration: float) -> float:
@@ -65,10 +62,10 @@ def summary_rows(run: dict) -> list[list[str]]:
     rows += [[f"errors: {k}", f"{v:,}"] for k, v in sorted(e["by_kind"].items())]
     rows += [[f"latency (ms) {name}: p50, p90, p99, max",
               ", ".join(_ms(s["latency"][key][p]) for p in ("p50", "p90", "p99", "max"))]
-             for name, key in _LATENCY_ROWS]
+             for key, name in LATENCY_LABELS.items()]
     rows += [[f"generator (ms) {name}: p50, p90, p99, max",
               ", ".join(_ms(g[key][p]) for p in ("p50", "p90", "p99", "max"))]
-             for name, key in (("session start lag", "start_lag"), ("event-loop lag", "loop_lag"))]
+             for key, name in GENERATOR_LABELS.items()]
     if g.get("cpu") is not None:
         rows.append(["generator CPU (% of a core)", f"{100 * g['cpu']:.0f}"])
     rows += [["WARNING", w] for w in s["warnings"]]
