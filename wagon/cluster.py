@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-__all__ = ["ClusterError", "ClusterSpec", "parse_cluster", "connect", "ClockOffset",
-           "clock_offsets"]
+__all__ = ["ClusterError", "ClusterSpec", "parse_cluster", "connect", "shippable",
+           "ClockOffset", "clock_offsets"]
 
 _LOCAL = re.compile(r"local:(\d+)")
 _REMOTE = re.compile(r"(tcp|tls|inproc)://[^\s/]+")
@@ -44,6 +44,12 @@ def parse_cluster(spec: str) -> ClusterSpec:
         return ClusterSpec(address=spec.strip())
     raise ClusterError(f"--cluster {spec!r}: expected local:N (N ≥ 1) or a scheduler address "
                        "such as tcp://host:8786")
+
+
+def shippable(paths: list[str]) -> None:
+    """Inputs that workers can read themselves: standard input ('-') cannot be shipped."""
+    if "-" in paths:
+        raise ClusterError("standard input cannot be parsed on a cluster: give a file")
 
 
 def _distributed():

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..cluster import ClusterError, connect, parse_cluster
+from ..cluster import ClusterError, connect, parse_cluster, shippable
 from ..formats.model import save_model
 from ..formats.strict_json import dumps
 from ..logs.parse import LogError
@@ -61,8 +61,7 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None) ->
     if cluster is None:
         return fit_logs(logs, options, progress)
     spec = parse_cluster(cluster)
-    if "-" in logs:
-        raise ClusterError("standard input cannot be parsed on a cluster: give a file")
+    shippable(list(logs))
     from ..modeling.dask_runner import DaskRunner  # lazy: Dask is optional, only for --cluster
     with connect(spec) as client:
         return fit_logs(logs, options, progress, DaskRunner(client))

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from distributed import as_completed
 
+from ..cluster import shippable
 from ..logs.parse import Chunk, PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import PIECE_BYTES, Piece
@@ -61,8 +62,7 @@ class DaskRunner:
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
               progress: Progress | None) -> list[PieceResult]:
-        if any(p.path == "-" for p in pieces):
-            raise ValueError("standard input cannot be parsed on a cluster: give a file")
+        shippable([p.path for p in pieces])
         self._count = partitions
         self._pieces = self.client.map(parse_stage, pieces, options=options,
                                        partitions=partitions, pure=False)
