@@ -76,7 +76,7 @@ def replays(tmp_path_factory):
         with nginx(tmp / "site", tmp / f"ng{k}") as server:
             results = tmp / f"r{k}.csv"
             r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
-                                          "--results", str(results), "--no-emulation"])
+                                          "--results", str(results)])
             assert r.exit_code == 0, r.output
             total = int(re.match(r"requests ([\d,]+)", r.stdout).group(1).replace(",", ""))
             log = server.access(expect=total)
