@@ -1,6 +1,7 @@
 """``wagon hurst``: Hurst estimates of request counts."""
 from __future__ import annotations
 
+import warnings
 import zlib
 
 import click
@@ -45,7 +46,9 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
     if counts_file:
         inputs.not_wagon([counts_file], "a series of counts")
         try:
-            counts = np.loadtxt(counts_file, ndmin=1)
+            with warnings.catch_warnings():     # an empty file gets the one-line error below
+                warnings.simplefilter("ignore", UserWarning)
+                counts = np.loadtxt(counts_file, ndmin=1)
         except (OSError, ValueError, EOFError, zlib.error) as e:     # .gz files are inflated
             raise WagonError(f"{counts_file}: {e}") from None
         try:
