@@ -377,15 +377,22 @@ class _Cells(_Model):
             self.lo_w, self.hi_w = s.obs.cell_window()
         else:
             self.lo_w, self.hi_w = (self.law.support_from or s.support_min), math.inf
+        self.value_knots = self.knots(self.values - 1, self.values)    # fixed during the MLE
 
     def cdf_at(self, frozen, j: np.ndarray):
         raise NotImplementedError
 
-    def interval_probabilities(self, frozen, after: np.ndarray, upto: np.ndarray
-                               ) -> tuple[np.ndarray, np.ndarray]:
-        """(P(after < D ≤ upto), P(D ≤ upto)) for integer knots, within the recording window."""
+    def knots(self, after: np.ndarray, upto: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct knots, index of after, upto and the window's ends into them)."""
         ends = [self.lo_w - 1, self.hi_w]
-        knots, index = np.unique(np.concatenate((after, upto, ends)), return_inverse=True)
+        return np.unique(np.concatenate((after, upto, ends)), return_inverse=True)
+
+    def interval_probabilities(self, frozen, after: np.ndarray, upto: np.ndarray,
+                               knots: tuple[np.ndarray, np.ndarray] | None = None
+                               ) -> tuple[np.ndarray, np.ndarray]:
+        """(P(after < D ≤ upto), P(D ≤ upto)) for integer knots, within the recording window
+        (``knots``: ``self.knots(after, upto)`` when already known)."""
+        knots, index = knots or self.knots(after, upto)
         finite = np.isfinite(knots)
         cdf, sf, right = np.zeros(len(knots)), np.ones(len(knots)), knots > 0  # ±inf: 0 or 1
         cdf[~finite & right], sf[~finite & right] = 1.0, 0.0
@@ -400,12 +407,9 @@ class _Cells(_Model):
         h = _mass(cdf, sf, right, lo_i, at_i) / z
         return np.maximum(p, 0.0), np.clip(h, 0.0, 1.0)
 
-    def cell_probabilities(self, frozen, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(P(D = j), P(D ≤ j)) of integer ``cells``."""
-        return self.interval_probabilities(frozen, cells - 1, cells)
-
     def mean_loglik(self, frozen) -> float:
-        p, _ = self.cell_probabilities(frozen, self.values)
+        p, _ = self.interval_probabilities(frozen, self.values - 1, self.values,
+                                           self.value_knots)
         return float(self.counts @ np.log(np.maximum(p, TINY))) / self.s.n
 
     def partition(self) -> tuple[np.ndarray, np.ndarray]:
