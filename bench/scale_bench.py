@@ -10,7 +10,8 @@ come from that child's own ``wait4`` usage.
 - baseline: bench/baseline_parser.py (one regex per line, strptime) on the 1M-line log;
 - goaccess: ``goaccess LOG --log-format=COMMON -o out.json`` when installed;
 - parse: wagon's parser alone (``parse_logs``), lines per CPU-second (best of 3);
-- fit: ``wagon fit LOG`` (the CLI) on 1M and on 10M lines.
+- fit: ``wagon fit LOG`` (the CLI) on 1M and on 10M lines; then, in another child, the wall
+  time of each of its stages on 1M lines (import, parse, sessionize, fit, model).
 
 Targets: fit(1M) >= 5x the baseline; parse >= 1M lines per CPU-second; fit(10M) <= 10x
 fit(1M); peak RSS of fit(10M) <= 1 GB.
@@ -71,6 +72,16 @@ PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\
          "    t = time.process_time(); parse_logs([sys.argv[1]], fmt='common')\n"
          "    best = min(best, time.process_time() - t)\n"
          "print(best, file=sys.stderr)")
+STAGES = ("import sys, time\nt0 = time.perf_counter()\nimport wagon.cli.fit\n"
+          "from wagon.modeling import FitOptions, fit_logs\n"
+          "marks = [('import', time.perf_counter())]\n"
+          "def progress(stage, done, total):\n"
+          "    if done == total and stage != marks[-1][0]:\n"
+          "        marks.append((stage, time.perf_counter()))\n"
+          "fit_logs([sys.argv[1]], FitOptions(), progress=progress)\n"
+          "marks.append(('model', time.perf_counter()))\n"
+          "print(' '.join(f'{s} {t - u:.2f}' for (s, t), (_, u) in "
+          "zip(marks, [(None, t0)] + marks)), file=sys.stderr)")
 BASELINE = ("import sys; sys.path.insert(0, sys.argv[2])\nfrom baseline_parser import parse_file\n"
             "records, bad = parse_file(sys.argv[1]); assert not bad")
 
@@ -112,6 +123,9 @@ def main() -> None:
         print(f"\nparse alone: {n / parse_cpu:,.0f} lines per CPU-second, best of 3 "
               "(target >= 1,000,000)")
         print(f"fit end to end: {base / fit1['wall']:.1f}x the baseline (target >= 5x)")
+        stages = subprocess.run([py, "-c", STAGES, str(small)], capture_output=True,
+                                text=True, check=True).stderr.strip().splitlines()[-1]
+        print(f"fit stages, wall s (the stage ending at each mark): {stages}")
         if args.big:
             big = Path(tmp) / f"nasa-{args.big}.log"
             if not big.exists():
