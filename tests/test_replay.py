@@ -218,10 +218,10 @@ def _served_while(server, run) -> tuple[dict, list[tuple[float, int]]]:
 
 
 def test_the_server_is_held_as_long_as_the_emulated_client_downloads(tmp_path):
-    """6 MB to clients of 16 Mbit/s and 20 ms (a 3.0 s transfer), three new sessions a second for
-    8 s, HTTP/1.0: nginx's own $request_time is within 15 % of the emulated transfer time, and
-    the connections nginx holds (stub_status) follow Little's law, λ·W = 3/s × 3.02 s."""
-    size, rate, rtt, lam, n = 6_000_000, 16_000, 0.020, 3.0, 24
+    """4 MB to clients of 16 Mbit/s and 20 ms (a 2.0 s transfer), three new sessions a second for
+    6 s, HTTP/1.0: nginx's own $request_time is within 15 % of the emulated transfer time, and
+    the connections nginx holds (stub_status) follow Little's law, λ·W = 3/s × 2.02 s."""
+    size, rate, rtt, lam, n = 4_000_000, 16_000, 0.020, 3.0, 18
     transfer = size * 8 / (rate * 1e3)
     scenario = write_scenario_file(tmp_path / "b.jsonl", [("/big.bin", size, [])], [],
                                    [f"{rtt * 1e3:g}ms-{rate}kbps/http10x1"],

@@ -20,7 +20,7 @@ SERVICE, SLOTS = 0.05, 5                   # capacity 100 requests/s
 
 
 def test_the_knee_is_the_servers_capacity(tmp_path):
-    # one-page sessions every 40 ms (25/s at rate scale 1): 18 s, the longest step (3 s at 6x);
+    # one-page sessions every 40 ms (25/s at rate scale 1): 18 s, the longest step (2.5 s at 6x);
     # offered 50, 100 (the capacity) and 150 requests/s
     scenario = write_scenario_file(tmp_path / "s.jsonl", [("/index.html", 100, [])], [],
                                    ["lan/http10x1"], [(i / 25, 0, [(0, 0.0)]) for i in range(451)])
@@ -36,7 +36,7 @@ def test_the_knee_is_the_servers_capacity(tmp_path):
         wait_port(port)
         r = CliRunner().invoke(main, ["sweep", str(scenario), "--target",
                                       f"http://127.0.0.1:{port}/", "--rates", "2,4,6",
-                                      "--step-time", "3", "--warmup", "1", "--pause", "0.5",
+                                      "--step-time", "2", "--warmup", "0.5", "--pause", "0.5",
                                       "--no-emulation", "--plot", str(tmp_path / "c.png"),
                                       "--json"])
     finally:
