@@ -14,10 +14,11 @@ from ..analysis.compare import CompareOptions, compare
 from ..analysis.keepalive import advise
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_all
 from ..analysis.workload import Workload
-from ..fitting import fit
+from ..fitting import Observation
 from ..fitting.report import format_params
 from ..formats.model import Model
 from ..formats.results import read_results
+from ..modeling.stages import FitTask, fit_stage
 from .common import fig as _fig
 from .common import howto, hurst_table, page, png, table
 from .plots import plot_fit
@@ -135,7 +136,7 @@ def _fits(w: Workload) -> str:
         values = values[values > 0]
         if len(values) < 20:
             continue
-        rep = fit(values, name=name)
+        rep = fit_stage(FitTask(name, values, Observation()))    # BLAS on one thread
         if rep.best is None:
             continue
         buf = io.BytesIO()
