@@ -108,7 +108,7 @@ def big_site(tmp_path, size: int):
 # ---- what reaches the server ---------------------------------------------------------------
 def test_every_request_made_once_without_errors(tmp_path, site_and_scenario):
     scenario = site_and_scenario("lan/http10x4,t1-dsl/http11,wan/pipeline,lan/early-close,"
-                                 "satellite/http11x2", sessions=40)
+                                 "satellite/http11x2", sessions=40, clicks_p=0.5)
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         s = replay(str(scenario), ReplayOptions(target=server.url,
                                                 results=str(tmp_path / "r.csv")))
