@@ -15,8 +15,8 @@ from scipy import integrate, optimize, special, stats
 
 from wagon.fitting import LAWS, Observation, fit
 from wagon.fitting.laws import Sample
-from wagon.fitting.likelihood import (count_mean, draw_latent, draw_observed, grid_cdf,
-                                      latent_mean, make_model)
+from wagon.fitting.likelihood import (Truncated, count_mean, draw_latent, draw_observed,
+                                      grid_cdf, latent_mean, make_model)
 
 THINK = Observation.grid(1.0, lower=2, upper=600)        # how sessions record think times
 GAPS = Observation.grid(1.0, lower=0)                     # and inter-arrival times
@@ -258,6 +258,26 @@ def test_draws_for_synthesis_keep_the_recording_window():
     ig = LAWS["inverse_gaussian"].freeze({"mu": 5.0, "lambda": 3.0})
     n = draw_observed(ig, CLICKS, "rounded", 1, 200_000, np.random.default_rng(2))
     assert count_mean(ig, "rounded", 1) == pytest.approx(n.mean(), rel=0.01)
+
+
+@pytest.mark.parametrize("name, params, a, b", [
+    ("inverse_gaussian", {"mu": 36.8, "lambda": 20.0}, 1.0, 601.0),    # most of the law: rejection
+    ("gamma", {"shape": 0.7, "scale": 50.0}, 1.0, 601.0),
+    ("inverse_gaussian", {"mu": 5.0, "lambda": 3.0}, 100.0, 300.0)])    # far tail: inverse
+def test_truncated_draws_follow_the_truncated_law(name, params, a, b):
+    """Draws of a law conditioned on [a, b], whichever way they are made, against that law's
+    distribution function computed from SciPy's (Kolmogorov–Smirnov)."""
+    frozen = LAWS[name].freeze(params)
+    t = Truncated(frozen, a, b)
+    x = t.rvs(20_000, np.random.default_rng(4))
+    assert len(x) == 20_000 and x.min() >= a and x.max() <= b
+    fa, z = _scipy_cdf(frozen, a), _scipy_cdf(frozen, b) - _scipy_cdf(frozen, a)
+    assert stats.kstest(x, lambda v: (_scipy_cdf(frozen, v) - fa) / z).pvalue > 0.01
+
+
+def _scipy_cdf(frozen, v):
+    """F from SciPy's own distribution object, not through ``Truncated``."""
+    return frozen.dist.cdf(v, *frozen.args, **frozen.kwds)
 
 
 def test_cells_model_uses_distinct_values():
