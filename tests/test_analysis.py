@@ -78,6 +78,19 @@ def test_bandwidth_warning_and_detrending():
         assert abs(e.H - 0.5) < 0.06, e
 
 
+def test_estimates_of_one_or_more_are_flagged():
+    """A replay that ramps up then saturates: requests per second climbing 0 → 400 over 500 s
+    (Poisson around the ramp). Estimators read H ≥ 1, which no stationary series has: a note
+    says so; exact fGn at H = 0.9 gets no such note."""
+    rng = np.random.default_rng(5)
+    ramp = rng.poisson(np.minimum(np.arange(600) * 0.8, 400)).astype(float)
+    est, notes = hurst_report(ramp)
+    assert max(e.H for e in est) >= 1
+    assert any(n.startswith("H ≥ 1 (") and "--detrend" in n for n in notes), notes
+    est, notes = hurst_report(fgn(2 ** 14, 0.9, np.random.default_rng(6)))
+    assert max(e.H for e in est) < 1 and not any(n.startswith("H ≥ 1") for n in notes)
+
+
 @pytest.mark.parametrize("H", [0.5, 0.6, 0.75, 0.9])
 def test_generator_lag_one_correlation(H):
     """ρ(1) = 2^(2H−1) − 1: the exact covariance, and the sample (known mean 0, variance 1)."""

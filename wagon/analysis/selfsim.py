@@ -228,8 +228,8 @@ def detrend(x: np.ndarray, block: int) -> np.ndarray:
 
 def hurst_report(x, detrend_block: int | None = None) -> tuple[list[Estimate], list[str]]:
     """Every estimator that has enough points on one series (at least MIN_BINS values), and
-    notes: the estimators left out and why, and whether local Whittle depends on its
-    bandwidth."""
+    notes: the estimators left out and why, estimates of 1 or more (no stationary series has
+    them), and whether local Whittle depends on its bandwidth."""
     x = np.asarray(x, dtype=float)
     if len(x) < MIN_BINS:
         raise ValueError(f"a series of {len(x)} values is too short (at least {MIN_BINS})")
@@ -243,6 +243,11 @@ def hurst_report(x, detrend_block: int | None = None) -> tuple[list[Estimate], l
             out.append(f(x))
         except TooFewPoints as e:
             notes.append(f"{name} not estimated: {e}")
+    above = [f"{e.estimator} {e.H:.2f}" for e in out if e.H >= 1]
+    if above:
+        notes.append(f"H ≥ 1 ({', '.join(above)}) is outside the range of a stationary series: "
+                     "the counts have a trend or level shifts (the rate changed); remove them "
+                     "(--detrend SECONDS) or estimate on a steady stretch")
     lw = next((e for e in out if e.estimator == "local_whittle"), None)
     if lw is not None:
         hs = [b["H"] for b in lw.bandwidth]
