@@ -44,6 +44,13 @@ def test_steady_state_starts_where_the_ramp_reaches_its_level():
     assert steady_state(x, 24.0) is None                       # 8 s of plateau: too short
 
 
+def test_steady_state_of_a_bursty_plateau():
+    """Pages arrive with bursts of objects: four seconds of 60 requests then one of 260, from
+    the start (mean 100, median 60). Every 5-second mean is 100: steady throughout."""
+    x = [60, 60, 60, 60, 260] * 9
+    assert steady_state(x, 45.0) == (0, pytest.approx(100.0))
+
+
 def test_demo_runs_the_whole_pipeline(tmp_path):
     r = subprocess.run([sys.executable, "-m", "wagon", "demo", "--outdir", "demo", *SHORT],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
