@@ -4,9 +4,10 @@ Parameters are optimised on an unconstrained scale (log for positive ones, logit
 probabilities), by BFGS with central-difference gradients on the mean log-likelihood per
 observation (steps of ``FD_REL_STEP``, relative: quadrature leaves the likelihood of grid cells
 about 1e-11 of noise, which SciPy's default step of ~6e-6 would turn into gradients noisier than
-the tolerance, and BFGS would spend hundreds of evaluations on it), polished by Nelder–Mead when BFGS loses precision in a line search. A likelihood
-still rising after ``MAX_ITER`` steps runs along a ridge toward a limit law (a normal truncated
-far from its mean becomes an exponential): the value reached is kept.
+the tolerance, and BFGS would spend hundreds of evaluations on it), polished by Nelder–Mead
+when BFGS loses precision in a line search. A likelihood still rising after ``MAX_ITER`` steps
+runs along a ridge toward a limit law (a normal truncated far from its mean becomes an
+exponential): the value reached is kept.
 """
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ __all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES", "LATENCY_LABELS"
 
 LATE_S = 0.010                      # a session starting this late is counted as late
 UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the server
-#: the summary's latency entries: what each measures is in docs/replay.md
-#: how the summary text (and the report) names each latency and generator entry
+#: the summary's latency and generator entries, with the names the summary text and the report
+#: give them (what each measures: docs/replay.md)
 LATENCY_LABELS = {"request": "request (successful)", "request_all": "request (every outcome)",
                   "connect": "connect", "first_byte": "first byte", "transfer": "transfer",
                   "page": "page (errors included)", "intended": "request, from intended start"}
