@@ -1,7 +1,7 @@
 """Live progress of a replay: a collector of the core's events (the core knows nothing of it)
 and the line it shows every few seconds on stderr.
 
-``Progress`` counts sessions started and done, requests, errors and the latency of successful
+``Progress`` counts sessions started and ended, requests, errors and the latency of successful
 requests (a ``Histogram``, so its p99 is the summary's rule); its ``state`` is small and
 picklable, so ``--workers`` send theirs to the parent through the pipe they already share and
 the parent shows the sum. ``ProgressLine`` writes one line per report: rewritten in place on a
@@ -36,7 +36,7 @@ class Progress:
         self.c["started"] += 1
 
     def on_session_end(self, session: int, completed: bool) -> None:
-        self.c["done"] += 1
+        self.c["ended"] += 1
 
     def on_call(self, call: Call) -> None:
         """Requests are counted when settled; one the stop cut off is not an error."""
@@ -61,7 +61,7 @@ def merged(states: list[dict]) -> tuple[Counter, Histogram]:
 
 
 class ProgressLine:
-    """Shows merged states: elapsed, sessions started/active/done, ok requests per second since
+    """Shows merged states: elapsed, sessions started/active/ended, ok requests per second since
     the previous line, errors, p99 so far."""
 
     def __init__(self, out: TextIO | None = None, tty: bool | None = None) -> None:
@@ -76,7 +76,7 @@ class ProgressLine:
         self.last_t, self.last_ok = elapsed, c["ok"]
         p99 = h.percentiles((99,))
         line = (f"[{elapsed:7.1f} s] sessions started {c['started']:,} active "
-                f"{c['started'] - c['done']:,} done {c['done']:,} | {rate:,.1f} ok/s | requests "
+                f"{c['started'] - c['ended']:,} ended {c['ended']:,} | {rate:,.1f} ok/s | requests "
                 f"{c['requests']:,} errors {c['errors']:,} | p99 "
                 + ("-" if p99 is None else f"{1e3 * p99[0]:,.1f} ms"))
         if self.tty:

@@ -15,7 +15,7 @@ from wagon.replay.progress import Progress, ProgressLine
 from .servers import write_scenario_file
 from .test_replay import wagon_serve
 
-LINE = re.compile(r"\[\s*([\d.]+) s\] sessions started (\d+) active (\d+) done (\d+) \| "
+LINE = re.compile(r"\[\s*([\d.]+) s\] sessions started (\d+) active (\d+) ended (\d+) \| "
                   r"([\d.,]+) ok/s \| requests (\d+) errors (\d+) \| p99 ([\d.,]+) ms")
 
 
@@ -85,4 +85,4 @@ def test_on_a_terminal_one_line_is_rewritten():
     line.close()
     text = out.getvalue()
     assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
-    assert "sessions started 2 active 0 done 2" in text and "p99 -" in text
+    assert "sessions started 2 active 0 ended 2" in text and "p99 -" in text
