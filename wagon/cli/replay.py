@@ -60,7 +60,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Stop after this many seconds.")
 @click.option("--quiet", is_flag=True,
               help="No progress. Otherwise every few seconds stderr shows elapsed time, "
-                   "sessions started/active/done, ok requests/s, errors and p99 so far (one "
+                   "sessions started/active/ended, ok requests/s, errors and p99 so far (one "
                    "line rewritten on a terminal, a line each otherwise).")
 @click.option("--progress-every", type=click.FloatRange(0.1),
               default=default(ReplayOptions, "progress_every"), show_default=True,
