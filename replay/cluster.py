@@ -9,6 +9,8 @@ on the scheduler's clock and sends each worker that instant on the worker's cloc
 together whatever their start-up took and however their clocks are set. The workers' rows come
 back as data and are merged, with their statistics, by the same code as ``--workers``
 (``runner.concat``, ``runner.finish``); the summary reports each worker's clock offset.
+With progress on, each segment's ``Progress`` states travel through a Dask queue and this
+process shows their sum every ``progress_every`` seconds, as ``--workers`` does.
 SIGINT/SIGTERM here stop every segment, which still ends with every request recorded.
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..cluster import ClockOffset, clock_offsets
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
+from .progress import ProgressLine
 from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish,
                      no_full_collections, play, prepare, run_info)
 
@@ -51,6 +54,22 @@ def _watch(stop: Event, done: threading.Event, control) -> None:
             return
 
 
+def _forward(conn, progress: Queue, k: int, done: threading.Event | None) -> None:
+    """Put the segment's progress states (``play`` sends them through its control pipe) on the
+    run's queue as (k, state), until ``done``; with ``done`` None, only what is waiting."""
+    while done is None or not done.is_set():
+        try:
+            if not conn.poll(0.2):
+                if done is None:
+                    return
+                continue
+            kind, value = conn.recv()
+            if kind == "progress":
+                progress.put((k, value))
+        except (EOFError, OSError, TimeoutError, CommClosedError):
+            return                              # progress is a display: never fail the run
+
+
 def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
              run: str) -> tuple[dict, bytes, bytes]:
     """A worker's task: play segment k of n; its statistics and its request and page rows."""
@@ -69,11 +88,17 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
                 get_worker().address]
             threading.Thread(target=_watch, args=(Event(f"wagon-stop-{run}"), done, ours),
                              daemon=True).start()
+            progress = Queue(f"wagon-progress-{run}")
+            forward = threading.Thread(target=_forward, args=(ours, progress, k, done),
+                                       daemon=True)
+            forward.start()
             try:
                 state = uvloop.run(play(sc, opts, k, n, t0_wall,
                                         results if opts.results else None, theirs))
             finally:
                 done.set()
+                forward.join()
+            _forward(ours, progress, k, None)          # what came after the thread's last look
         if not opts.results:
             return state, b"", b""
         with open(results[0], "rb") as r, open(results[1], "rb") as p:
@@ -106,7 +131,7 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
         scenario = f.read()
     addresses = sorted(client.scheduler_info()["workers"])
     n, run = len(addresses), uuid.uuid4().hex
-    worker_opts = dataclasses.replace(opts, progress=False, workers=n)
+    worker_opts = dataclasses.replace(opts, workers=n)
     stop, t0s = Event(f"wagon-stop-{run}", client=client), Variable(f"wagon-t0-{run}", client)
     futures = [client.submit(_segment, scenario, worker_opts, k, n, run, workers=[a],
                              allow_other_workers=False, pure=False)
@@ -119,6 +144,9 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
         t0_wall = time.time() + START_MARGIN
         t0s.set({a: t0_wall + clocks[a].offset_s for a in addresses})
         info = run_info(path, sc, worker_opts, t0_wall)
+        if opts.progress:
+            _follow(futures, Queue(f"wagon-progress-{run}", client), t0_wall,
+                    opts.progress_every)
         states, parts, dead = [], [], []
         for k, fut in enumerate(futures):
             try:
@@ -155,3 +183,24 @@ def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
             count += 1
         except TimeoutError:
             continue
+
+
+def _follow(futures: list, progress: Queue, t0_wall: float, every: float) -> None:
+    """Until every segment is done, show the sum of their latest progress states every
+    ``every`` seconds; a last line when they are (the summary's counts)."""
+    line, latest, shown = ProgressLine(), {}, time.time()
+    while True:
+        finished = all(f.done() for f in futures)   # before the drain: the last states are in
+        try:
+            for k, state in progress.get(batch=True):
+                latest[k] = state
+        except (OSError, TimeoutError, CommClosedError):
+            line.close()
+            return                              # the scheduler is gone: the results will say
+        if latest and (finished or time.time() - shown >= every):
+            line.show(time.time() - t0_wall, list(latest.values()))
+            shown = time.time()
+        if finished:
+            line.close()
+            return
+        time.sleep(0.2)
