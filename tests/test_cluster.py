@@ -24,6 +24,7 @@ from wagon.logs.pieces import plan
 from wagon.modeling import FitOptions, fit_logs
 
 from .servers import free_port, nginx
+from .test_progress import LINE
 from .test_replay import expected_urls, rows, site_and_scenario  # noqa: F401 (a fixture)
 
 
@@ -128,7 +129,7 @@ def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
         began = time.monotonic()
         r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
                                       "--results", str(results), "--cluster", cluster,
-                                      "--json"])
+                                      "--json", "--progress-every", "0.5"])
         assert r.exit_code == 0, r.output
         log = server.access(expect=sum(want.values()))
     s = json.loads(r.stdout)
@@ -150,3 +151,9 @@ def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
     assert np.allclose(merged, np.percentile(ok, [50, 90, 99], method="inverted_cdf"),
                        rtol=2e-3, atol=0)
     assert s["generator"]["start_lag"]["p99"] < 50 and time.monotonic() - began < 60
+    # live progress from the segments, summed: the last line holds the summary's counts
+    lines = [m.groups() for m in map(LINE.fullmatch, r.stderr.splitlines()) if m]
+    assert len(lines) >= 2, r.stderr
+    _, started, active, ended, _, requests, errors, _ = lines[-1]
+    assert (int(started), int(active), int(ended)) == (50, 0, 50)
+    assert int(requests) == s["requests"]["total"] and int(errors) == 0
