@@ -16,7 +16,7 @@ from wagon import read_results, read_scenario
 from wagon.demo import steady_state
 
 ROOT = Path(__file__).resolve().parent.parent
-SHORT = ["--duration", "60", "--speedup", "20", "--drain", "3"]
+SHORT = ["--duration", "60", "--speedup", "20", "--drain", "1"]
 
 
 def check_demo_output(out: Path, stdout: str) -> None:

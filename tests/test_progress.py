@@ -70,7 +70,7 @@ def test_progress_lines_agree_with_the_summary(tmp_path, scenario, workers):
 
 def test_quiet_shows_nothing(tmp_path):
     few = write_scenario_file(tmp_path / "few.jsonl", [("/index.html", 100, [])], [],
-                              ["lan/http11"], [(0.0, 0, [(0, 0.0), (0, 1.2)])] * 3)
+                              ["lan/http11"], [(0.0, 0, [(0, 0.0), (0, 0.6)])] * 3)
     lines, summary, stderr = run(tmp_path, few, "--quiet", "--progress-every", "0.2")
     assert lines == [] and stderr == "" and summary["requests"]["total"] == 6
 

@@ -65,7 +65,7 @@ def replays(tmp_path_factory):
     """Two replays against nginx (40 and 12 sessions, two client classes): (results paths,
     wagon replay's printed summaries, nginx's access log of the first)."""
     tmp = tmp_path_factory.mktemp("report")
-    model = hand_model(think=(-2.5, 0.3), rate=30.0, clicks_p=0.34)
+    model = hand_model(think=(-2.5, 0.3), rate=30.0, clicks_p=0.5)
     build_site(resolve_site(model, pages=40).spec, tmp / "site")
     paths, texts, access = [], [], None
     for k, sessions in enumerate((40, 12)):
