@@ -134,13 +134,13 @@ def test_bootstrap_chunks_give_the_same_p_values_in_any_order():
 
 def test_combined_log_with_agents_and_referers_identical_partitioned(sample, tmp_path):
     """A combined log (referers, agents) with the host+agent identity and kept paths and
-    queries: the same model from one partition and from 5 partitions of 30 kB pieces."""
+    queries: the same model from one partition and from 5 partitions of 100 kB pieces."""
     from wagon.logs.sessions import SessionRules
     log = tmp_path / "sample.log"
     log.write_bytes(gzip.decompress(sample.read_bytes()))
     options = FitOptions(keep_paths=True, keep_query=True,
                          rules=SessionRules(identity="host+agent"))
     one = fit_logs([str(log)], options, runner=LocalRunner(partitions=1))
-    many = fit_logs([str(log)], options, runner=LocalRunner(partitions=5, piece_bytes=30_000))
+    many = fit_logs([str(log)], options, runner=LocalRunner(partitions=5, piece_bytes=100_000))
     assert _model(one) == _model(many)
     assert one.sessions.counts["clients"] > 900 and len(one.model.data["site"]["pages"]) > 50
