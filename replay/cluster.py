@@ -32,7 +32,7 @@ from ..cluster import ClockOffset, clock_offsets
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
-from .progress import ProgressLine
+from .progress import Board
 from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish,
                      no_full_collections, play, prepare, run_info)
 
@@ -145,8 +145,8 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
         t0s.set({a: t0_wall + clocks[a].offset_s for a in addresses})
         info = run_info(path, sc, worker_opts, t0_wall)
         if opts.progress:
-            _follow(futures, Queue(f"wagon-progress-{run}", client), t0_wall,
-                    opts.progress_every)
+            _follow(futures, Queue(f"wagon-progress-{run}", client),
+                    Board(t0_wall, opts.progress_every))
         states, parts, dead = [], [], []
         for k, fut in enumerate(futures):
             try:
@@ -185,22 +185,18 @@ def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
             continue
 
 
-def _follow(futures: list, progress: Queue, t0_wall: float, every: float) -> None:
-    """Until every segment is done, show the sum of their latest progress states every
-    ``every`` seconds; a last line when they are (the summary's counts)."""
-    line, latest, shown = ProgressLine(), {}, time.time()
+def _follow(futures: list, progress: Queue, board: Board) -> None:
+    """Until every segment is done, put their progress states on ``board`` and show it; a last
+    line when they are (the summary's counts)."""
     while True:
         finished = all(f.done() for f in futures)   # before the drain: the last states are in
         try:
             for k, state in progress.get(batch=True):
-                latest[k] = state
+                board.put(k, state)
         except (OSError, TimeoutError, CommClosedError):
-            line.close()
+            board.close()
             return                              # the scheduler is gone: the results will say
-        if latest and (finished or time.time() - shown >= every):
-            line.show(time.time() - t0_wall, list(latest.values()))
-            shown = time.time()
+        board.show(final=finished)
         if finished:
-            line.close()
             return
         time.sleep(0.2)

@@ -3,13 +3,15 @@ and the line it shows every few seconds on stderr.
 
 ``Progress`` counts sessions started and ended, requests, errors and the latency of successful
 requests (a ``Histogram``, so its p99 is the summary's rule); its ``state`` is small and
-picklable, so ``--workers`` send theirs to the parent through the pipe they already share and
-the parent shows the sum. ``ProgressLine`` writes one line per report: rewritten in place on a
-terminal, one line each otherwise (a log, a CI job).
+picklable, so ``--workers`` send theirs to the parent through the pipe they already share (and
+``--cluster`` segments through a Dask queue); ``Board`` keeps each process's latest state and
+shows their sum. ``ProgressLine`` writes one line per report: rewritten in place on a terminal,
+one line each otherwise (a log, a CI job).
 """
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from typing import TextIO
 
@@ -17,7 +19,7 @@ from .events import Call, Hooks
 from .histogram import Histogram
 from .record import UNFINISHED
 
-__all__ = ["Progress", "ProgressLine", "merged"]
+__all__ = ["Progress", "ProgressLine", "Board", "merged"]
 
 
 class Progress:
@@ -91,3 +93,29 @@ class ProgressLine:
         if self.tty and self.width:
             self.out.write("\n")
             self.out.flush()
+
+
+class Board:
+    """The latest ``Progress`` state of each process of a run started at ``t0_wall`` (wall
+    clock); their sum shown every ``every`` seconds, and once more at the end."""
+
+    def __init__(self, t0_wall: float, every: float, out: TextIO | None = None) -> None:
+        self.t0_wall, self.every, self.shown = t0_wall, every, t0_wall
+        self.latest: dict[int, dict] = {}
+        self.line = ProgressLine(out)
+
+    def put(self, k: int, state: dict) -> None:
+        self.latest[k] = state
+
+    def show(self, final: bool = False) -> None:
+        """The sum, when ``every`` seconds have passed since the last line, or ``final``."""
+        now = time.time()
+        if self.latest and (final or now - self.shown >= self.every):
+            self.line.show(now - self.t0_wall, list(self.latest.values()))
+            self.shown = now
+        if final:
+            self.close()
+
+    def close(self) -> None:
+        """End the line being rewritten on a terminal."""
+        self.line.close()

@@ -39,7 +39,7 @@ from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
 from .limits import raise_nofile
-from .progress import Progress, ProgressLine
+from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
 from .scheduler import Scheduler, class_override
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
@@ -364,9 +364,7 @@ class _Workers:
         self.dead: dict[int, str] = {}
         self.interrupted = False
         self.playing = False
-        self.progress: dict[int, dict] = {}          # each worker's last progress state
-        self.line = ProgressLine() if opts.progress else None
-        self.t0_wall = self.shown = 0.0
+        self.board: Board | None = None              # the workers' progress, once they play
 
     def _stop_all(self, why: str) -> None:
         """Stop every live worker: through its pipe once it plays (it ends its sessions and
@@ -401,7 +399,8 @@ class _Workers:
                     except (EOFError, OSError):
                         kind, value = "error", None
                     if kind == "progress":
-                        self.progress[k] = value
+                        if self.board is not None:
+                            self.board.put(k, value)
                         continue
                     if kind == want:
                         got[k] = value
@@ -409,19 +408,9 @@ class _Workers:
                     self._died(k, value)
                 elif self.procs[k].sentinel in ready:
                     self._died(k, None)
-            self._show_progress()
+            if self.board is not None:
+                self.board.show()
         return got
-
-    def _show_progress(self, final: bool = False) -> None:
-        """The sum of the workers' progress, every ``progress_every`` seconds and at the end."""
-        now = time.time()
-        if self.line is None or not self.progress or not (
-                final or now - self.shown >= self.opts.progress_every):
-            return
-        self.line.show(now - self.t0_wall, list(self.progress.values()))
-        self.shown = now
-        if final:
-            self.line.close()
 
     def _died(self, k: int, why: str | None) -> None:
         p = self.procs[k]
@@ -452,13 +441,16 @@ class _Workers:
                     p.join(10)
                 why = "interrupted" if self.interrupted else "; ".join(self.dead.values())
                 raise WorkerDied(f"the run did not start: {why}")
-            t0_wall = self.t0_wall = self.shown = time.time() + START_MARGIN
+            t0_wall = time.time() + START_MARGIN
+            if opts.progress:
+                self.board = Board(t0_wall, opts.progress_every)
             started(t0_wall)
             for c in self.conns:
                 c.send(t0_wall)
             self.playing = True
             states = list(self._collect("done").values())
-            self._show_progress(final=True)
+            if self.board is not None:
+                self.board.show(final=True)
             for p in self.procs:
                 p.join(10)
         finally:
