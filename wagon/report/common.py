@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from .. import __version__
 
-__all__ = ["png", "fig", "table", "howto", "hurst_table", "page"]
+__all__ = ["img", "png", "fig", "table", "howto", "hurst_table", "page"]
 
 _CHECK = """<script>
 window.addEventListener('error', e => { document.body.dataset.errors =
@@ -37,13 +37,17 @@ img { max-width: 100%; } .note { color: #555; } .howto { color: #333; font-style
 </style>"""
 
 
+def img(data: bytes, alt: str = "plot") -> str:
+    """An ``<img>`` holding the PNG ``data``."""
+    return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
+
+
 def png(figure: Figure) -> str:
     """The figure as an ``<img>`` holding its PNG."""
     figure.tight_layout()
     buf = io.BytesIO()
     figure.savefig(buf, format="png", dpi=90)
-    return ('<img alt="plot" src="data:image/png;base64,'
-            + base64.b64encode(buf.getvalue()).decode() + '">')
+    return img(buf.getvalue())
 
 
 def fig(ncols: int = 2, width: float = 11, height: float = 3.6):

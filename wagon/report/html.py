@@ -4,7 +4,6 @@ and think-time laws with CDF and QQ plots; replay results: ``replay.replay_secti
 comparison of two workloads."""
 from __future__ import annotations
 
-import base64
 import html
 import io
 
@@ -20,7 +19,7 @@ from ..formats.model import Model
 from ..formats.results import read_results
 from ..modeling.stages import FitTask, fit_stage
 from .common import fig as _fig
-from .common import howto, hurst_table, page, png, table
+from .common import howto, hurst_table, img, page, png, table
 from .plots import plot_fit
 from .replay import plot_width, replay_sections, summary_rows
 
@@ -143,8 +142,7 @@ def _fits(w: Workload) -> str:
         plot_fit(rep, values, buf)
         out.append(f"<h3>{html.escape(name)}: {html.escape(rep.best.name)} "
                    f"({html.escape(format_params(rep.best.params))})</h3>"
-                   '<img alt="fit" src="data:image/png;base64,'
-                   + base64.b64encode(buf.getvalue()).decode() + '">'
+                   + img(buf.getvalue(), "fit")
                    + howto("left: the data's CDF (black) against the fitted law's (red); right: "
                            "the QQ plot — points on the red line mean the law fits, a bend at "
                            "the end is a tail it misses."))

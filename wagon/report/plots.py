@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ..fitting import FitReport
 from ..formats.results import read_results
-from .replay import plot_width
+from .replay import plot_width, successful
 
 __all__ = ["plot_fit", "write_plots", "plot_replay"]
 
@@ -68,7 +68,7 @@ def plot_replay(summary: dict, results_csv: str | os.PathLike,
     """Requests completed per second (averaged over bins of a readable width), and the latency
     distribution of each client class."""
     req = read_results(results_csv)
-    ok = req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
+    ok = successful(req)
     fig = Figure(figsize=(11, 4))
     ax1, ax2 = fig.subplots(1, 2)
     series = np.asarray(summary["throughput"]["per_second"], float)

@@ -13,10 +13,10 @@ import pandas as pd
 
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_report
 from ..formats.results import pages_path, read_results
-from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS
+from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS, UNFINISHED
 from .common import fig, howto, hurst_table, png, table
 
-__all__ = ["replay_sections", "summary_rows", "plot_width", "MAX_POINTS"]
+__all__ = ["replay_sections", "summary_rows", "plot_width", "successful", "MAX_POINTS"]
 
 MAX_POINTS = 240          # bins of a time-series plot at most: a line, never a solid block
 TOP_PAGES = 8             # pages drawn in the per-page latency plot
@@ -156,6 +156,11 @@ def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
     return out
 
 
+def successful(req: pd.DataFrame) -> pd.DataFrame:
+    """The requests that succeeded, with their start and last byte."""
+    return req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
+
+
 def _cdf(ax, values_ms: np.ndarray, label: str) -> None:
     v = np.sort(values_ms)
     ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", lw=1,
@@ -164,7 +169,7 @@ def _cdf(ax, values_ms: np.ndarray, label: str) -> None:
 
 def _distributions(req, pages, urls: dict) -> list[str]:
     """Request latency per client class, page response time per page (the busiest ones)."""
-    good = req[(req["error"] == "") & req["start"].notna() & req["last_byte"].notna()]
+    good = successful(req)
     f, ax = fig(2, 12, 3.6)
     for name, rows in good.groupby("class", sort=True):
         _cdf(ax[0, 0], 1e3 * (rows["last_byte"] - rows["start"]).to_numpy(), name)
@@ -189,7 +194,7 @@ def page_rows(req, pages, urls: dict) -> list[list]:
     """Per page: visits, requests (its objects included), failed requests, p50 and p99 of its
     response time (ms); the most visited first."""
     reqs = req.groupby("page").size()
-    errs = req[~req["error"].isin(["", "in_flight", "not_started"])].groupby("page").size()
+    errs = req[~req["error"].isin(("", *UNFINISHED))].groupby("page").size()
     rt = pages[pages["response_time"].notna()].groupby("page")["response_time"]
     p50, p99 = rt.quantile(0.5), rt.quantile(0.99)
     visits = pages.groupby("page").size().sort_values(ascending=False, kind="stable")
