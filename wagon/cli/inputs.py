@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..analysis.workload import Workload, WorkloadError, load_workload
-from ..formats.kind import what_is
+from ..formats.kind import wrong_kind
 from ..formats.model import Model, ModelError, load_model
 from ..formats.results import ResultsError
 from ..formats.scenario import Scenario, ScenarioError, read_scenario
@@ -16,9 +16,9 @@ def not_wagon(paths: list[str], wanted: str) -> None:
     """Inputs that are no wagon file (access logs, a series of counts): a model, scenario or
     results file given there is named as such."""
     for p in paths:
-        kind = what_is(p) if p != "-" else None
-        if kind is not None:
-            raise WagonError(f"{p}: {kind}, not {wanted}")
+        other = wrong_kind(p, wanted) if p != "-" else None
+        if other:
+            raise WagonError(other)
 
 
 def model(path: str) -> Model:
