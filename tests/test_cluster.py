@@ -105,7 +105,7 @@ def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa,
     by_stage = collections.defaultdict(set)
     for t in ts.data:
         by_stage[t["key"].split("-")[0]].add(t["worker"])
-    assert len(by_stage["parse_stage"]) == 2 and len(by_stage["_sessionize"]) == 2, by_stage
+    assert len(by_stage["parse_stage"]) == 2 and len(by_stage["sessionize_stage"]) == 2, by_stage
     assert len(by_stage["bootstrap_stage"]) == 2
 
 

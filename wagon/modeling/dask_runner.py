@@ -33,10 +33,6 @@ def _chunk(r: PieceResult, k: int) -> Chunk:
     return r.chunks[k]
 
 
-def _sessionize(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
-    return sessionize_stage(list(chunks), options, shared)
-
-
 class DaskRunner:
     """Runs the stages on ``client``'s workers; at least two partitions per worker so the
     sessionize stage spreads."""
@@ -75,7 +71,7 @@ class DaskRunner:
             parts = []
             for k in range(self._count):
                 chunks = [self.client.submit(_chunk, f, k, pure=False) for f in self._pieces]
-                parts.append(self.client.submit(_sessionize, chunks, options, shared,
+                parts.append(self.client.submit(sessionize_stage, chunks, options, shared,
                                                 pure=False))
             return self._ordered(parts, "sessionize", progress)
         finally:
