@@ -173,6 +173,10 @@ class Law:
     integrated: Callable | None = None          # (params, x) → (∫₀ˣ F, ∫ₓ^∞ S) in closed form,
                                                 # where SciPy's F is too slow for quadrature
 
+    def __reduce__(self):
+        """Pickled by name (its functions are lambdas): a fit report crosses processes."""
+        return law, (self.name,)
+
     @property
     def nparams(self) -> int:
         return len(self.params)
