@@ -4,19 +4,23 @@ against, all in one run (issue 12).
 Inputs are built into a temporary directory (never the checkout) from the real NASA trace
 (tests/data/): copy k of its 20,000 lines is shifted k days and its clients renamed to IPv4
 addresses of their own (10.x.y.z, so GoAccess's ``%h`` reads them and sessions of different
-copies never meet). Every measurement runs in a child process; wall time, CPU time and peak RSS
-come from that child's own ``wait4`` usage.
+copies never meet). Every measurement runs in a child process; wall time and CPU time come
+from that child's own ``wait4`` usage (its worker processes included), peak memory from the
+sum of the resident sets of the child and its descendants, read from /proc every 20 ms.
 
 - baseline: bench/baseline_parser.py (one regex per line, strptime) on the 1M-line log;
 - goaccess: ``goaccess LOG --log-format=COMMON -o out.json`` when installed;
 - parse: wagon's parser alone (``parse_logs``), lines per CPU-second (best of 3);
-- fit: ``wagon fit LOG`` (the CLI) on 1M and on 10M lines; then, in another child, the wall
-  time of each of its stages on 1M lines (import, parse, sessionize, fit, model).
+- fit: ``wagon fit LOG`` (the CLI) on 1M lines with ``--workers 1`` (one process) and with its
+  default (a worker per usable core), then on 10M lines both ways; in another child, the wall
+  time of each stage on 1M lines (import, parse, sessionize, fit, model), for both;
+- ``--big-baseline``: the baseline on the 10M-line log too (about 90 s and 4 GB here).
 
 Targets: fit(1M) >= 5x the baseline; parse >= 1M lines per CPU-second; fit(10M) <= 10x
 fit(1M); peak RSS of fit(10M) <= 1 GB.
 
-    python bench/scale_bench.py [--lines 1000000] [--big 10000000 | --big 0] [--keep DIR]
+    python bench/scale_bench.py [--lines 1000000] [--big 10000000 | --big 0] [--big-baseline]
+                                [--keep DIR]
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -54,17 +59,51 @@ def build_log(path: Path, lines: int) -> int:
     return copies * per
 
 
+def tree_rss(pid: int) -> int:
+    """Resident bytes of process ``pid`` and all its descendants (0 once it is gone)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            with open(f"/proc/{p}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def run(cmd: list[str], cwd: str) -> dict:
-    """Wall seconds, CPU seconds and peak RSS (MB) of a child process; fails loudly."""
+    """Wall seconds, CPU seconds (workers included) and peak resident memory (MB, the sum over
+    the child and its descendants) of a child process; fails loudly."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak, done = 0, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.02):
+            peak = max(peak, tree_rss(proc.pid))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    done.set()
+    sampler.join()
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mb": usage.ru_maxrss / 1024}
+            "rss_mb": max(peak, usage.ru_maxrss * 1024) / 2**20}
 
 
 PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\n"
@@ -74,11 +113,14 @@ PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\
          "print(best, file=sys.stderr)")
 STAGES = ("import sys, time\nt0 = time.perf_counter()\nimport wagon.cli.fit\n"
           "from wagon.modeling import FitOptions, fit_logs\n"
+          "from wagon.modeling.processes import ProcessRunner, usable_cores\n"
           "marks = [('import', time.perf_counter())]\n"
           "def progress(stage, done, total):\n"
           "    if done == total and stage != marks[-1][0]:\n"
           "        marks.append((stage, time.perf_counter()))\n"
-          "fit_logs([sys.argv[1]], FitOptions(), progress=progress)\n"
+          "workers = usable_cores() if sys.argv[2] == 'default' else int(sys.argv[2])\n"
+          "fit_logs([sys.argv[1]], FitOptions(), progress=progress,\n"
+          "         runner=ProcessRunner(workers) if workers > 1 else None)\n"
           "marks.append(('model', time.perf_counter()))\n"
           "print(' '.join(f'{s} {t - u:.2f}' for (s, t), (_, u) in "
           "zip(marks, [(None, t0)] + marks)), file=sys.stderr)")
@@ -86,13 +128,22 @@ BASELINE = ("import sys; sys.path.insert(0, sys.argv[2])\nfrom baseline_parser i
             "records, bad = parse_file(sys.argv[1]); assert not bad")
 
 
+def fit_cmd(py: str, log: Path, out: Path, workers: str) -> list[str]:
+    return [py, "-m", "wagon", "fit", str(log), "-o", str(out)] + (
+        [] if workers == "default" else ["--workers", workers])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--big", type=int, default=10_000_000, help="0: skip the big run")
+    ap.add_argument("--big-baseline", action="store_true",
+                    help="run the baseline on the big log too")
     ap.add_argument("--keep", default=None, help="build the logs here and keep them")
     args = ap.parse_args()
     py = sys.executable
+    cores = len(os.sched_getaffinity(0))
+    modes = {"1": "wagon fit --workers 1", "default": f"wagon fit ({cores} workers)"}
     tmp = args.keep or tempfile.mkdtemp(prefix="wagon-scale-")
     os.makedirs(tmp, exist_ok=True)
     try:
@@ -101,7 +152,7 @@ def main() -> None:
             build_log(small, args.lines)
         n = sum(1 for _ in open(small, "rb"))
         print(f"log: {n:,} lines, {small.stat().st_size / 1e6:.0f} MB; load "
-              f"{os.getloadavg()[0]:.2f}")
+              f"{os.getloadavg()[0]:.2f}; {cores} usable cores")
         rows = {"baseline (regex per line)": run([py, "-c", BASELINE, str(small), str(HERE)],
                                                  tmp)}
         if shutil.which("goaccess"):
@@ -111,32 +162,40 @@ def main() -> None:
         parse = subprocess.run([py, "-c", PARSE, str(small)], capture_output=True, text=True,
                                check=True)
         parse_cpu = float(parse.stderr.strip().splitlines()[-1])
-        rows["wagon fit (1 process)"] = run([py, "-m", "wagon", "fit", str(small), "-o",
-                                             str(Path(tmp) / "model.json")], tmp)
+        for workers, name in modes.items():
+            rows[name] = run(fit_cmd(py, small, Path(tmp) / "model.json", workers), tmp)
         base = rows["baseline (regex per line)"]["wall"]
         print(f"\n{'on ' + format(n, ',') + ' lines':32s} {'wall s':>8s} {'CPU s':>8s} "
               f"{'peak MB':>8s} {'vs baseline':>12s}")
         for name, r in rows.items():
             print(f"{name:32s} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f} "
                   f"{base / r['wall']:11.1f}x")
-        fit1 = rows["wagon fit (1 process)"]
         print(f"\nparse alone: {n / parse_cpu:,.0f} lines per CPU-second, best of 3 "
               "(target >= 1,000,000)")
-        print(f"fit end to end: {base / fit1['wall']:.1f}x the baseline (target >= 5x)")
-        stages = subprocess.run([py, "-c", STAGES, str(small)], capture_output=True,
-                                text=True, check=True).stderr.strip().splitlines()[-1]
-        print(f"fit stages, wall s (the stage ending at each mark): {stages}")
+        for workers, name in modes.items():
+            print(f"{name}: {base / rows[name]['wall']:.1f}x the baseline end to end "
+                  "(target >= 5x)")
+        for workers, name in modes.items():
+            stages = subprocess.run([py, "-c", STAGES, str(small), workers], capture_output=True,
+                                    text=True, check=True).stderr.strip().splitlines()[-1]
+            print(f"{name} stages, wall s (the stage ending at each mark): {stages}")
         if args.big:
             big = Path(tmp) / f"nasa-{args.big}.log"
             if not big.exists():
                 build_log(big, args.big)
             nb = sum(1 for _ in open(big, "rb"))
-            r = run([py, "-m", "wagon", "fit", str(big), "-o", str(Path(tmp) / "big.json")],
-                    tmp)
-            print(f"\nwagon fit on {nb:,} lines ({big.stat().st_size / 1e9:.2f} GB): "
-                  f"{r['wall']:.1f} s wall, {r['cpu']:.1f} CPU-s, peak RSS {r['rss_mb']:.0f} MB")
-            print(f"  {r['wall'] / fit1['wall']:.1f}x the {n:,}-line time for "
-                  f"{nb / n:.0f}x the lines (target <= 10x); peak RSS target <= 1024 MB")
+            print(f"\non {nb:,} lines ({big.stat().st_size / 1e9:.2f} GB):")
+            big_base = None
+            if args.big_baseline:
+                big_base = run([py, "-c", BASELINE, str(big), str(HERE)], tmp)
+                print(f"  baseline (regex per line): {big_base['wall']:.1f} s wall, "
+                      f"peak {big_base['rss_mb']:.0f} MB")
+            for workers, name in modes.items():
+                r = run(fit_cmd(py, big, Path(tmp) / "big.json", workers), tmp)
+                vs = f", {big_base['wall'] / r['wall']:.1f}x the baseline" if big_base else ""
+                print(f"  {name}: {r['wall']:.1f} s wall, {r['cpu']:.1f} CPU-s, peak "
+                      f"{r['rss_mb']:.0f} MB (target <= 1024); {r['wall'] / rows[name]['wall']:.1f}x"
+                      f" the {n:,}-line time for {nb / n:.0f}x the lines (target <= 10x){vs}")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

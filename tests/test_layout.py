@@ -184,6 +184,8 @@ HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas"}
     ("import wagon.formats.model", {"wagon.logs", "wagon.modeling", "wagon.synth",
                                     "wagon.replay", "statsmodels", "matplotlib"}),
     ("import wagon.logs", HEAVY | {"wagon.fitting", "wagon.formats"}),
+    # wagon fit forks its parse workers before SciPy is loaded, and loads it while they parse
+    ("import wagon.cli.fit, wagon.modeling.processes", HEAVY | {"wagon.fitting"}),
     ("import wagon.synth, wagon.synth.export", {"wagon.logs", "wagon.modeling", "wagon.replay",
                                                 "wagon.analysis", "statsmodels", "matplotlib"}),
 ])

@@ -1,9 +1,12 @@
 """``wagon fit`` as stages (wagon.modeling.stages): the model does not depend on how the inputs
-are cut into pieces or the clients into partitions, on the real NASA trace with a stray line
-(a time outlier) and an overlapping second input (repeated lines)."""
+are cut into pieces or the clients into partitions, nor on the processes that run the stages,
+on the real NASA trace with a stray line (a time outlier) and an overlapping second input
+(repeated lines)."""
 from __future__ import annotations
 
 import gzip
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from wagon.logs.parse import ParseOptions, parse_piece
 from wagon.logs.pieces import plan
 from wagon.modeling import FitOptions, fit_logs
+from wagon.modeling.processes import ProcessRunner, WorkerError
 from wagon.modeling.stages import LocalRunner
 
 STRAY = b'stray.example.com - - [01/Aug/2100:10:00:00 -0400] "GET /ksc.html HTTP/1.0" 200 7280\n'
@@ -39,14 +43,62 @@ def test_pieces_own_every_line_once(inputs):
         assert sum(len(c.requests) for r in results for c in r.chunks) == 26_001
 
 
-def test_model_identical_for_one_piece_one_partition_and_many(inputs):
-    one = fit_logs(inputs, FitOptions(), runner=LocalRunner(partitions=1))
-    many = fit_logs(inputs, FitOptions(), runner=LocalRunner(partitions=7, piece_bytes=40_000))
-    assert _model(one) == _model(many)
-    assert one.stats.as_dict() == many.stats.as_dict()
+@pytest.fixture(scope="module")
+def one(inputs):
+    """The model of one piece per input, one partition, in this process."""
+    return fit_logs(inputs, FitOptions(), runner=LocalRunner(partitions=1))
+
+
+def _same(one, other) -> None:
+    assert _model(one) == _model(other)
+    assert one.stats.as_dict() == other.stats.as_dict()
+    assert one.sessions.counts == other.sessions.counts
+    assert np.array_equal(one.sessions.session_start, other.sessions.session_start)
+
+
+def test_model_identical_for_one_piece_one_partition_and_many(inputs, one):
+    _same(one, fit_logs(inputs, FitOptions(),
+                        runner=LocalRunner(partitions=7, piece_bytes=40_000)))
     assert one.stats.time_outliers == 1 and one.stats.duplicates == 6_000
-    assert one.sessions.counts == many.sessions.counts
-    assert np.array_equal(one.sessions.session_start, many.sessions.session_start)
+
+
+def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
+    """Two forked workers parse 66 pieces of 40 kB, sessionize the partitions and fit the
+    variables: the model of one process, progress counted to the end of every stage, and no
+    spilled chunk left behind."""
+    seen = {}
+    runner = ProcessRunner(2, spill_dir=str(tmp_path), piece_bytes=40_000)
+    spread = fit_logs(inputs, FitOptions(), runner=runner,
+                      progress=lambda stage, done, total: seen.update({stage: (done, total)}))
+    _same(one, spread)
+    assert runner.partitions_for(sum(os.path.getsize(p) for p in inputs)) == 2
+    size = sum(os.path.getsize(p) for p in inputs)
+    assert seen == {"parse": (size, size), "sessionize": (2, 2), "fit": (6, 6)}
+    assert not list(tmp_path.iterdir())
+
+
+def _killed(_: int) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_an_error_in_a_worker_is_raised_here(inputs, tmp_path):
+    from wagon.logs.parse import LogError
+    with pytest.raises(LogError, match="missing.log: No such file"):
+        fit_logs([inputs[0], str(tmp_path / "missing.log")],
+                 runner=ProcessRunner(2, piece_bytes=40_000))
+
+
+def test_workers_and_cluster_exclude_each_other(inputs):
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+    r = CliRunner().invoke(main, ["fit", inputs[0], "--workers", "2", "--cluster", "local:2"])
+    assert r.exit_code == 2 and "give --workers or --cluster, not both" in r.output
+
+
+def test_a_worker_that_dies_is_one_error():
+    with pytest.raises(WorkerError, match="a worker process died during the fit stage"):
+        ProcessRunner(2).map(_killed, [1, 2, 3], "fit", None)
 
 
 def test_statistics_on_distinct_values_with_counts_equal_those_on_every_value():

@@ -6,13 +6,24 @@ import importlib
 
 import click
 
-__all__ = ["LazyGroup", "WagonError", "default"]
+from ..formats.kind import wrong_kind
+
+__all__ = ["LazyGroup", "WagonError", "default", "not_wagon"]
 
 
 class WagonError(click.ClickException):
     """A one-line error with exit status 2 (bad input, unreadable file)."""
 
     exit_code = 2
+
+
+def not_wagon(paths: list[str], wanted: str) -> None:
+    """Inputs that are no wagon file (access logs, a series of counts): a model, scenario or
+    results file given there is named as such."""
+    for p in paths:
+        other = wrong_kind(p, wanted) if p != "-" else None
+        if other:
+            raise WagonError(other)
 
 
 class LazyGroup(click.Group):

@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..cluster import ClusterError, connect, parse_cluster, shippable
-from ..formats.model import save_model
 from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
-from ..modeling import FitOptions, FitResult, fit_logs
-from . import inputs
-from .common import WagonError, default
+from ..modeling import FitOptions, fit_logs
+from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
+from .common import WagonError, default, not_wagon
+
+if TYPE_CHECKING:
+    from ..modeling import FitResult
 
 PROGRESS_MIN_BYTES = 64 << 20          # decompressed input: about two seconds of parsing
 _LABELS = {"parse": "parsing", "sessionize": "sessions", "fit": "fitting",
@@ -56,10 +59,13 @@ class _Progress:
             self.bar = None
 
 
-def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None) -> FitResult:
-    """``fit_logs`` in this process, or on the Dask cluster ``cluster``."""
+def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
+         workers: int) -> FitResult:
+    """``fit_logs`` in this process, on ``workers`` processes of this machine, or on the Dask
+    cluster ``cluster``."""
     if cluster is None:
-        return fit_logs(logs, options, progress)
+        return fit_logs(logs, options, progress,
+                        ProcessRunner(workers) if workers > 1 else None)
     spec = parse_cluster(cluster)
     shippable(list(logs))
     from ..modeling.dask_runner import DaskRunner  # lazy: Dask is optional, only for --cluster
@@ -108,14 +114,17 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None) ->
               help="Seed of the bootstrap and of the spreading of whole-second starts.")
 @click.option("--plots", "plots_dir", default=None, metavar="DIR",
               help="Write a CDF + QQ plot per variable here.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Processes of this machine that run the stages (1: this process alone); "
+                   "default: one per usable core.")
 @click.option("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
-              help="Run the stages on Dask workers: N local worker processes, or the workers "
-                   "of a running scheduler (which must see the LOGS at the same paths); "
-                   "default: this process alone.")
+              help="Run the stages on Dask workers instead: N local worker processes, or the "
+                   "workers of a running scheduler (which must see the LOGS at the same "
+                   "paths).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
             keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, seed,
-            plots_dir, cluster, as_json) -> None:
+            plots_dir, workers, cluster, as_json) -> None:
     """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
@@ -125,16 +134,24 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
                          max_pages=max_pages)
-    inputs.not_wagon(logs, "an access log")
+    if workers is not None and cluster is not None:
+        raise click.UsageError("give --workers or --cluster, not both")
+    if workers is None:
+        workers = usable_cores() if can_fork() else 1
+    elif workers > 1 and not can_fork():
+        raise click.BadParameter("worker processes need fork(), which this system lacks",
+                                 param_hint="--workers")
+    not_wagon(logs, "an access log")
     progress = _Progress()
     try:
-        result = _fit(logs, options, progress, cluster)
-    except (LogError, ClusterError) as e:
+        result = _fit(logs, options, progress, cluster, workers)
+    except (LogError, ClusterError, WorkerError) as e:
         raise WagonError(str(e)) from None
     finally:
         progress.close()
     if result.sessions.counts["sessions"] == 0:
         raise WagonError("no session left to model (every client was a robot?)")
+    from ..formats.model import save_model  # lazy: SciPy's laws, loaded while the logs parse
     try:
         save_model(result.model, output)
     except OSError as e:

@@ -11,7 +11,7 @@ from ..analysis.selfsim import DEFAULT_SCALES, hurst_by_scale, hurst_report
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
-from .common import WagonError, default
+from .common import WagonError, default, not_wagon
 
 
 def _scales(text: str) -> list[float]:
@@ -44,7 +44,7 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
     if (counts_file is None) == (not inputs_):
         raise WagonError("give INPUTS or --counts FILE")
     if counts_file:
-        inputs.not_wagon([counts_file], "a series of counts")
+        not_wagon([counts_file], "a series of counts")
         try:
             with warnings.catch_warnings():     # an empty file gets the one-line error below
                 warnings.simplefilter("ignore", UserWarning)

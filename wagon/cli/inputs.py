@@ -2,23 +2,13 @@
 from __future__ import annotations
 
 from ..analysis.workload import Workload, WorkloadError, load_workload
-from ..formats.kind import wrong_kind
 from ..formats.model import Model, ModelError, load_model
 from ..formats.results import ResultsError
 from ..formats.scenario import Scenario, ScenarioError, read_scenario
 from ..logs.parse import LogError
 from .common import WagonError
 
-__all__ = ["not_wagon", "model", "scenario", "workload"]
-
-
-def not_wagon(paths: list[str], wanted: str) -> None:
-    """Inputs that are no wagon file (access logs, a series of counts): a model, scenario or
-    results file given there is named as such."""
-    for p in paths:
-        other = wrong_kind(p, wanted) if p != "-" else None
-        if other:
-            raise WagonError(other)
+__all__ = ["model", "scenario", "workload"]
 
 
 def model(path: str) -> Model:

@@ -57,12 +57,15 @@ class DaskRunner:
         return self.client.gather(futures)
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None) -> list[PieceResult]:
+              progress: Progress | None,
+              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         shippable([p.path for p in pieces])
         self._count = partitions
         self._pieces = self.client.map(parse_stage, pieces, options=options,
                                        partitions=partitions, pure=False)
         heads = self.client.map(_without_chunks, self._pieces, pure=False)
+        if meanwhile:
+            meanwhile()
         return self._ordered(heads, "parse", progress)
 
     def sessionize(self, options: Any, shared: Shared,

@@ -25,9 +25,12 @@ A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
     the size of the byte ranges big plain files are cut into (``plan``);
 ``partitions_for(total_bytes) -> int``
     how many partitions to route the records into, given the decompressed input size;
-``parse(pieces, options, partitions, progress) -> list[PieceResult]``
+``parse(pieces, options, partitions, progress, meanwhile) -> list[PieceResult]``
     parse every piece; return the results in piece order with ``chunks=None``: the runner
-    keeps the chunks (spilled to disk, or on workers) for ``sessionize``;
+    keeps the chunks (spilled to disk, or on workers) for ``sessionize``. ``meanwhile`` (None
+    or a function of no argument) is called once in this process while the pieces are parsed
+    elsewhere, or first by a runner that parses here: ``fit_logs`` imports the fitting layer
+    then;
 ``sessionize(options, shared, progress) -> list[PartitionResult]``
     for each partition k, ``sessionize_stage`` of the k-th chunk of every piece; partition
     order; then the kept chunks can go;
@@ -37,7 +40,12 @@ A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
 ``progress`` is None or a plain function ``progress(stage, done, total)``: stage "parse"
 (decompressed bytes), "sessionize" (partitions), "fit" (tasks). ``LocalRunner`` is the
 default: serial, in this process, each piece's chunks spilled to a temporary directory, so
-the memory held is one piece's or one partition's records plus the samples.
+the memory held is one piece's or one partition's records plus the samples;
+``wagon.modeling.processes.ProcessRunner`` runs them on the cores of this machine,
+``wagon.modeling.dask_runner.DaskRunner`` on a Dask cluster.
+
+The fit stages import the fitting layer (SciPy) when they run, not with this module: parse
+and sessionize workers never load it.
 """
 from __future__ import annotations
 
@@ -46,19 +54,22 @@ import pickle
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..fitting import FitReport, Observation, fit
-from ..fitting.report import BootstrapTask, run_bootstrap
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
 
+if TYPE_CHECKING:
+    from ..fitting import FitReport, Observation
+    from ..fitting.report import BootstrapTask
+
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
-           "fit_stage", "bootstrap_stage", "FitTask", "PARTITION_BYTES"]
+           "fit_stage", "bootstrap_stage", "FitTask", "PARTITION_BYTES", "spill", "unspill",
+           "spill_path"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -95,12 +106,14 @@ def fit_stage(task: FitTask) -> FitReport:
     """Stage 6: every candidate law fitted to one variable (the bootstrap comes after). BLAS
     runs on one thread: a multi-threaded OpenBLAS sums in another order and moves p-values in
     their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
+    from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
     with threadpool_limits(limits=1, user_api="blas"):
         return fit(task.values, observation=task.observation, name=task.name)
 
 
 def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
     """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
+    from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
     with threadpool_limits(limits=1, user_api="blas"):
         return run_bootstrap(task)
 
@@ -113,13 +126,39 @@ class Runner(Protocol):
     def partitions_for(self, total_bytes: int) -> int: ...
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None) -> list[PieceResult]: ...
+              progress: Progress | None,
+              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]: ...
 
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]: ...
 
     def map(self, fn: Callable, items: list, stage: str,
             progress: Progress | None) -> list: ...
+
+
+def spill(chunks: list[Chunk], path: str) -> list[int]:
+    """Write a piece's chunks one after another to ``path``; where each starts. One file per
+    piece, so any process can write its pieces in any order."""
+    offsets = []
+    with open(path, "wb") as f:
+        for chunk in chunks:
+            offsets.append(f.tell())
+            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return offsets
+
+
+def unspill(spilled: list[tuple[str, list[int]]], k: int) -> list[Chunk]:
+    """The k-th chunk of every spilled piece ((path, offsets) each, in piece order)."""
+    out = []
+    for path, offsets in spilled:
+        with open(path, "rb") as f:
+            f.seek(offsets[k])
+            out.append(pickle.load(f))
+    return out
+
+
+def spill_path(directory: str, piece: Piece) -> str:
+    return os.path.join(directory, f"piece-{piece.index}-{piece.part}.pickle")
 
 
 class LocalRunner:
@@ -134,19 +173,19 @@ class LocalRunner:
         self.spill_dir = spill_dir
         self._dir: str | None = None
         self._count = 0
+        self._spilled: list[tuple[str, list[int]]] = []
         self._held: list[Chunk] = []
 
     def partitions_for(self, total_bytes: int) -> int:
         return self.partitions or max(1, -(-total_bytes // PARTITION_BYTES))
 
-    def _file(self, k: int) -> str:
-        assert self._dir is not None
-        return os.path.join(self._dir, f"partition-{k}.pickle")
-
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None) -> list[PieceResult]:
+              progress: Progress | None,
+              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
+        if meanwhile:
+            meanwhile()
         self._dir = tempfile.mkdtemp(prefix="wagon-fit-", dir=self.spill_dir)
-        self._count = partitions
+        self._count, self._spilled = partitions, []
         total, done = sum(p.size for p in pieces), 0
 
         def advance(n: int) -> None:          # sizes of bzip2 and xz inputs are estimates
@@ -161,9 +200,8 @@ class LocalRunner:
                 if partitions == 1:               # one partition holds everything anyway
                     self._held += r.chunks or []
                 else:
-                    for k, chunk in enumerate(r.chunks or []):
-                        with open(self._file(k), "ab") as f:
-                            pickle.dump(chunk, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    path = spill_path(self._dir, piece)
+                    self._spilled.append((path, spill(r.chunks or [], path)))
                 r.chunks = None
                 out.append(r)
         except BaseException:
@@ -171,25 +209,12 @@ class LocalRunner:
             raise
         return out
 
-    def _chunks(self, k: int) -> list[Chunk]:
-        out, self._held = self._held, []
-        if os.path.exists(self._file(k)):
-            with open(self._file(k), "rb") as f:
-                while True:
-                    try:
-                        out.append(pickle.load(f))
-                    except EOFError:
-                        return out
-        return out
-
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]:
         out = []
         try:
             for k in range(self._count):
-                chunks = self._chunks(k)
-                if os.path.exists(self._file(k)):
-                    os.unlink(self._file(k))
+                chunks, self._held = self._held + unspill(self._spilled, k), []
                 out.append(sessionize_stage(chunks, options, shared))
                 del chunks
                 if progress:

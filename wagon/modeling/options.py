@@ -1,0 +1,23 @@
+"""What ``wagon fit`` can be told (``FitOptions``): the options every stage reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..logs.sessions import SessionRules
+
+__all__ = ["FitOptions"]
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """Everything ``wagon fit`` can be told, with its defaults."""
+
+    fmt: str = "auto"
+    keep_query: bool = False
+    base_month: str | None = None
+    client: str = "host"                 # host | forwarded (first X-Forwarded-For address)
+    keep_paths: bool = False             # keep identifiers in URL paths (templates otherwise)
+    max_pages: int = 2000                # pages the model's site keeps; the rest is a remainder
+    rules: SessionRules = field(default_factory=SessionRules)
+    bootstrap: int = 0
+    seed: int = 0
