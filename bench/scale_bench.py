@@ -6,7 +6,8 @@ Inputs are built into a temporary directory (never the checkout) from the real N
 addresses of their own (10.x.y.z, so GoAccess's ``%h`` reads them and sessions of different
 copies never meet). Every measurement runs in a child process; wall time and CPU time come
 from that child's own ``wait4`` usage (its worker processes included), peak memory from the
-sum of the resident sets of the child and its descendants, read from /proc every 20 ms.
+sum of the proportional resident sets (PSS) of the child and its descendants, read from /proc
+every 20 ms (or the child's own peak RSS, when larger: a short peak between two readings).
 
 - baseline: bench/baseline_parser.py (one regex per line, strptime) on the 1M-line log;
 - goaccess: ``goaccess LOG --log-format=COMMON -o out.json`` when installed;
@@ -60,7 +61,9 @@ def build_log(path: Path, lines: int) -> int:
 
 
 def tree_rss(pid: int) -> int:
-    """Resident bytes of process ``pid`` and all its descendants (0 once it is gone)."""
+    """Proportional resident bytes (PSS: a page shared by k processes counts 1/k in each, so
+    forked workers' copy-on-write pages count once) of process ``pid`` and all its
+    descendants (0 once it is gone)."""
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -75,9 +78,10 @@ def tree_rss(pid: int) -> int:
         p = todo.pop()
         todo += children.get(p, [])
         try:
-            with open(f"/proc/{p}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
+            with open(f"/proc/{p}/smaps_rollup", "rb") as f:
+                total += next(int(line.split()[1]) for line in f
+                              if line.startswith(b"Pss:")) * 1024
+        except (OSError, ValueError, IndexError, StopIteration):
             pass
     return total
 

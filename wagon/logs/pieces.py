@@ -16,9 +16,10 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-__all__ = ["Piece", "plan", "PIECE_BYTES", "open_range", "aligned", "compression"]
+__all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned", "compression"]
 
 PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
+MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several workers a share
 _SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
 
 
@@ -71,9 +72,12 @@ def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
     return max(on_disk, int(out * on_disk / used))
 
 
-def plan(paths: list[str], piece_bytes: int = PIECE_BYTES) -> list[Piece]:
-    """The pieces of ``paths`` in input order. Unreadable inputs are one piece each: parsing
-    them reports the error."""
+def plan(paths: list[str], piece_bytes: int = PIECE_BYTES, spread: int = 1) -> list[Piece]:
+    """The pieces of ``paths`` in input order. Plain files are cut into ranges of at most
+    ``piece_bytes``, smaller where that makes at least ``spread`` pieces of their bytes
+    together (work for ``spread`` workers at once; never under ``MIN_SPREAD_BYTES``).
+    Unreadable inputs are one piece each: parsing them reports the error."""
+    found: list[tuple[int, str, str | None, int]] = []      # index, path, compression, size
     out: list[Piece] = []
     for index, path in enumerate(paths):
         if path == "-":
@@ -82,19 +86,21 @@ def plan(paths: list[str], piece_bytes: int = PIECE_BYTES) -> list[Piece]:
         try:
             size = os.path.getsize(path)
             with open(path, "rb") as f:
-                kind = compression(f.read(6))
+                found.append((index, path, compression(f.read(6)), size))
         except OSError:
             out.append(Piece(path, index))
-            continue
+    plain = sum(size for _, _, kind, size in found if kind is None)
+    step = max(1, min(piece_bytes, max(MIN_SPREAD_BYTES, -(-plain // max(spread, 1)))))
+    for index, path, kind, size in found:
         if kind is not None:
             out.append(Piece(path, index, size=_decompressed_size(path, kind, size)))
             continue
-        cuts = list(range(0, size, max(piece_bytes, 1))) or [0]
+        cuts = list(range(0, size, step)) or [0]
         for part, start in enumerate(cuts):
             stop = cuts[part + 1] if part + 1 < len(cuts) else None
             out.append(Piece(path, index, part, start, stop,
                              (stop if stop is not None else size) - start))
-    return out
+    return sorted(out, key=lambda p: p.key)
 
 
 def aligned(f: BinaryIO, offset: int) -> int:

@@ -40,7 +40,7 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     if options.max_pages < 1:
         raise ValueError("max_pages must be at least 1")
     runner = runner or LocalRunner()
-    pieces = plan(paths, runner.piece_bytes)
+    pieces = plan(paths, runner.piece_bytes, runner.spread)
     results = runner.parse(pieces, options, runner.partitions_for(sum(p.size for p in pieces)),
                            progress, meanwhile=lambda: importlib.import_module(_MODEL))
     shared, stats = shared_context(results)

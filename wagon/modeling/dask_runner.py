@@ -46,6 +46,10 @@ class DaskRunner:
     def _workers(self) -> int:
         return max(1, len(self.client.scheduler_info()["workers"]))
 
+    @property
+    def spread(self) -> int:
+        return self._workers()
+
     def partitions_for(self, total_bytes: int) -> int:
         return max(2 * self._workers(), -(-total_bytes // PARTITION_BYTES))
 

@@ -8,9 +8,9 @@ when they are done. Parse workers spill each piece's chunks to a file of their o
 ``LocalRunner`` does in one process: the memory held is ``workers`` pieces or partitions at a
 time. Results come back in order, so the model is the one a single process makes.
 
-Pieces are smaller than ``LocalRunner``'s (``PIECE_BYTES / 4``) so that the workers share the
-input evenly, and there are at least as many partitions as workers, each of
-``PARTITION_BYTES / workers`` at most (the memory of ``workers`` partitions at once stays that
+Plain inputs are cut into at least as many pieces as there are workers (``plan``'s
+``spread``), and the clients into at least as many partitions, each of at most
+``PARTITION_BYTES / workers`` of input (the memory of ``workers`` partitions at once stays that
 of one in a single process). A compressed input is one piece (it cannot be entered
 mid-stream), parsed by one worker.
 """
@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
-from ..logs.pieces import PIECE_BYTES, Piece
+from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
 from .stages import (PARTITION_BYTES, Progress, parse_stage, sessionize_stage, spill,
                      spill_path, unspill)
 
@@ -68,20 +68,21 @@ class ProcessRunner:
     """Runs the stages on ``workers`` forked processes of this machine (module docstring)."""
 
     def __init__(self, workers: int, spill_dir: str | None = None,
-                 piece_bytes: int = PIECE_BYTES // 4) -> None:
+                 piece_bytes: int = PIECE_BYTES) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         if not can_fork():
             raise ValueError("worker processes need fork(), which this system lacks")
         self.workers = workers
         self.piece_bytes = piece_bytes
+        self.spread = workers
         self.spill_dir = spill_dir
         self._dir: str | None = None
         self._count = 0
         self._spilled: list[tuple[str, list[int]]] = []
 
     def partitions_for(self, total_bytes: int) -> int:
-        if total_bytes <= self.piece_bytes:                # one piece: nothing to spread
+        if total_bytes <= MIN_SPREAD_BYTES:                # too little to spread
             return 1
         return max(self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
 

@@ -23,6 +23,9 @@ A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
 
 ``piece_bytes: int``
     the size of the byte ranges big plain files are cut into (``plan``);
+``spread: int``
+    how many pieces plain files are cut into at least, where their size allows (``plan``):
+    the workers that parse at once;
 ``partitions_for(total_bytes) -> int``
     how many partitions to route the records into, given the decompressed input size;
 ``parse(pieces, options, partitions, progress, meanwhile) -> list[PieceResult]``
@@ -122,6 +125,7 @@ class Runner(Protocol):
     """What ``fit_logs`` needs to run its stages (module docstring)."""
 
     piece_bytes: int
+    spread: int
 
     def partitions_for(self, total_bytes: int) -> int: ...
 
@@ -170,6 +174,7 @@ class LocalRunner:
                  piece_bytes: int = PIECE_BYTES) -> None:
         self.partitions = partitions
         self.piece_bytes = piece_bytes
+        self.spread = 1
         self.spill_dir = spill_dir
         self._dir: str | None = None
         self._count = 0
