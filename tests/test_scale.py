@@ -104,6 +104,24 @@ def test_an_error_in_a_worker_is_raised_here(inputs, tmp_path):
                  runner=ProcessRunner(2, piece_bytes=40_000))
 
 
+def test_standard_input_is_read_here_beside_the_workers(inputs, one, tmp_path):
+    """Workers have no standard input: '-' is parsed by this process while they parse the
+    files; the model is the one of the same bytes given as files."""
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+    out = tmp_path / "model.json"
+    with open(inputs[1], "rb") as f:
+        r = CliRunner().invoke(main, ["fit", inputs[0], "-", "--workers", "2", "-o", str(out),
+                                      "--json"], input=f.read())
+    assert r.exit_code == 0, r.output
+    from wagon.formats.model import load_model
+    model = load_model(str(out)).data
+    assert model["provenance"]["inputs"][1]["name"] == "<stdin>"
+    assert model["variables"] == _model(one)["variables"]
+    assert model["site"] == _model(one)["site"]
+
+
 def test_workers_and_cluster_exclude_each_other(inputs):
     from click.testing import CliRunner
 

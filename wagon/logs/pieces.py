@@ -16,7 +16,8 @@ import struct
 from dataclasses import dataclass
 from typing import BinaryIO
 
-__all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned", "compression"]
+__all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned",
+           "compression"]
 
 PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
 MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several workers a share

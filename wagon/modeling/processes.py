@@ -90,10 +90,12 @@ class ProcessRunner:
              weights: list[int] | None = None, meanwhile: Callable[[], Any] | None = None
              ) -> list:
         """``[fn(*c) for c in calls]`` on a freshly forked pool, in order; ``progress`` counts
-        the weights (default 1 each) of the calls done; ``meanwhile()`` runs here once the
+        the weights (default 1 each) of the calls done, from 0; ``meanwhile()`` runs here once the
         calls are handed out (the workers are forked by then). A single call runs here."""
         weights = weights or [1] * len(calls)
         total, done = sum(weights), 0
+        if progress:
+            progress(stage, 0, total)                # the stage has begun (and how big it is)
         if len(calls) <= 1 or self.workers == 1:
             if meanwhile:
                 meanwhile()
@@ -128,16 +130,26 @@ class ProcessRunner:
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         self._dir = tempfile.mkdtemp(prefix="wagon-fit-", dir=self.spill_dir)
         self._count = partitions
+        calls = [(p, options, partitions, self._dir) for p in pieces]
+        # standard input stays with this process (a worker's is /dev/null); it is read while
+        # the workers parse the files
+        here = [i for i, p in enumerate(pieces) if p.path == "-"]
+        away = [i for i in range(len(pieces)) if i not in here]
+        done: dict[int, tuple[PieceResult, list[int]]] = {}
+
+        def beside() -> None:
+            if meanwhile:
+                meanwhile()
+            done.update((i, _parse_and_spill(*calls[i])) for i in here)
         try:
-            done = self._run(_parse_and_spill,
-                             [(p, options, partitions, self._dir) for p in pieces], "parse",
-                             progress, [p.size for p in pieces], meanwhile)
+            done.update(zip(away, self._run(_parse_and_spill, [calls[i] for i in away],
+                                            "parse", progress, [pieces[i].size for i in away],
+                                            beside)))
         except BaseException:
             self.close()
             raise
-        self._spilled = [(spill_path(self._dir, p), offsets)
-                         for p, (_, offsets) in zip(pieces, done)]
-        return [r for r, _ in done]
+        self._spilled = [(spill_path(self._dir, p), done[i][1]) for i, p in enumerate(pieces)]
+        return [done[i][0] for i in range(len(pieces))]
 
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]:
