@@ -197,9 +197,10 @@ def main() -> None:
             for workers, name in modes.items():
                 r = run(fit_cmd(py, big, Path(tmp) / "big.json", workers), tmp)
                 vs = f", {big_base['wall'] / r['wall']:.1f}x the baseline" if big_base else ""
+                grow = r["wall"] / rows[name]["wall"]
                 print(f"  {name}: {r['wall']:.1f} s wall, {r['cpu']:.1f} CPU-s, peak "
-                      f"{r['rss_mb']:.0f} MB (target <= 1024); {r['wall'] / rows[name]['wall']:.1f}x"
-                      f" the {n:,}-line time for {nb / n:.0f}x the lines (target <= 10x){vs}")
+                      f"{r['rss_mb']:.0f} MB (target <= 1024); {grow:.1f}x the {n:,}-line "
+                      f"time for {nb / n:.0f}x the lines (target <= 10x){vs}")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
