@@ -148,8 +148,10 @@ def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
     ok = frame[frame["error"].isna() | (frame["error"] == "")]
     ok = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
     merged = [s["latency"]["request"][f"p{q}"] for q in (50, 90, 99)]
+    # the histogram keeps 3 significant digits; the CSV's times are rounded to the microsecond,
+    # so a difference of two of them is within 1 µs (0.001 ms) of the true latency
     assert np.allclose(merged, np.percentile(ok, [50, 90, 99], method="inverted_cdf"),
-                       rtol=2e-3, atol=0)
+                       rtol=2e-3, atol=1e-3)
     assert s["generator"]["start_lag"]["p99"] < 50 and time.monotonic() - began < 60
     # live progress from the segments, summed: the last line holds the summary's counts
     lines = [m.groups() for m in map(LINE.fullmatch, r.stderr.splitlines()) if m]

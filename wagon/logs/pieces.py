@@ -13,6 +13,7 @@ import gzip
 import lzma
 import os
 import struct
+import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -22,6 +23,7 @@ __all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "al
 PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
 MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several workers a share
 _SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
+_DEFLATE_MAX_RATIO = 1032         # deflate never expands more: a larger trailer is not a length
 
 
 @dataclass(frozen=True)
@@ -54,20 +56,21 @@ def compression(head: bytes) -> str | None:
 
 
 def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
-    """gzip: the trailer's length (modulo 4 GiB, so a larger result of the ratio wins); bzip2,
-    xz: the ratio of the first MiB times the file's size."""
+    """gzip: the trailer's length where deflate could have produced it (modulo 4 GiB, so a
+    larger result of the ratio wins; a damaged file's trailer is no length); bzip2, xz: the
+    ratio of the first MiB times the file's size."""
     with open(path, "rb") as f:
         if kind == "gzip" and on_disk >= 18:
             f.seek(-4, os.SEEK_END)
             exact = struct.unpack("<I", f.read(4))[0]
-            if exact >= on_disk:
+            if on_disk <= exact <= _DEFLATE_MAX_RATIO * on_disk:
                 return exact
             f.seek(0)
         opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
         try:
             stream = opener(fileobj=f) if kind == "gzip" else opener(f)
             out = len(stream.read(16 * _SAMPLE))
-        except (OSError, EOFError, lzma.LZMAError):
+        except (OSError, EOFError, lzma.LZMAError, zlib.error):
             return on_disk
         used = min(f.tell(), on_disk) or 1
     return max(on_disk, int(out * on_disk / used))
