@@ -92,6 +92,15 @@ def sample():
 
 
 @pytest.fixture(scope="session")
+def nasa_model(tmp_path_factory, nasa) -> tuple[Path, str]:
+    """``wagon fit`` of the NASA trace, once per run: (model path, the printed summary)."""
+    out = tmp_path_factory.mktemp("nasa-model") / "model.json"
+    result = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.stdout
+
+
+@pytest.fixture(scope="session")
 def sample_model(tmp_path_factory, sample) -> tuple[Path, dict]:
     """``wagon fit`` of the sample, once per run: (model path, the --json summary). Tests that
     change the model write a copy."""

@@ -75,16 +75,19 @@ def test_homogeneous_poisson_has_one_rate_bin():
     assert a["poisson"] and "Poisson" in arrival_verdict(a)
 
 
-def _log_with_a_day(tmp_path, hours: int = 8) -> str:
-    """A CLF log of sessions whose rate steps through the hours: 1, 4, 2, 0.5, ... × base."""
+@pytest.fixture(scope="module")
+def day(tmp_path_factory):
+    """The fit of a CLF log of 8 hours of sessions whose rate steps through the hours: 1, 4, 2,
+    0.5, ... × base."""
+    tmp_path = tmp_path_factory.mktemp("day")
     model = Model({"format": "wagon-model", "version": 2, "variables": {
         "interarrival": {"best": "exponential", "params": {"scale": 4.0}},
         "clicks": {"best": "geometric", "params": {"p": 0.5, "loc": 0}, "kind": "discrete"},
         "think": {"best": "lognormal", "params": {"mu": 2.0, "sigma": 0.5}}}})
-    levels = [1, 4, 2, 0.5, 3, 1.5, 4, 1][:hours]
+    levels = [1, 4, 2, 0.5, 3, 1.5, 4, 1]
     spec = "steps:" + ",".join(f"{3600 * i}={m}" for i, m in enumerate(levels))
     buf = io.StringIO()
-    synthesize(Generator(model, SynthOptions(duration=3600 * hours, profile=spec, seed=3,
+    synthesize(Generator(model, SynthOptions(duration=3600 * len(levels), profile=spec, seed=3,
                                              pages=30)), buf)
     sc_path = tmp_path / "day.jsonl"
     sc_path.write_text(buf.getvalue())
@@ -92,18 +95,17 @@ def _log_with_a_day(tmp_path, hours: int = 8) -> str:
     export_clf(read_scenario(sc_path), out)
     log = tmp_path / "day.log"
     log.write_text(out.getvalue())
-    return str(log)
+    return fit_logs([str(log)])
 
 
-def test_synth_profile_model_reproduces_the_day(tmp_path):
-    fitted = fit_logs([_log_with_a_day(tmp_path)])
-    profile = fitted.model.arrivals["profile"]
-    assert fitted.model.data["version"] == 2 and len(profile["counts"]) >= 8
-    hours = np.bincount(((fitted.sessions.session_start - fitted.sessions.session_start[0])
+def test_synth_profile_model_reproduces_the_day(day):
+    profile = day.model.arrivals["profile"]
+    assert day.model.data["version"] == 2 and len(profile["counts"]) >= 8
+    hours = np.bincount(((day.sessions.session_start - day.sessions.session_start[0])
                          // 3600).astype(int))[:8]
 
     def synthetic_hours(spec: str) -> np.ndarray:
-        gen = Generator(fitted.model, SynthOptions(duration=8 * 3600, profile=spec, seed=4))
+        gen = Generator(day.model, SynthOptions(duration=8 * 3600, profile=spec, seed=4))
         starts = np.concatenate([b.starts for b in gen.batches()])
         return np.bincount((starts // 3600).astype(int), minlength=8)[:8]
     shaped, flat = synthetic_hours("model"), synthetic_hours("constant")
@@ -112,7 +114,7 @@ def test_synth_profile_model_reproduces_the_day(tmp_path):
     assert abs(np.corrcoef(hours, flat)[0, 1]) < 0.7, (hours, flat)
     assert shaped.sum() == pytest.approx(hours.sum(), rel=0.1)
     # the header carries the profile as an explicit cycle: exports read it back
-    gen = Generator(fitted.model, SynthOptions(duration=60, profile="model"))
+    gen = Generator(day.model, SynthOptions(duration=60, profile="model"))
     spec = gen.header()["options"]["profile"]
     assert spec.startswith("cycle:") and parse_profile(spec).period > 8 * 3600 * 0.9
 
@@ -131,20 +133,19 @@ def test_profile_model_needs_a_profile():
         Generator(model, SynthOptions(duration=10, profile="model"))
 
 
-def test_model_file_keeps_observations_and_profile(tmp_path):
+def test_model_file_keeps_observations_and_profile(tmp_path, day):
     """Version 2 adds variables.*.observation and arrivals.profile; both are validated, and a
     version 1 model (without them) is still read."""
     import json
 
     from wagon.fitting import Observation
     from wagon.formats.model import ModelError, load_model, save_model
-    fitted = fit_logs([_log_with_a_day(tmp_path, hours=3)])
-    save_model(fitted.model, tmp_path / "m.json")
+    save_model(day.model, tmp_path / "m.json")
     model = load_model(tmp_path / "m.json")
     think = model.variables["think"]
     assert think.observation == Observation.grid(1.0, lower=2.0, upper=600.0)
     assert think.kind == "grid" and model.variables["clicks"].observation.support_min == 1
-    assert sum(model.arrivals["profile"]["counts"]) == fitted.sessions.counts["sessions"]
+    assert sum(model.arrivals["profile"]["counts"]) == day.sessions.counts["sessions"]
     data = json.loads((tmp_path / "m.json").read_text())
     for edit, message in ((lambda d: d["arrivals"]["profile"].update(bin_s=0), "profile"),
                           (lambda d: d["arrivals"]["profile"].update(counts=[0, 0]), "profile"),

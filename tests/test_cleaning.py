@@ -34,15 +34,20 @@ def _fit(tmp_path, name: str, *files: bytes, args=()) -> dict:
     return json.loads(r.stdout) | {"stderr": r.stderr}
 
 
-def test_a_stray_line_dated_2100_does_not_change_the_arrival_rate(tmp_path, nasa_lines):
-    clean = _fit(tmp_path, "clean", b"".join(nasa_lines))
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory, nasa_lines) -> dict:
+    """``wagon fit --json`` of the NASA trace as one file, once for the tests that compare."""
+    return _fit(tmp_path_factory.mktemp("whole"), "whole", b"".join(nasa_lines))
+
+
+def test_a_stray_line_dated_2100_does_not_change_the_arrival_rate(tmp_path, nasa_lines, whole):
     mid = len(nasa_lines) // 2
     stray = _fit(tmp_path, "stray", b"".join(nasa_lines[:mid] + [STRAY] + nasa_lines[mid:]))
     assert stray["time_outliers"] == 1 and stray["parsed"] == 20_001
     assert "left out stray0.log:10001 (time outlier): 2100-08-01T14:00:00" in stray["stderr"]
-    assert stray["arrivals"]["rate_per_s"] == clean["arrivals"]["rate_per_s"]
-    assert stray["variables"]["interarrival"]["best"] == clean["variables"]["interarrival"]["best"]
-    assert clean["arrivals"]["rate_per_s"] == pytest.approx(0.0567, rel=0.01)
+    assert stray["arrivals"]["rate_per_s"] == whole["arrivals"]["rate_per_s"]
+    assert stray["variables"]["interarrival"]["best"] == whole["variables"]["interarrival"]["best"]
+    assert whole["arrivals"]["rate_per_s"] == pytest.approx(0.0567, rel=0.01)
 
 
 def test_outlier_rule_keeps_quiet_hours_and_cuts_far_runs():
@@ -60,8 +65,7 @@ def test_outlier_rule_keeps_quiet_hours_and_cuts_far_runs():
     assert not time_outliers(both, np.r_[np.zeros(len(t), int), np.ones(len(t), int)]).any()
 
 
-def test_overlapping_inputs_are_reported_and_counted_once(tmp_path, nasa_lines):
-    whole = _fit(tmp_path, "whole", b"".join(nasa_lines))
+def test_overlapping_inputs_are_reported_and_counted_once(tmp_path, nasa_lines, whole):
     a, b = b"".join(nasa_lines[:12_000]), b"".join(nasa_lines[8_000:])   # 4,000 lines twice
     split = _fit(tmp_path, "split", a, b)
     assert split["duplicate_lines"] == 4_000

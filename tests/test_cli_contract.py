@@ -21,11 +21,11 @@ from .test_bad_inputs import commands
 from .test_synth import hand_model
 
 #: a --json invocation of every command that has --json (M model, S scenario, L log, R results
-#: of a replay of S, T the target serving S)
+#: of a replay of S, T the target serving S); the replay is the one that writes R
 JSON_RUNS = {
     "fit": ["fit", "L", "-o", "fitted.json", "--json"],
     "synth": ["synth", "M", "-o", "s2.jsonl", "--sessions", "20", "--json"],
-    "replay": ["replay", "S", "--target", "T", "--results", "again.csv", "--json"],
+    "replay": ["replay", "S", "--target", "T", "--results", "R", "--json", "--quiet"],
     "sweep": ["sweep", "S", "--target", "T", "--rates", "1", "--step-time", "2", "--warmup", "0",
               "--json"],
     "hurst": ["hurst", "S", "--json"],
@@ -64,12 +64,11 @@ def world(tmp_path_factory):
                                str(d / "s.jsonl"), "--port", str(port), "--max-time", "90"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port)
-    target = f"http://127.0.0.1:{port}/"
-    r = CliRunner().invoke(main, ["replay", str(d / "s.jsonl"), "--target", target, "--results",
-                                  str(d / "r.csv"), "--quiet"])
-    assert r.exit_code == 0, r.output
-    yield {"M": str(d / "m.json"), "S": str(d / "s.jsonl"), "L": str(d / "s.log"),
-           "R": str(d / "r.csv"), "T": target, "dir": d}
+    paths = {"M": str(d / "m.json"), "S": str(d / "s.jsonl"), "L": str(d / "s.log"),
+             "R": str(d / "r.csv"), "T": f"http://127.0.0.1:{port}/"}
+    replayed = CliRunner().invoke(main, [paths.get(a, a) for a in JSON_RUNS["replay"]])
+    assert replayed.exit_code == 0, replayed.output
+    yield paths | {"dir": d, "replay": replayed}
     server.terminate()
     server.wait(10)
 
@@ -82,8 +81,10 @@ def test_every_json_command_is_run():
 @pytest.mark.parametrize("name", sorted(JSON_RUNS))
 def test_json_output_is_strict(world, name, monkeypatch):
     monkeypatch.chdir(world["dir"])
-    argv = [world.get(a, a) for a in JSON_RUNS[name]]
-    r = CliRunner().invoke(main, argv + (["--quiet"] if name == "replay" else []))
+    if name == "replay":                               # the world's replay: it wrote R
+        r = world["replay"]
+    else:
+        r = CliRunner().invoke(main, [world.get(a, a) for a in JSON_RUNS[name]])
     assert r.exit_code == 0, r.output
     strict(r.stdout if hasattr(r, "stdout") else r.output)
 

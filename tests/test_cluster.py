@@ -47,14 +47,19 @@ def scheduler(tmp_path_factory):
             client.wait_for_workers(2, timeout=60)
         yield address
     finally:
-        for p in procs[::-1]:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(1)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        _stop(procs[1:])         # the workers first: they close at once while the scheduler runs
+        _stop(procs[:1])
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(1)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def _model(data: dict) -> dict:
@@ -109,12 +114,11 @@ def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa,
     assert len(by_stage["bootstrap_stage"]) == 2
 
 
-def test_fit_on_a_local_cluster_from_the_command_line(nasa, tmp_path):
-    one = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(tmp_path / "a.json")])
+def test_fit_on_a_local_cluster_from_the_command_line(nasa, nasa_model, tmp_path):
     two = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(tmp_path / "b.json"),
                                     "--cluster", "local:2"])
-    assert one.exit_code == 0 and two.exit_code == 0, two.output
-    assert (_model(json.loads((tmp_path / "a.json").read_text()))
+    assert two.exit_code == 0, two.output
+    assert (_model(json.loads(nasa_model[0].read_text()))
             == _model(json.loads((tmp_path / "b.json").read_text())))
 
 

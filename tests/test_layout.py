@@ -7,6 +7,7 @@ and look at ``sys.modules``."""
 from __future__ import annotations
 
 import ast
+import functools
 import gzip
 import hashlib
 import subprocess
@@ -52,6 +53,7 @@ def _is_package(name: str) -> bool:
     return MODULES[name].name == "__init__.py"
 
 
+@functools.cache
 def _imports(name: str) -> list[tuple[str, int, bool, str]]:
     """(imported module, line, at module level, source line) of every import in ``name``."""
     path = MODULES[name]
@@ -59,9 +61,7 @@ def _imports(name: str) -> list[tuple[str, int, bool, str]]:
     lines = text.splitlines()
     tree = ast.parse(text)
     base = name if _is_package(name) else name.rpartition(".")[0]
-    top = {id(n) for n in tree.body} | {id(n) for n in ast.walk(tree)
-                                         if isinstance(n, (ast.Import, ast.ImportFrom))
-                                         and _module_level(tree, n)}
+    inner = _in_functions(tree)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -77,17 +77,16 @@ def _imports(name: str) -> list[tuple[str, int, bool, str]]:
         else:
             continue
         for t in targets:
-            out.append((t, node.lineno, id(node) in top, lines[node.lineno - 1]))
+            out.append((t, node.lineno, id(node) not in inner, lines[node.lineno - 1]))
     return out
 
 
-def _module_level(tree: ast.Module, node: ast.AST) -> bool:
-    """Outside any function (class bodies and if-blocks at the top count as module level)."""
-    for parent in ast.walk(tree):
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if any(child is node for child in ast.walk(parent)):
-                return False
-    return True
+def _in_functions(tree: ast.Module) -> set[int]:
+    """Ids of the nodes inside a function; the others are at module level (class bodies and
+    if-blocks at the top count as module level)."""
+    return {id(child) for parent in ast.walk(tree)
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            for child in ast.walk(parent)}
 
 
 def _layer(name: str) -> tuple[int, str] | None:

@@ -80,11 +80,10 @@ def test_foreign_files(tmp_path):
         load_model(tmp_path / "missing.json")
 
 
-def test_fit_real_traces_text_output(tmp_path, nasa, epa):
-    r = run("fit", nasa, "-o", tmp_path / "nasa.json")
-    assert r.exit_code == 0, r.output
-    assert "lines 20,000  parsed 20,000  malformed 0" in r.stdout
-    assert "format common (auto-detected" in r.stdout
+def test_fit_real_traces_text_output(tmp_path, nasa_model, epa):
+    _, printed = nasa_model
+    assert "lines 20,000  parsed 20,000  malformed 0" in printed
+    assert "format common (auto-detected" in printed
     r = run("fit", epa, "--base-month", "1995-08", "-o", tmp_path / "epa.json", "--json")
     assert r.exit_code == 0
     summary = json.loads(r.stdout)

@@ -31,20 +31,26 @@ def scenario(tmp_path_factory):
                          for i in range(120)])
 
 
-def run(tmp_path, scenario, *args) -> tuple[list[tuple], dict, str]:
-    with wagon_serve(tmp_path) as (port, _):
-        r = subprocess.run([sys.executable, "-m", "wagon", "replay", str(scenario), "--target",
-                            f"http://127.0.0.1:{port}/", "--json", "--fail-on", "errors>50%",
-                            "--progress-every", "0.5", *args],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    """One ``wagon serve --site`` for the module: the replays only read its page."""
+    with wagon_serve(tmp_path_factory.mktemp("serve")) as (port, _):
+        yield port
+
+
+def run(tmp_path, port, scenario, *args) -> tuple[list[tuple], dict, str]:
+    r = subprocess.run([sys.executable, "-m", "wagon", "replay", str(scenario), "--target",
+                        f"http://127.0.0.1:{port}/", "--json", "--fail-on", "errors>50%",
+                        "--progress-every", "0.5", *args],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = [LINE.fullmatch(x) for x in r.stderr.splitlines()]
     return [m.groups() for m in lines if m], json.loads(r.stdout), r.stderr
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_progress_lines_agree_with_the_summary(tmp_path, scenario, workers):
-    lines, summary, stderr = run(tmp_path, scenario, "--workers", str(workers))
+def test_progress_lines_agree_with_the_summary(tmp_path, port, scenario, workers):
+    lines, summary, stderr = run(tmp_path, port, scenario, "--workers", str(workers))
     assert "\r" not in stderr and len(lines) >= 4, stderr          # plain lines, every 0.5 s
     elapsed = [float(x[0]) for x in lines]
     assert elapsed == sorted(elapsed) and elapsed[-1] >= 2.4
@@ -68,10 +74,10 @@ def test_progress_lines_agree_with_the_summary(tmp_path, scenario, workers):
         summary["requests"]["ok"], abs=0.1 * sum(rates) + 1)
 
 
-def test_quiet_shows_nothing(tmp_path):
+def test_quiet_shows_nothing(tmp_path, port):
     few = write_scenario_file(tmp_path / "few.jsonl", [("/index.html", 100, [])], [],
                               ["lan/http11"], [(0.0, 0, [(0, 0.0), (0, 0.6)])] * 3)
-    lines, summary, stderr = run(tmp_path, few, "--quiet", "--progress-every", "0.2")
+    lines, summary, stderr = run(tmp_path, port, few, "--quiet", "--progress-every", "0.2")
     assert lines == [] and stderr == "" and summary["requests"]["total"] == 6
 
 

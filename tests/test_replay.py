@@ -345,7 +345,8 @@ def test_mean_response_time_matches_a_packet_capture(tmp_path, site_and_scenario
     """As in the RUBiS study: the engine's mean response time (from the request's write) against
     tshark's view of the same requests on loopback, at moderate load: within 100 µs."""
     tshark = require_tool("tshark")
-    scenario = site_and_scenario("lan/http11", sessions=80, rate=20.0, think=(-3.0, 0.3))
+    # 40 sessions, ~270 requests: the means differ by 20-35 µs from run to run
+    scenario = site_and_scenario("lan/http11", sessions=40, rate=20.0, think=(-3.0, 0.3))
     cap = tmp_path / "cap.pcap"
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         shark = subprocess.Popen([tshark, "-i", "lo", "-f", f"tcp port {server.port}",
@@ -461,7 +462,7 @@ def test_interrupted_run_keeps_every_outcome_and_exits_non_zero(tmp_path, site_a
                                  "--target", server.url, "--results", str(tmp_path / "r.csv"),
                                  "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, cwd=tmp_path)
-        time.sleep(4)
+        server.access(expect=300, wait=30)    # ~1.5 s into 10 s of arrivals: ~50 sessions
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         summary = json.loads(out)
@@ -645,7 +646,7 @@ def test_warns_before_a_run_that_needs_more_files_than_the_limit(tmp_path):
 
 # ---- workers -------------------------------------------------------------------------------
 def test_workers_share_the_sessions_start_together_and_merge(tmp_path, site_and_scenario):
-    scenario = site_and_scenario("lan/http11,lan/http10x2", sessions=60)
+    scenario = site_and_scenario("lan/http11,lan/http10x2", sessions=30)
     burst = write_scenario_file(tmp_path / "t0.jsonl", [("/index.html", 0, [])], [],
                                 ["lan/http11"], [(i / 1000, 0, [(0, 0.0)]) for i in range(300)])
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
@@ -655,7 +656,7 @@ def test_workers_share_the_sessions_start_together_and_merge(tmp_path, site_and_
         t0 = replay(str(burst), ReplayOptions(target=server.url, workers=2, fail_on=()))
     got = rows(tmp_path / "r.csv")
     assert s["requests"]["total"] == len(got) == len(log) == sum(expected_urls(scenario).values())
-    assert s["sessions"]["completed"] == 60 and s["workers"] == 2 and s["complete"]
+    assert s["sessions"]["completed"] == 30 and s["workers"] == 2 and s["complete"]
     assert (tmp_path / "r.csv").read_text().count("session,class,page") == 1
     assert not list(tmp_path.glob("r.csv.part*"))
     assert t0["sessions"]["started"] == 300 and t0["generator"]["start_lag"]["p99"] < 10
@@ -726,8 +727,9 @@ def test_embedded_server_serves_the_model_site_with_limits(tmp_path):
         ends = sorted(r["last_byte"] - r["intended"] for r in rows(tmp_path / "r.csv"))
         assert s["errors"]["total"] == 0
         assert ends[1] < 0.45 and 0.55 < ends[2] < 0.9, ends
+        # pages 0-3 and their objects, pipelined: two sessions of two pages, one per slot
         full = write_scenario_file(tmp_path / "f.jsonl", pages, objects, ["lan/pipeline"],
-                                   [(0.0, 0, [(i, 0.0) for i in range(4)])])
+                                   [(0.0, 0, [(i, 0.0), (i + 1, 0.0)]) for i in (0, 2)])
         s = replay(str(full), ReplayOptions(target=f"http://127.0.0.1:{port}/",
                                             results=str(tmp_path / "f.csv")))
         got = rows(tmp_path / "f.csv")

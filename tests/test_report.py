@@ -37,15 +37,13 @@ LATENCY_ROWS = ("request (successful)", "request (every outcome)", "connect", "f
 
 def rendered(page, tmp) -> tuple[int, str | None, str]:
     """(images that decoded, script errors, the DOM) as the page reports them after loading;
-    a screenshot of the page is taken on the way (and must be a PNG)."""
+    a screenshot of the page is taken by the same load (and must be a PNG)."""
     chromium = require_tool("chromium")
     shot = tmp / f"{page.stem}.png"
-    subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'chrome-shot'}",
-                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    out = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'chrome'}",
+                          f"--screenshot={shot}", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    out = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp / 'chrome-dom'}",
-                          "--dump-dom", page.as_uri()], capture_output=True, text=True,
-                         timeout=120).stdout
     body = re.search(r"<body[^>]*>", out).group(0)
     images = re.search(r'data-images="(ok|broken) (\d+)"', body)
     errors = re.search(r'data-errors="([^"]*)"', body)

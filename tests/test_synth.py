@@ -236,7 +236,7 @@ def _http_run(tmp_path, scenario, n_sessions):
 
 
 def test_httperf_replays_the_export_against_nginx_without_errors(tmp_path):
-    model = hand_model(think=(-1.0, 0.5), rate=5.0)        # short thinks: a quick run
+    model = hand_model(think=(-2.0, 0.5), rate=5.0)        # thinks of ~0.15 s: a quick run
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
         synthesize(Generator(model, SynthOptions(sessions=40, seed=1, pages=50)), f)
@@ -257,15 +257,16 @@ def test_tsung_accepts_the_export(tmp_path):
     model = hand_model(think=(-2.0, 0.5), rate=20.0)
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
-        synthesize(Generator(model, SynthOptions(duration=2, seed=1, pages=20)), f)
+        synthesize(Generator(model, SynthOptions(duration=1, seed=1, pages=20)), f)
     build_site(read_scenario(scenario).site, tmp_path / "site")
     with nginx(tmp_path / "site", tmp_path / "nginx") as server:
         xml = tmp_path / "tsung.xml"
         r = CliRunner().invoke(main, ["export", str(scenario), "--to", "tsung", "-o", str(xml),
                                       "--target", server.url])
         assert r.exit_code == 0, r.output
-        out = subprocess.run([tsung, "-f", str(xml), "-l", str(tmp_path / "tsunglog"), "start"],
-                             capture_output=True, text=True, timeout=120)
+        # -w 0: the first user starts at once, not after the 1 s warm-up delay of the default
+        out = subprocess.run([tsung, "-w", "0", "-f", str(xml), "-l", str(tmp_path / "tsunglog"),
+                              "start"], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "Starting Tsung" in out.stdout, out.stdout + out.stderr
         stats_text = "".join(p.read_text() for p in (tmp_path / "tsunglog").rglob("tsung.log"))
         assert "users_count" in stats_text and "error_" not in stats_text, stats_text[-2000:]
