@@ -18,6 +18,8 @@ from wagon.modeling import FitOptions, fit_logs
 from wagon.modeling.processes import ProcessRunner, WorkerError
 from wagon.modeling.stages import LocalRunner
 
+from .test_bad_inputs import BAD
+
 STRAY = b'stray.example.com - - [01/Aug/2100:10:00:00 -0400] "GET /ksc.html HTTP/1.0" 200 7280\n'
 
 
@@ -59,15 +61,15 @@ def test_plan_spreads_plain_inputs_over_workers(inputs):
                                                                    for s in sizes)
 
 
-
 def test_a_gzip_trailer_is_a_size_only_where_deflate_could_give_it(tmp_path):
     """The trailer of a real gzip file is its decompressed length; a damaged file's last four
     bytes are not one (b'gzip' would announce 1.9 GB and start a progress display)."""
     data = b"x" * 300_000 + os.urandom(5_000)
     good, bad = tmp_path / "good.gz", tmp_path / "bad.gz"
     good.write_bytes(gzip.compress(data))
-    bad.write_bytes(b"\x1f\x8b\x08\x00" + b"not really gzip" * 10)
+    bad.write_bytes(BAD["bad_gzip"])
     assert [p.size for p in plan([str(good), str(bad)])] == [len(data), bad.stat().st_size]
+
 
 @pytest.fixture(scope="module")
 def one(inputs):

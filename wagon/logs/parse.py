@@ -8,11 +8,8 @@ Malformed lines are counted by reason, never raised.
 """
 from __future__ import annotations
 
-import bz2
 import functools
-import gzip
 import io
-import lzma
 import re
 import sys
 import zlib
@@ -25,7 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .clean import clean_requests
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
-from .pieces import Piece, compression, open_range
+from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
 from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
                         line_regex, resolve_format)
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
@@ -663,13 +660,7 @@ def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
     if not hasattr(stream, "peek"):
         stream = io.BufferedReader(stream)            # type: ignore[arg-type]
     kind = compression(stream.peek(6)[:6])
-    if kind == "gzip":
-        return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
-    if kind == "bzip2":
-        return bz2.BZ2File(stream)                    # type: ignore[return-value]
-    if kind == "xz":
-        return lzma.LZMAFile(stream)                  # type: ignore[return-value]
-    return stream
+    return decompressed(kind, stream) if kind else stream
 
 
 def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
@@ -693,7 +684,7 @@ def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool
     while True:
         try:
             block = stream.read(size)
-        except (OSError, EOFError, lzma.LZMAError, zlib.error) as e:
+        except DECOMPRESS_ERRORS as e:
             raise LogError(f"{name}: cannot decompress after {done:,} bytes "
                            f"(truncated or damaged): {e}") from None
         done += len(block)

@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 __all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned",
-           "compression"]
+           "compression", "decompressed", "DECOMPRESS_ERRORS"]
 
 PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
 MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several workers a share
 _SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
 _DEFLATE_MAX_RATIO = 1032         # deflate never expands more: a larger trailer is not a length
+# what reading a truncated or damaged compressed stream raises
+DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,13 @@ def compression(head: bytes) -> str | None:
     return None
 
 
+def decompressed(kind: str, stream: BinaryIO) -> BinaryIO:
+    """``stream`` read through the decompressor of ``kind`` (``compression``'s answer)."""
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
+    return {"bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind](stream)  # type: ignore[return-value]
+
+
 def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
     """gzip: the trailer's length where deflate could have produced it (modulo 4 GiB, so a
     larger result of the ratio wins; a damaged file's trailer is no length); bzip2, xz: the
@@ -66,11 +75,9 @@ def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
             if on_disk <= exact <= _DEFLATE_MAX_RATIO * on_disk:
                 return exact
             f.seek(0)
-        opener = {"gzip": gzip.GzipFile, "bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind]
         try:
-            stream = opener(fileobj=f) if kind == "gzip" else opener(f)
-            out = len(stream.read(16 * _SAMPLE))
-        except (OSError, EOFError, lzma.LZMAError, zlib.error):
+            out = len(decompressed(kind, f).read(16 * _SAMPLE))
+        except DECOMPRESS_ERRORS:
             return on_disk
         used = min(f.tell(), on_disk) or 1
     return max(on_disk, int(out * on_disk / used))
