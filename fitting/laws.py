@@ -502,7 +502,7 @@ class _LogLogistic(type(stats.fisk)):
     """SciPy's fisk (log-logistic) with its survival function in closed form, 1 / (1 + x^c):
     SciPy computes it through the Burr law's log-survival, 5e-12 off in the far tail, and the
     likelihood of whole-second cells there (differences of survival values) turned that into
-    noise that stalled BFGS (hundreds of evaluations instead of ~25)."""
+    noise that stalled the numerical MLE (hundreds of evaluations instead of ~25)."""
 
     def _sf(self, x, c):
         with np.errstate(divide="ignore"):                      # x = 0: log 0 = -inf, S = 1

@@ -1002,10 +1002,10 @@ def _pruned(req: Requests, rows: np.ndarray) -> Requests:
                        ("content_type", "content_types")):
         codes = getattr(out, col)
         strings = getattr(req, table)
-        used = np.unique(codes[codes >= 0])
-        setattr(out, col, np.where(codes >= 0, np.searchsorted(used, codes), -1)
-                .astype(codes.dtype))
-        setattr(out, table, [strings[i] for i in used.tolist()])
+        used = np.bincount(codes[codes >= 0], minlength=len(strings)) > 0
+        renumber = np.append(np.cumsum(used) - 1, -1).astype(codes.dtype)   # code −1 → −1
+        setattr(out, col, renumber[codes])
+        setattr(out, table, [strings[i] for i in np.flatnonzero(used).tolist()])
     return out
 
 
@@ -1035,6 +1035,8 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
             stream.close()
     req = col.requests()
     part = partition_of(req.hosts, n_partitions)[req.host] if len(req) else req.host
+    if n_partitions < 2 ** 15:      # a stable sort of 16-bit keys is a radix sort: O(n)
+        part = part.astype(np.int16)
     order = np.argsort(part, kind="stable")
     bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
     chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
