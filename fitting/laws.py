@@ -130,7 +130,7 @@ class Frozen:
 
     def __init__(self, dist, *args, **kwds) -> None:
         self.dist, self.args, self.kwds = dist, args, kwds
-        self.integrated: Callable | None = None     # x → (∫ F up to x, ∫ S from x), if known
+        self.integrated: Callable | None = None     # (x, upper) → ∫₀ˣ F, or ∫ₓ^∞ S where upper
 
     def __repr__(self) -> str:
         return f"Frozen({self.dist.name}, {self.args}, {self.kwds})"
@@ -170,7 +170,8 @@ class Law:
     support_from: int | None = None             # discrete laws whose support is fixed (1: the
                                                 # zero-truncated ones) rather than shifted by loc
     scale_at_min: bool = False                  # Pareto: its scale is the sample minimum (MLE)
-    integrated: Callable | None = None          # (params, x) → (∫₀ˣ F, ∫ₓ^∞ S) in closed form,
+    integrated: Callable | None = None          # (params, x, upper) → ∫₀ˣ F, or ∫ₓ^∞ S where
+                                                # ``upper``, in closed form,
                                                 # where SciPy's F is too slow for quadrature
 
     def __reduce__(self):
@@ -251,13 +252,16 @@ def _weibull(s: Sample) -> dict:
     return {"shape": float(k), "scale": float(scale)}
 
 
-def _gamma_integrated(params: dict, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """∫₀ˣ F = x·P(k, x/θ) − kθ·P(k + 1, x/θ) and ∫ₓ^∞ S = kθ·Q(k + 1, x/θ) − x·Q(k, x/θ)."""
+def _gamma_integrated(params: dict, x: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """∫₀ˣ F = x·P(k, x/θ) − kθ·P(k + 1, x/θ), or ∫ₓ^∞ S = kθ·Q(k + 1, x/θ) − x·Q(k, x/θ) where
+    ``upper`` (the side that does not cancel; each computed only where it is asked for)."""
     k, theta = params["shape"], params["scale"]
-    z = np.maximum(x, 0) / theta
-    c = x * special.gammainc(k, z) - k * theta * special.gammainc(k + 1, z)
-    d = k * theta * special.gammaincc(k + 1, z) - x * special.gammaincc(k, z)
-    return np.where(x > 0, c, 0.0), np.where(x > 0, d, k * theta - x)
+    out = np.where(upper, k * theta - x, 0.0)                 # x ≤ 0: F = 0, S = 1 below it
+    lo, hi = ~upper & (x > 0), upper & (x > 0)
+    z_lo, z_hi = x[lo] / theta, x[hi] / theta
+    out[lo] = x[lo] * special.gammainc(k, z_lo) - k * theta * special.gammainc(k + 1, z_lo)
+    out[hi] = k * theta * special.gammaincc(k + 1, z_hi) - x[hi] * special.gammaincc(k, z_hi)
+    return out
 
 
 def _gamma(s: Sample) -> dict:

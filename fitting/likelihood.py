@@ -89,9 +89,9 @@ def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     median = float(frozen.median()) / step
     right = j + 0.5 > median
     if getattr(frozen, "integrated", None) is not None:         # closed form
-        c, d = frozen.integrated(np.concatenate((j, j + 1)) * step)
+        v = frozen.integrated(np.concatenate((j, j + 1)) * step, np.concatenate((right, right)))
         n = len(j)
-        vals = np.where(right, d[:n] - d[n:], c[n:] - c[:n]) / step
+        vals = np.where(right, v[:n] - v[n:], v[n:] - v[:n]) / step
         return np.where(right, 1 - vals, vals), np.where(right, vals, 1 - vals), right
     lower = float(frozen.support()[0]) / step
     cdf, sf = np.zeros(len(j)), np.ones(len(j))

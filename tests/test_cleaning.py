@@ -9,10 +9,12 @@ import random
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wagon import parse_bytes, parse_logs, sessionize
 from wagon.cli import main
-from wagon.logs.clean import time_outliers
+from wagon.logs.clean import distinct_times, time_outliers
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +108,11 @@ def test_file_order_does_not_change_the_model(tmp_path, nasa_lines):
     s1, s2 = sessionize(one), sessionize(two)
     for name in s1.samples:
         assert np.array_equal(np.sort(s1.samples[name]), np.sort(s2.samples[name])), name
+
+
+@given(st.lists(st.integers(0, 40), max_size=60), st.booleans())
+def test_distinct_times_is_np_unique(values, in_order):
+    """The one-pass count of times already in order gives np.unique's answer, in order or not."""
+    t = np.sort(np.array(values, float)) if in_order else np.array(values, float)
+    got, want = distinct_times(t), np.unique(t, return_counts=True)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -20,7 +20,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .clean import clean_requests
+from .clean import clean_requests, distinct_times
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
 from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
 from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
@@ -1041,5 +1041,5 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
     bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
     chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
               for k in range(n_partitions)]
-    return PieceResult(piece, col.stats, np.unique(req.time, return_counts=True),
+    return PieceResult(piece, col.stats, distinct_times(req.time),
                        req.resolution == 1.0 if len(req) else None, chunks)
