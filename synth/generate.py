@@ -15,9 +15,10 @@ import numpy as np
 from scipy import stats
 
 from ..fitting.likelihood import draw_latent, latent_mean
-from ..formats.classes import DEFAULT_CLASSES, ClientClass, parse_classes
+from ..formats.classes import ClientClass, parse_classes
 from ..formats.model import Model
 from ..formats.scenario import ScenarioWriter, SessionBatch, model_digest
+from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
 
@@ -31,25 +32,6 @@ FALLBACK_LAWS = {"clicks": ("inverse_gaussian", stats.invgauss(mu=5 / 3, scale=3
 
 class SynthError(ValueError):
     """Options or a model that cannot make a scenario."""
-
-
-@dataclass(frozen=True)
-class SynthOptions:
-    """What ``wagon synth`` can be told."""
-
-    duration: float | None = None
-    sessions: int | None = None
-    rate: float | None = None
-    rate_scale: float = 1.0
-    profile: str = "constant"
-    arrivals: str = "poisson"
-    classes: str = DEFAULT_CLASSES
-    seed: int = 0
-    deterministic: bool = False
-    speedup: float = 1.0
-    pages: int = 1000
-    zipf: float = 1.0
-    chunk: int = 20_000
 
 
 class _Law:

@@ -187,6 +187,8 @@ HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas"}
     ("import wagon.cli.fit, wagon.modeling.processes", HEAVY | {"wagon.fitting"}),
     ("import wagon.synth, wagon.synth.export", {"wagon.logs", "wagon.modeling", "wagon.replay",
                                                 "wagon.analysis", "statsmodels", "matplotlib"}),
+    # serving a scenario's site, building it, exporting a scenario: no law is read
+    ("import wagon.cli.serve, wagon.cli.site, wagon.cli.export", HEAVY | {"wagon.fitting"}),
 ])
 def test_a_fresh_interpreter_loads_only_its_layer(code, absent):
     assert not _loaded(code) & absent

@@ -17,11 +17,13 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..fitting.laws import LAWS
-from ..fitting.observation import Observation
 from .kind import MODEL_FORMAT, wrong_kind
 from .strict_json import dumps
+
+if TYPE_CHECKING:
+    from ..fitting.observation import Observation
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
@@ -53,7 +55,7 @@ class Variable:
 
     @property
     def frozen(self):
-        return LAWS[self.law].freeze(self.params)
+        return _laws()[self.law].freeze(self.params)
 
 
 @dataclass
@@ -71,7 +73,7 @@ class Model:
                 obs = v.get("observation")
                 out[name] = Variable(name, v["best"], v["params"], v.get("kind", "continuous"),
                                      v.get("n", 0), v.get("mean", math.nan),
-                                     Observation.from_dict(obs) if obs else None)
+                                     _observation(obs) if obs else None)
         return out
 
     @property
@@ -85,6 +87,18 @@ class Model:
     @property
     def provenance(self) -> dict:
         return self.data.get("provenance", {})
+
+
+def _laws() -> dict:
+    """The catalogue of laws (``wagon.fitting.laws``): SciPy's, loaded when a model's variables
+    are read or checked, not with this module (``wagon serve --scenario`` never needs it)."""
+    from ..fitting.laws import LAWS  # lazy: SciPy costs 0.6 s, only models with laws need it
+    return LAWS
+
+
+def _observation(d: dict) -> Observation:
+    from ..fitting.observation import Observation  # lazy: wagon.fitting's package loads SciPy
+    return Observation.from_dict(d)
 
 
 def save_model(model: Model, path: str | os.PathLike) -> None:
@@ -119,19 +133,20 @@ def validate(data: object, path: str = "model") -> None:
         law = v.get("best")
         if law is None:
             continue
-        _check(law in LAWS, path, f"variable {name!r} has unknown law {law!r}")
+        laws = _laws()
+        _check(law in laws, path, f"variable {name!r} has unknown law {law!r}")
         params = v.get("params")
         _check(isinstance(params, dict) and all(isinstance(p, (int, float)) for p in
                                                 params.values()),
                path, f"variable {name!r} has no numeric 'params'")
         try:
-            mean = float(LAWS[law].freeze(params).mean())
+            mean = float(laws[law].freeze(params).mean())
         except (TypeError, ValueError) as e:
             raise ModelError(f"{path}: variable {name!r}: bad parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
         if v.get("observation") is not None:
             try:
-                Observation.from_dict(v["observation"])
+                _observation(v["observation"])
             except ValueError as e:
                 raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
     _check_profile(data.get("arrivals", {}), path)

@@ -1,0 +1,28 @@
+"""What ``wagon synth`` can be told: a plain dataclass, light to import (the command line reads
+its defaults before anything is synthesized)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..formats.classes import DEFAULT_CLASSES
+
+__all__ = ["SynthOptions"]
+
+
+@dataclass(frozen=True)
+class SynthOptions:
+    """What ``wagon synth`` can be told."""
+
+    duration: float | None = None
+    sessions: int | None = None
+    rate: float | None = None
+    rate_scale: float = 1.0
+    profile: str = "constant"
+    arrivals: str = "poisson"
+    classes: str = DEFAULT_CLASSES
+    seed: int = 0
+    deterministic: bool = False
+    speedup: float = 1.0
+    pages: int = 1000
+    zipf: float = 1.0
+    chunk: int = 20_000
