@@ -9,10 +9,12 @@ than a gradient, and from the exact-value MLE (the start the callers give) Newto
 optimum in a few steps where BFGS, starting from the identity, spent tens to hundreds of
 evaluations on its line searches. A Hessian that is not negative definite (away from the
 optimum) is used with its eigenvalues' absolute values (the step still climbs); each step is
-halved back until the likelihood rises. It stops when the gradient is below ``GTOL``, when a
-step would gain or gains less than ``FTOL`` (the likelihood's own noise: nothing is left to
-find), or after ``MAX_ITER`` steps: a likelihood still rising then runs along a ridge toward a limit law (a
-normal truncated far from its mean becomes an exponential), and the value reached is kept.
+halved back until the likelihood rises, and a full step that gains more than ``EXPAND_GAIN`` is
+doubled while that gains more (far from the optimum the quadratic model is short-sighted: along
+a ridge it takes small steps). It stops when the gradient is below ``GTOL``, when a step would
+gain or gains less than ``FTOL`` (the likelihood's own noise: nothing is left to find), or
+after ``MAX_ITER`` steps: a likelihood still rising then runs along a ridge toward a limit law
+(a normal truncated far from its mean becomes an exponential), and the value reached is kept.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-__all__ = ["maximize", "to_free", "from_free"]
+__all__ = ["maximize", "negated", "to_free", "from_free"]
 
 PENALTY = 1e300
 MAX_ITER = 20
@@ -30,6 +32,7 @@ GTOL = 1e-6                    # gradient of the mean log-likelihood, free coord
 FTOL = 1e-11                   # gain of a step below the likelihood's noise: done
 MAX_STEP = 4.0                 # a step moves a free coordinate x by at most this × max(1, |x|)
 HALVINGS = 12
+EXPAND_GAIN = 1e-6           # a full step that gains more is tried at twice its length
 
 
 def to_free(values, domains) -> np.ndarray:
@@ -77,9 +80,10 @@ def newton_step(grad: np.ndarray, hess: np.ndarray, x: np.ndarray) -> np.ndarray
     return step * min(1.0, float(np.min(cap / np.maximum(np.abs(step), 1e-300))))
 
 
-def maximize(mean_loglik: Callable[[list[float]], float], start, domains) -> list[float]:
-    """Parameters maximising ``mean_loglik`` (a log-likelihood per observation), from
-    ``start``; ValueError when no finite value is found near it."""
+def negated(mean_loglik: Callable[[list[float]], float], domains
+            ) -> Callable[[np.ndarray], float]:
+    """What is minimised: −``mean_loglik`` of the free coordinates, ``PENALTY`` where the
+    likelihood is zero, undefined or not finite."""
     def objective(phi: np.ndarray) -> float:
         with np.errstate(all="ignore"):
             try:
@@ -87,7 +91,13 @@ def maximize(mean_loglik: Callable[[list[float]], float], start, domains) -> lis
             except (ValueError, OverflowError, ZeroDivisionError):
                 return PENALTY
         return -v if np.isfinite(v) else PENALTY
+    return objective
 
+
+def maximize(mean_loglik: Callable[[list[float]], float], start, domains) -> list[float]:
+    """Parameters maximising ``mean_loglik`` (a log-likelihood per observation), from
+    ``start``; ValueError when no finite value is found near it."""
+    objective = negated(mean_loglik, domains)
     phi = to_free(start, domains)
     f = objective(phi)
     if f >= PENALTY:
@@ -101,13 +111,18 @@ def maximize(mean_loglik: Callable[[list[float]], float], start, domains) -> lis
         step = newton_step(grad, hess, phi)
         if -float(grad @ step) < 2 * FTOL:          # the gain a quadratic model promises
             break
-        for _ in range(HALVINGS):
+        for halved in range(HALVINGS):
             trial = objective(phi + step)
             if trial < f:
                 break
             step = step / 2
         else:
             break                                   # no step gains: the optimum, to noise
+        while not halved and f - trial > EXPAND_GAIN:   # a long way still: further along?
+            further = objective(phi + 2 * step)
+            if not further < trial - FTOL:
+                break
+            step, trial = 2 * step, further
         phi, gain, f = phi + step, f - trial, trial
         if gain < FTOL:
             break
