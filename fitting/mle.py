@@ -31,8 +31,8 @@ FD_REL_STEP = 1e-4
 GTOL = 1e-6                    # gradient of the mean log-likelihood, free coordinates
 FTOL = 1e-11                   # gain of a step below the likelihood's noise: done
 MAX_STEP = 4.0                 # a step moves a free coordinate x by at most this × max(1, |x|)
-HALVINGS = 12
-EXPAND_GAIN = 1e-6           # a full step that gains more is tried at twice its length
+HALVINGS = 12                  # a step is halved at most this often before giving up
+EXPAND_GAIN = 1e-6             # a full step that gains more is tried at twice its length
 
 
 def to_free(values, domains) -> np.ndarray:
