@@ -24,7 +24,7 @@ import numpy as np
 from scipy import optimize, stats
 
 import wagon.fitting.likelihood as likelihood
-from wagon.fitting import LAWS, Observation
+from wagon.fitting import LAWS, Observation, gof
 from wagon.fitting.laws import Sample
 from wagon.fitting.mle import PENALTY, from_free, negated, to_free
 
@@ -79,6 +79,9 @@ def samples(rng: np.random.Generator, count: int):
     return out
 
 
+wagon_maximize = likelihood.maximize
+
+
 def fitted(law, s: Sample, maximizer) -> tuple[float, int, float]:
     """(mean log-likelihood reached, evaluations, CPU seconds) of ``law``'s numerical MLE."""
     calls = [0]
@@ -96,15 +99,10 @@ def fitted(law, s: Sample, maximizer) -> tuple[float, int, float]:
             model = likelihood.make_model(law, s)
             params = model.estimate(None)
             cpu = time.process_time() - t
-            frozen = law.freeze(params)
-            ll = (model.mean_loglik(frozen) if hasattr(model, "mean_loglik")
-                  else float(s.w @ model._law(frozen).logpdf(s.v)) / s.n)
+            ll = model.measure(params, gof.bin_edges(s))[0] / s.n
     finally:
         likelihood.maximize = wagon_maximize
     return ll, calls[0], cpu
-
-
-wagon_maximize = likelihood.maximize
 
 
 def main() -> None:

@@ -103,13 +103,13 @@ def run(cmd: list[str], cwd: str, sample: bool = True) -> dict:
         nonlocal peak
         while not done.wait(0.02):
             peak = max(peak, tree_rss(proc.pid))
-    sampler = threading.Thread(target=sampling, daemon=True)
-    if sample:
+    sampler = threading.Thread(target=sampling, daemon=True) if sample else None
+    if sampler:
         sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     done.set()
-    if sample:
+    if sampler:
         sampler.join()
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
