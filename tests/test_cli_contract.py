@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 UNSET = getattr(click.core, "UNSET", None)        # click ≥ 8.2: a required option's default
@@ -118,3 +119,22 @@ def test_help_describes_every_option_and_its_default(name):
             assert p.show_default, f"{name} {p.opts[0]}: default {default!r} not shown"
     r = CliRunner().invoke(main, name.split() + ["--help"])
     assert r.exit_code == 0 and "Usage:" in r.output
+
+
+def test_the_program_flushes_its_output_and_keeps_exit_statuses(tmp_path):
+    """``python -m wagon`` (``run``) leaves without tearing down its modules: what it printed
+    to a pipe is all there, and the exit statuses are click's (0 done, 2 bad input)."""
+    nasa = Path(__file__).parent / "data" / "nasa-aug95-morning.log.gz"
+    r = subprocess.run([sys.executable, "-m", "wagon", "fit", str(nasa), "-o",
+                        str(tmp_path / "m.json"), "--json", "--workers", "1"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert strict(r.stdout)["model"] == str(tmp_path / "m.json")   # the whole JSON, parsed
+    bad = subprocess.run([sys.executable, "-m", "wagon", "fit", str(tmp_path / "none.log")],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [f"Error: {tmp_path / 'none.log'}: No such file "
+                                               "or directory"]
+    usage = subprocess.run([sys.executable, "-m", "wagon", "fit", "--no-such-option"],
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "No such option" in usage.stderr

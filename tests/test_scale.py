@@ -91,8 +91,8 @@ def test_model_identical_for_one_piece_one_partition_and_many(inputs, one):
 
 
 def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
-    """Two forked workers parse 66 pieces of 40 kB, sessionize the partitions and fit the
-    variables: the model of one process, progress counted to the end of every stage, and no
+    """Two forked workers parse 66 pieces of 40 kB, sessionize the partitions, fit the six
+    variables and check the arrivals (seven tasks): the model of one process, progress counted to the end of every stage, and no
     spilled chunk left behind."""
     seen = {}
     runner = ProcessRunner(2, spill_dir=str(tmp_path), piece_bytes=40_000)
@@ -101,7 +101,7 @@ def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     _same(one, spread)
     assert runner.partitions_for(sum(os.path.getsize(p) for p in inputs)) == 2
     size = sum(os.path.getsize(p) for p in inputs)
-    assert seen == {"parse": (size, size), "sessionize": (2, 2), "fit": (6, 6)}
+    assert seen == {"parse": (size, size), "sessionize": (2, 2), "fit": (7, 7)}
     assert not list(tmp_path.iterdir())
 
 
@@ -207,7 +207,7 @@ def test_fit_progress_follows_the_stages_in_decompressed_bytes(nasa, monkeypatch
     assert nasa.stat().st_size < 1_000_000 < size
     assert f"wagon: parsing 100% ({size:,}/{size:,})" in r.stderr
     assert re.search(r"wagon: sessions 100% \((\d+)/\1\)", r.stderr)
-    assert "wagon: fitting 100% (6/6)" in r.stderr
+    assert "wagon: fitting 100% (7/7)" in r.stderr          # six variables, the arrivals
     monkeypatch.setattr(fit_cli, "PROGRESS_MIN_BYTES", size + 1)
     quiet = CliRunner().invoke(main, ["fit", str(nasa), "-o", "model.json"])
     assert "wagon: parsing" not in quiet.stderr

@@ -1,4 +1,4 @@
 """``python -m wagon`` runs the command line."""
-from .cli import main
+from .cli import run
 
-main()
+run()

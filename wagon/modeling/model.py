@@ -13,14 +13,15 @@ import numpy as np
 
 from .. import __version__
 from ..fitting import FitReport, Observation
-from ..fitting.arrivals import arrival_report, arrival_verdict
+from ..fitting.arrivals import arrival_verdict
 from ..fitting.report import apply_bootstrap, bootstrap_tasks, format_params
 from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions
 from .options import FitOptions
-from .stages import FitTask, LocalRunner, Progress, Runner, bootstrap_stage, fit_stage
+from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
+                     variable_stage)
 
 __all__ = ["FitResult", "fit_sessions", "fit_samples", "build_model", "observations"]
 
@@ -111,8 +112,21 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
     """Fit every model variable that has enough values, each by the likelihood of how it was
     recorded (``observed``; default: exact values, counts for the count variables); say why the
     others were skipped. The fits, then the bootstrap chunks, run as ``runner`` tasks."""
+    fits, skipped, _ = _fit_variables(samples, bootstrap, seed, observed, runner, progress)
+    return fits, skipped
+
+
+def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
+                   observed: dict[str, Observation] | None, runner: Runner | None,
+                   progress: Progress | None, starts: np.ndarray | None = None
+                   ) -> tuple[dict[str, FitReport], dict[str, str], dict]:
+    """``fit_samples``, and with ``starts`` (more than one session start) the arrivals'
+    report, as a task run first beside the fits (empty without)."""
     runner = runner or LocalRunner()
-    tasks, skipped = [], {}
+    tasks: list[FitTask | ArrivalTask] = []
+    skipped = {}
+    if starts is not None and len(starts) > 1:
+        tasks.append(ArrivalTask(starts))
     for name, discrete in VARIABLES.items():
         values = samples.get(name, np.zeros(0))
         if len(values) < 2 or np.ptp(values) == 0:
@@ -121,14 +135,16 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
             continue
         obs = (observed or {}).get(name) or (Observation.counts() if discrete else Observation())
         tasks.append(FitTask(name, values, obs))
-    reports = runner.map(fit_stage, tasks, "fit", progress)
+    done = runner.map(variable_stage, tasks, "fit", progress)
+    arrivals = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
+    reports: list[FitReport] = done
     if bootstrap:
         chunks = [bootstrap_tasks(r, bootstrap, seed) for r in reports]
         results = iter(runner.map(bootstrap_stage, [t for c in chunks for t in c], "bootstrap",
                                   progress))
         for report, mine in zip(reports, chunks):
             apply_bootstrap(report, mine, [next(results) for _ in mine])
-    return {r.name: r for r in reports}, skipped
+    return {r.name: r for r in reports}, skipped, arrivals
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
@@ -218,9 +234,9 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
                  progress: Progress | None = None) -> FitResult:
     """``fit_logs`` from its sessions on: the variables fitted (``runner`` tasks), the arrivals
     checked, the model assembled with its provenance."""
-    fits, skipped = fit_samples(sessions.samples, options.bootstrap, options.seed,
-                                observations(sessions), runner, progress)
-    arrivals = arrival_report(sessions.session_start) if len(sessions.session_start) > 1 else {}
+    fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
+                                             observations(sessions), runner, progress,
+                                             sessions.session_start)
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {

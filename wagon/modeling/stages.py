@@ -15,7 +15,8 @@ process or on another machine):
    ``PartitionResult``: cleaning, URL templates, sessions, as tallies that merge;
 5. ``merge_partitions(results, stats, rules, seed)`` → ``Sessions``: deterministic — the
    result does not depend on the number of pieces or partitions;
-6. ``fit_stage(name, values, observation)`` → ``FitReport`` per variable; then the bootstrap
+6. ``fit_stage(FitTask)`` → ``FitReport`` per variable, and beside them ``arrivals_stage``
+   (the session starts' Poisson and renewal checks); then the bootstrap
    as independent chunks (``fitting.report.bootstrap_tasks`` → ``run_bootstrap``, each with its
    own ``SeedSequence.spawn`` seed) and ``apply_bootstrap``.
 
@@ -71,7 +72,8 @@ if TYPE_CHECKING:
     from ..fitting.report import BootstrapTask
 
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
-           "fit_stage", "bootstrap_stage", "FitTask", "PARTITION_BYTES", "spill", "unspill",
+           "fit_stage", "arrivals_stage", "variable_stage", "bootstrap_stage", "FitTask",
+           "ArrivalTask", "PARTITION_BYTES", "spill", "unspill",
            "spill_path"]
 
 Progress = Callable[[str, int, int], None]
@@ -112,6 +114,27 @@ def fit_stage(task: FitTask) -> FitReport:
     from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
     with threadpool_limits(limits=1, user_api="blas"):
         return fit(task.values, observation=task.observation, name=task.name)
+
+
+@dataclass(frozen=True)
+class ArrivalTask:
+    """The session start times, checked for a Poisson or renewal process."""
+
+    starts: np.ndarray
+
+
+def arrivals_stage(task: ArrivalTask) -> dict:
+    """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts,
+    BLAS on one thread (``fit_stage``)."""
+    from ..fitting.arrivals import arrival_report  # lazy: SciPy, as in fit_stage
+    with threadpool_limits(limits=1, user_api="blas"):
+        return arrival_report(task.starts)
+
+
+def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
+    """Stage 6 as one map: a variable's fit, or the arrivals' check (which then runs beside
+    the fits instead of after them)."""
+    return arrivals_stage(task) if isinstance(task, ArrivalTask) else fit_stage(task)
 
 
 def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
