@@ -118,12 +118,16 @@ def run(cmd: list[str], cwd: str, sample: bool = True) -> dict:
             "rss_mb": max(peak, usage.ru_maxrss * 1024) / 2**20}
 
 
-PARSE = ("import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\n"
+# as the ``wagon`` program runs: BLAS on one thread, set before NumPy loads (wagon.cli.run)
+PROGRAM = ("import os\nfrom wagon.cli import ONE_THREAD\n"
+           "for name in ONE_THREAD:\n    os.environ.setdefault(name, '1')\n")
+PARSE = (PROGRAM + "import sys, time\nfrom wagon.logs.parse import parse_logs\nbest = 1e9\n"
          "for _ in range(3):\n"
          "    t = time.process_time(); parse_logs([sys.argv[1]], fmt='common')\n"
          "    best = min(best, time.process_time() - t)\n"
          "print(best, file=sys.stderr)")
-STAGES = ("import sys, time\nt0 = time.perf_counter()\nimport wagon.cli.fit\n"
+STAGES = (PROGRAM + "import sys, time\nt0 = time.perf_counter()\nimport wagon.cli.fit\n"
+          "from wagon.cli.allocator import keep_freed_memory\nkeep_freed_memory()\n"
           "from wagon.modeling import FitOptions, fit_logs\n"
           "from wagon.modeling.processes import ProcessRunner, usable_cores\n"
           "marks = [('import', time.perf_counter())]\n"

@@ -37,11 +37,23 @@ def main() -> None:
     """wagon: model, synthesize and replay web workloads."""
 
 
+#: BLAS on one thread unless the user says otherwise, set before NumPy loads: wagon's linear
+#: algebra is small (eigenvalues of at most 300 x 300), its parallelism is processes (fit
+#: workers, Dask workers; Dask's nanny sets the same), and OpenBLAS's threads cost more than
+#: they give: each library (NumPy's and SciPy's) starts its threads when it loads, and in every
+#: forked worker at its first call, and they spin ~0.1 s before they sleep (0.17 CPU-s of the
+#: SciPy import, ~0.15 s in each fit worker, taken from the other workers on a small machine).
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
 def run() -> None:
-    """The ``wagon`` program (console script, ``python -m wagon``): ``main``, then, once Python
-    has joined its threads and run its exit handlers, leave without tearing down the modules
-    (after a fit, some 1,000 of them: 0.1 s spent freeing what the process hands back to the
-    system anyway). ``main`` itself stays an ordinary click group for in-process callers."""
+    """The ``wagon`` program (console script, ``python -m wagon``): ``main`` with BLAS on one
+    thread (``ONE_THREAD``), then, once Python has joined its threads and run its exit
+    handlers, leave without tearing down the modules (after a fit, some 1,000 of them: 0.1 s
+    spent freeing what the process hands back to the system anyway). ``main`` itself stays an
+    ordinary click group for in-process callers."""
+    for name in ONE_THREAD:
+        os.environ.setdefault(name, "1")
     status = [1]                               # an exception that is not SystemExit: 1
     atexit.register(_leave, status)            # registered first, so it runs last
     try:
