@@ -43,9 +43,12 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     pieces = plan(paths, runner.piece_bytes, runner.spread)
     results = runner.parse(pieces, options, runner.partitions_for(sum(p.size for p in pieces)),
                            progress, meanwhile=lambda: importlib.import_module(_MODEL))
-    shared, stats = shared_context(results)
-    del results                                   # the pieces' start times: memory bound
-    partitions = runner.sessionize(options, shared, progress)
+    try:
+        shared, stats = shared_context(results)
+        del results                               # the pieces' start times: memory bound
+        partitions = runner.sessionize(options, shared, progress)
+    finally:
+        runner.close()                            # also when no input had a parseable line
     sessions, variants, span = merge_partitions(partitions, stats, options.rules, options.seed)
     del partitions
     return importlib.import_module(_MODEL).fit_sessions(sessions, stats, variants, span, paths,

@@ -86,3 +86,7 @@ class DaskRunner:
 
     def map(self, fn: Callable, items: list, stage: str, progress: Progress | None) -> list:
         return self._ordered(self.client.map(fn, items, pure=False), stage, progress)
+
+    def close(self) -> None:
+        """Let go of the parsed pieces (``sessionize`` does when it is done)."""
+        self._pieces = []

@@ -116,6 +116,13 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
     return fits, skipped
 
 
+_COST_RANK = {"grid": 0, "arrivals": 1, "counts": 2, "exact": 3}
+
+
+def _kind(task: FitTask | ArrivalTask) -> str:
+    return "arrivals" if isinstance(task, ArrivalTask) else task.observation.kind
+
+
 def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                    observed: dict[str, Observation] | None, runner: Runner | None,
                    progress: Progress | None, starts: np.ndarray | None = None
@@ -135,7 +142,13 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
             continue
         obs = (observed or {}).get(name) or (Observation.counts() if discrete else Observation())
         tasks.append(FitTask(name, values, obs))
-    done = runner.map(variable_stage, tasks, "fit", progress)
+    # handed out longest first (grid likelihoods, then the arrivals, counts, exact values), so
+    # that no worker is left with a long task at the end; the results come back in task order
+    order = sorted(range(len(tasks)), key=lambda i: _COST_RANK[_kind(tasks[i])])
+    done = [None] * len(tasks)
+    for i, r in zip(order, runner.map(variable_stage, [tasks[i] for i in order], "fit",
+                                      progress)):
+        done[i] = r
     arrivals = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
     reports: list[FitReport] = done
     if bootstrap:

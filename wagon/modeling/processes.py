@@ -1,12 +1,16 @@
 """The fit's stages on the cores of this machine (``wagon fit --workers N``): the runner
 interface of ``wagon.modeling.stages`` on a pool of worker processes.
 
-Each stage forks its own pool (``fork``: the workers start at once and inherit what this process
-holds, SciPy included, instead of importing it again), hands out its tasks and closes the pool
-when they are done. Parse workers spill each piece's chunks to a file of their own
-(``stages.spill``), and the partition tasks read back their chunk of every piece, as
-``LocalRunner`` does in one process: the memory held is ``workers`` pieces or partitions at a
-time. Results come back in order, so the model is the one a single process makes.
+Pools are forked (``fork``: the workers start at once and inherit what this process holds,
+SciPy included, instead of importing it again). The parse workers stay for the partitions:
+each spills its pieces' chunks to a file of its own (``stages.spill``), and the partition
+tasks, on the same workers, read back their chunk of every piece, as ``LocalRunner`` does in
+one process: the memory held is ``workers`` pieces or partitions at a time. Meanwhile this
+process runs ``meanwhile`` (``fit_logs``: the import of SciPy, 0.6-0.7 CPU-s) on a thread of
+its own, started once the workers are forked and joined when the partitions are done, so that
+it overlaps both stages instead of holding up the first. The fits and the bootstrap chunks
+(``map``) get a pool of their own, forked after that. Results come back in order, so the
+model is the one a single process makes.
 
 Plain inputs are cut into at least as many pieces as there are workers (``plan``'s
 ``spread``), and the clients into at least as many partitions, each of at most
@@ -20,6 +24,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -64,6 +69,27 @@ def _sessionize_spilled(spilled: list[tuple[str, list[int]]], k: int, options: A
     return sessionize_stage(unspill(spilled, k), options, shared)
 
 
+class _Beside:
+    """A function run on a thread of this process while the workers work; ``join`` waits for
+    it and raises what it raised."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._main, args=(fn,), name="wagon-beside")
+        self.thread.start()
+
+    def _main(self, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except BaseException as e:                       # re-raised by join, in the caller
+            self.error = e
+
+    def join(self) -> None:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class ProcessRunner:
     """Runs the stages on ``workers`` forked processes of this machine (module docstring)."""
 
@@ -80,25 +106,32 @@ class ProcessRunner:
         self._dir: str | None = None
         self._count = 0
         self._spilled: list[tuple[str, list[int]]] = []
+        self._pool: ProcessPoolExecutor | None = None     # the parse workers, kept for sessionize
+        self._beside: _Beside | None = None
 
     def partitions_for(self, total_bytes: int) -> int:
         if total_bytes <= MIN_SPREAD_BYTES:                # too little to spread
             return 1
         return max(self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
 
+    def _fork(self, calls: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(min(self.workers, calls),
+                                   mp_context=multiprocessing.get_context("fork"))
+
     def _run(self, fn: Callable, calls: list[tuple], stage: str, progress: Progress | None,
-             weights: list[int] | None = None, meanwhile: Callable[[], Any] | None = None
-             ) -> list:
-        """``[fn(*c) for c in calls]`` on a freshly forked pool, in order; ``progress`` counts
-        the weights (default 1 each) of the calls done, from 0; ``meanwhile()`` runs here once the
-        calls are handed out (the workers are forked by then). A single call runs here."""
+             weights: list[int] | None = None, pool: ProcessPoolExecutor | None = None,
+             beside: Callable[[], Any] | None = None) -> list:
+        """``[fn(*c) for c in calls]``, in order, on ``pool`` (left open) or else on a pool
+        forked for them and closed after them; without a pool, a single call, or any call when
+        there is one worker, runs here. ``progress`` counts the weights (default 1 each) of
+        the calls done, from 0; ``beside()`` runs here once the calls are handed out."""
         weights = weights or [1] * len(calls)
         total, done = sum(weights), 0
         if progress:
             progress(stage, 0, total)                # the stage has begun (and how big it is)
-        if len(calls) <= 1 or self.workers == 1:
-            if meanwhile:
-                meanwhile()
+        if pool is None and (len(calls) <= 1 or self.workers == 1):
+            if beside:
+                beside()
             out = []
             for c, w in zip(calls, weights):
                 out.append(fn(*c))
@@ -106,12 +139,12 @@ class ProcessRunner:
                 if progress:
                     progress(stage, done, total)
             return out
-        pool = ProcessPoolExecutor(min(self.workers, len(calls)),
-                                   mp_context=multiprocessing.get_context("fork"))
+        own = pool is None
+        pool = pool or self._fork(len(calls))
         try:
             futures: list[Future] = [pool.submit(fn, *c) for c in calls]
-            if meanwhile:
-                meanwhile()
+            if beside:
+                beside()
             weight = dict(zip(futures, weights))
             for f in as_completed(futures):
                 f.result()                                   # the first failure, at once
@@ -123,7 +156,8 @@ class ProcessRunner:
             raise WorkerError(f"a worker process died during the {stage} stage (out of "
                               "memory? try fewer --workers)") from None
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if own:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
               progress: Progress | None,
@@ -136,15 +170,20 @@ class ProcessRunner:
         here = [i for i, p in enumerate(pieces) if p.path == "-"]
         away = [i for i in range(len(pieces)) if i not in here]
         done: dict[int, tuple[PieceResult, list[int]]] = {}
+        if len(away) > 1 and self.workers > 1:
+            # forked by the first task handed out, before this process starts a thread
+            self._pool = self._fork(max(len(away), partitions))
 
         def beside() -> None:
-            if meanwhile:
+            if meanwhile and self._pool:
+                self._beside = _Beside(meanwhile)
+            elif meanwhile:
                 meanwhile()
             done.update((i, _parse_and_spill(*calls[i])) for i in here)
         try:
             done.update(zip(away, self._run(_parse_and_spill, [calls[i] for i in away],
                                             "parse", progress, [pieces[i].size for i in away],
-                                            beside)))
+                                            self._pool, beside)))
         except BaseException:
             self.close()
             raise
@@ -154,9 +193,13 @@ class ProcessRunner:
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]:
         try:
-            return self._run(_sessionize_spilled,
-                             [(self._spilled, k, options, shared) for k in range(self._count)],
-                             "sessionize", progress)
+            out = self._run(_sessionize_spilled,
+                            [(self._spilled, k, options, shared) for k in range(self._count)],
+                            "sessionize", progress, pool=self._pool)
+            if self._beside:
+                self._beside, beside = None, self._beside
+                beside.join()
+            return out
         finally:
             self.close()
 
@@ -164,7 +207,14 @@ class ProcessRunner:
         return self._run(fn, [(x,) for x in items], stage, progress)
 
     def close(self) -> None:
-        """Remove the spilled chunks (``sessionize`` does when it is done)."""
+        """Let the parse workers go, wait for ``meanwhile`` and remove the spilled chunks
+        (``sessionize`` does when it is done)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._beside is not None:
+            self._beside.thread.join()
+            self._beside = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None

@@ -39,7 +39,10 @@ A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
     for each partition k, ``sessionize_stage`` of the k-th chunk of every piece; partition
     order; then the kept chunks can go;
 ``map(fn, items, stage, progress) -> list``
-    ``[fn(x) for x in items]``, in order, possibly in parallel (fits, bootstrap chunks).
+    ``[fn(x) for x in items]``, in order, possibly in parallel (fits, bootstrap chunks);
+``close()``
+    let go of what ``parse`` kept (spilled chunks, workers): ``sessionize`` does when it is
+    done, ``fit_logs`` again in any case (a second call does nothing).
 
 ``progress`` is None or a plain function ``progress(stage, done, total)``: stage "parse"
 (decompressed bytes), "sessionize" (partitions), "fit" (tasks). ``LocalRunner`` is the
@@ -161,6 +164,8 @@ class Runner(Protocol):
 
     def map(self, fn: Callable, items: list, stage: str,
             progress: Progress | None) -> list: ...
+
+    def close(self) -> None: ...
 
 
 def spill(chunks: list[Chunk], path: str) -> list[int]:
