@@ -173,6 +173,9 @@ class Law:
     integrated: Callable | None = None          # (params, x, upper) → ∫₀ˣ F, or ∫ₓ^∞ S where
                                                 # ``upper``, in closed form,
                                                 # where SciPy's F is too slow for quadrature
+    median: Callable | None = None              # params → the median in closed form, SciPy's
+                                                # own ppf(0.5) formula without its argument
+                                                # checks (the cell likelihoods ask at each step)
 
     def __reduce__(self):
         """Pickled by name (its functions are lambdas): a fit report crosses processes."""
@@ -186,6 +189,8 @@ class Law:
         frozen = self.make(**params)
         if self.integrated is not None:
             frozen.integrated = partial(self.integrated, params)
+        if self.median is not None:
+            frozen.median = partial(self.median, params)
         return frozen
 
     @property
@@ -526,24 +531,31 @@ zt_nbinom = _ZTNegativeBinomial(a=1, name="zt_nbinom", shapes="n, p")
 
 LAWS: dict[str, Law] = {law.name: law for law in (
     Law("exponential", "continuous", ("scale",), True, _exponential,
-        lambda scale: Frozen(stats.expon, scale=scale)),
+        lambda scale: Frozen(stats.expon, scale=scale),
+        median=lambda p: float(-special.log1p(-0.5) * p["scale"])),
     Law("normal", "continuous", ("mu", "sigma"), False, _normal,
-        lambda mu, sigma: Frozen(stats.norm, loc=mu, scale=sigma), ("real", "positive")),
+        lambda mu, sigma: Frozen(stats.norm, loc=mu, scale=sigma), ("real", "positive"),
+        median=lambda p: p["mu"]),
     Law("lognormal", "continuous", ("mu", "sigma"), True, _lognormal,
-        lambda mu, sigma: Frozen(stats.lognorm, s=sigma, scale=np.exp(mu)), ("real", "positive")),
+        lambda mu, sigma: Frozen(stats.lognorm, s=sigma, scale=np.exp(mu)), ("real", "positive"),
+        median=lambda p: float(np.exp(p["mu"]))),
     Law("weibull", "continuous", ("shape", "scale"), True, _weibull,
-        lambda shape, scale: Frozen(stats.weibull_min, c=shape, scale=scale)),
+        lambda shape, scale: Frozen(stats.weibull_min, c=shape, scale=scale),
+        median=lambda p: float(np.power(-special.log1p(-0.5), 1.0 / p["shape"]) * p["scale"])),
     Law("pareto", "continuous", ("shape", "scale"), True, _pareto,
-        lambda shape, scale: Frozen(stats.pareto, b=shape, scale=scale), scale_at_min=True),
+        lambda shape, scale: Frozen(stats.pareto, b=shape, scale=scale), scale_at_min=True,
+        median=lambda p: float(np.power(1 - 0.5, -1.0 / p["shape"]) * p["scale"])),
     Law("lomax", "continuous", ("shape", "scale"), True, _lomax,
-        lambda shape, scale: Frozen(stats.lomax, c=shape, scale=scale)),
+        lambda shape, scale: Frozen(stats.lomax, c=shape, scale=scale),
+        median=lambda p: float(special.expm1(-special.log1p(-0.5) / p["shape"]) * p["scale"])),
     Law("inverse_gaussian", "continuous", ("mu", "lambda"), True, _inverse_gaussian,
         lambda mu, **kw: Frozen(stats.invgauss, mu=mu / kw["lambda"], scale=kw["lambda"])),
     Law("gamma", "continuous", ("shape", "scale"), True, _gamma,
         lambda shape, scale: Frozen(stats.gamma, a=shape, scale=scale),
         integrated=_gamma_integrated),
     Law("loglogistic", "continuous", ("shape", "scale"), True, _loglogistic,
-        lambda shape, scale: Frozen(loglogistic, c=shape, scale=scale)),
+        lambda shape, scale: Frozen(loglogistic, c=shape, scale=scale),
+        median=lambda p: p["scale"]),
     Law("geometric", "discrete", ("p",), False, _geometric,
         lambda p, loc: Frozen(stats.geom, p, loc=loc), ("unit",)),
     Law("poisson", "discrete", ("mu",), False, _poisson,
