@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wagon import SessionRules, parse_bytes, parse_logs, sessionize
 from wagon.fitting import fit
@@ -152,6 +154,22 @@ def test_samples_do_not_depend_on_the_order_clients_appear_in(nasa):
     for name in a.samples:
         assert np.array_equal(np.sort(a.samples[name]), np.sort(b.samples[name])), name
     assert np.array_equal(a.session_start, b.session_start)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.integers(-5, 5), st.booleans(),
+                          st.integers(0, 3), st.sampled_from([200, 304, 404]),
+                          st.integers(0, 2 ** 40)), min_size=1, max_size=300))
+def test_packed_keys_sort_as_the_six_key_lexsort(rows):
+    """The canonical order from two packed keys (and the ties of the first sorted apart) is
+    ``np.lexsort`` of the six columns, ties in input order included; keys too wide to pack
+    fall back to it."""
+    from wagon.logs.sessions import _by_pairs, _packed
+    client, t, obj, url, status, size = (np.array(c) for c in zip(*rows))
+    expect = np.lexsort((size, status, url, obj, t, client))
+    major, minor = _packed([client, t]), _packed([obj, url, status, size])
+    assert np.array_equal(_by_pairs(major, minor), expect)
+    assert _packed([size, size]) is None or size.max() - size.min() < 2 ** 31
 
 
 # ---- robots ---------------------------------------------------------------------------------

@@ -28,14 +28,29 @@ from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, 
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
-           "REASONS", "ParseOptions", "Chunk", "PieceResult", "parse_piece", "partition_of"]
+           "REASONS", "ParseOptions", "Chunk", "PieceResult", "parse_piece", "partition_of",
+           "sorted_table"]
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
 EXAMPLES_KEPT = 5
 _PAD = bytes(512)         # zero bytes after each chunk: room for every fixed-width gather
 _WIDTHS = (8, 16, 32, 64, 128, 256, 512)              # string blocks factorised with NumPy
-_MIX = np.random.default_rng(12).integers(1, 1 << 62, 65, dtype=np.uint64) | np.uint64(1)
+
+
+def _splitmix64(seed: int, n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers from SplitMix64 (Steele, Lea & Flood 2014): the block hash's
+    mixing constants, without loading numpy.random at start-up (10 ms)."""
+    out, x, mask = [], seed, (1 << 64) - 1
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, np.uint64)
+
+
+_MIX = _splitmix64(12, 65)
 
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
@@ -63,6 +78,16 @@ _regex_for = functools.lru_cache(maxsize=16)(line_regex)
 
 class LogError(Exception):
     """An input that cannot be read at all (missing file, no parseable line, unknown format)."""
+
+
+def sorted_table(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:
+    """(the distinct strings of ``tables`` in sorted order, for each table the index of each of
+    its strings among them): string tables merged, as ``np.unique(..., return_inverse=True)``
+    would, by Python's sort and a dict (NumPy sorts and searches object arrays one rich
+    comparison at a time: 3-5x slower)."""
+    names = sorted({s for table in tables for s in table})
+    at = {s: i for i, s in enumerate(names)}
+    return names, [np.fromiter((at[s] for s in table), np.int64, len(table)) for table in tables]
 
 
 def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .clean import SHOWN, clean_requests, median_run
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
-                    _DTYPES)
+                    _DTYPES, sorted_table)
 from .paths import template_requests
 from .sessions import Partial, SessionRules, Sessions, merge_partials, sessionize_requests
 
@@ -130,18 +130,14 @@ def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
                                             [len(r) for r in reqs]).astype(np.int64)
     tables = {}
     for col, table in _TABLES:
-        strings = [s for r in reqs for s in getattr(r, table)]
-        names = np.unique(np.array(strings, dtype=object)) if strings else np.zeros(0, object)
+        names, indices = sorted_table([getattr(r, table) for r in reqs])
         codes = []
-        for r in reqs:
-            mine = getattr(r, table)
-            index = (np.searchsorted(names, np.array(mine, dtype=object)) if mine
-                     else np.zeros(0, np.int64))
+        for r, index in zip(reqs, indices):
             c = getattr(r, col)
             codes.append(np.where(c >= 0, index[np.maximum(c, 0)] if len(index) else -1, -1))
         cols[col] = (np.concatenate(codes).astype(_DTYPES[col]) if codes
                      else np.zeros(0, _DTYPES[col]))
-        tables[table] = names.tolist()
+        tables[table] = names
     return Requests(**cols, **tables, resolution=shared.resolution)
 
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .parse import Requests
+from .parse import Requests, sorted_table
 
 __all__ = ["template_path", "template_requests", "referer_path", "PLACEHOLDERS"]
 
@@ -68,11 +68,10 @@ def referer_path(ref: str) -> str:
 def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:
     """``req`` with templated URLs (referers reduced to templated paths, so that they still
     name the templated pages), and the new URL code of each logged URL of ``req.urls``."""
-    templates = [template_path(u) for u in req.urls]
-    names, code = np.unique(np.array(templates, dtype=object), return_inverse=True)
-    code = code.ravel().astype(np.int32)
+    names, (code,) = sorted_table([[template_path(u) for u in req.urls]])
+    code = code.astype(np.int32)
     referers = [template_path(p) if p.startswith("/") else p
                  for p in map(referer_path, req.referers)]
-    out = replace(req, url=code[req.url] if len(req) else req.url, urls=list(names),
+    out = replace(req, url=code[req.url] if len(req) else req.url, urls=names,
                   referers=referers)
     return out, code

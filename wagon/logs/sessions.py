@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .parse import Requests
+from .parse import Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
@@ -112,7 +112,7 @@ class Sessions:
 def _ranks(strings: list[str]) -> np.ndarray:
     """Rank of each string in sorted order (codes that do not depend on input order)."""
     rank = np.empty(len(strings), np.int64)
-    rank[np.argsort(np.array(strings, dtype=object), kind="stable")] = np.arange(len(strings))
+    rank[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
     return rank
 
 
@@ -178,10 +178,50 @@ def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: fl
 def _canonical_order(req: Requests, idx: np.ndarray, client: np.ndarray,
                      is_object: np.ndarray) -> np.ndarray:
     """``idx`` sorted by client, time, pages before objects, URL (as strings), status, size:
-    an order that does not depend on the order of the input lines."""
-    url_rank = _ranks(req.urls)[req.url[idx]] if len(idx) else idx
-    keys = (req.size[idx], req.status[idx], url_rank, is_object[idx], req.time[idx], client[idx])
-    return idx[np.lexsort(keys)]
+    an order that does not depend on the order of the input lines. The last four keys packed
+    into one integer, and client and time into another when times are whole seconds (most
+    logs): two keys sort in half the time of six (``_by_pairs``)."""
+    if not len(idx):
+        return idx
+    url_rank = _ranks(req.urls)[req.url[idx]]
+    t = req.time[idx]
+    minor = _packed([is_object[idx], url_rank, req.status[idx], req.size[idx]])
+    major = _packed([client[idx], t.astype(np.int64)]) if np.all(t == np.floor(t)) else None
+    if minor is None or major is None:
+        keys = (req.size[idx], req.status[idx], url_rank, is_object[idx], t, client[idx])
+        return idx[np.lexsort(keys)]
+    return idx[_by_pairs(major, minor)]
+
+
+def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
+    """Integer columns as one int64 key that sorts as they do lexicographically (the first
+    most significant): each column less its minimum, in as many bits as its range needs; None
+    when they need more than 63 bits."""
+    key, bits = np.zeros(len(columns[0]), np.int64), 0
+    for c in columns:
+        c = c.astype(np.int64)
+        low = int(c.min())
+        width = (int(c.max()) - low).bit_length()
+        bits += width
+        if bits > 63:
+            return None
+        key = (key << width) | (c - low)
+    return key
+
+
+def _by_pairs(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """``np.lexsort((minor, major))`` as one stable sort of ``major`` and a sort by ``minor``
+    of the rows whose ``major`` ties (a sixth of them on NASA's log): half the time of
+    lexsort's two full sorts."""
+    order = np.argsort(major, kind="stable")
+    ranked = major[order]
+    tie = np.zeros(len(order), bool)
+    tie[1:] = ranked[1:] == ranked[:-1]
+    tie[:-1] |= tie[1:]
+    rows = np.flatnonzero(tie)
+    tied = order[rows]
+    order[rows] = tied[np.lexsort((minor[tied], ranked[rows]))]
+    return order
 
 
 def _referer_parents(url: np.ndarray, ref: np.ndarray, segment: np.ndarray) -> np.ndarray:
@@ -213,7 +253,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
     """Sessions of ``req`` as a ``Partial``: what merges with the partials of other clients
     (``merge_partials``); ``keep_clicks``: also each click's time, session and URL."""
     client = _client_codes(req, rules.identity)
-    counts: dict = {"requests": len(req), "clients": int(len(np.unique(client)))}
+    counts: dict = {"requests": len(req), "clients": int(np.count_nonzero(np.bincount(client)))}
     if rules.keep_robots:
         robots, by_rule = np.zeros(0, np.int64), {}
     else:
@@ -416,10 +456,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     """One ``Sessions`` from the partials of disjoint sets of clients: the same whatever the
     partition of the clients (samples concatenated in the partials' order; the fit sorts
     them). Objects of a page: those fetched in at least ``min_share`` of its clicks."""
-    names = np.unique(np.array([u for p in partials for u in p.urls], dtype=object))
-    maps = [np.searchsorted(names, np.array(p.urls, dtype=object)).astype(np.int64)
-            if p.urls else np.zeros(0, np.int64) for p in partials]
-    urls = names.tolist()
+    urls, maps = sorted_table([p.urls for p in partials])
     counts = _add_counts(partials)
     order = ["robots.txt"] + robot_rules(rules.robots).names()
     by_rule = counts.get("robots_by_rule", {})
