@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wagon import load_model
 from wagon.cli import main
@@ -36,6 +38,16 @@ from wagon.synth.site import concrete_url, resolve_site
 ])
 def test_identifier_segments_become_templates(url, template):
     assert template_path(url) == template
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdefABCDEFxyzXYZ._~+-0123456789@%;", max_size=40))
+def test_segments_taken_as_plain_are_those_no_rule_changes(seg):
+    """The fast path (``_PLAIN``: returned as they are) only takes segments that the rules
+    would leave unchanged, hex-letter runs as long as a UUID's included."""
+    from wagon.logs.paths import _PLAIN, _templated
+    if _PLAIN.fullmatch(seg):
+        assert _templated(seg) == seg
 
 
 def test_concrete_urls_are_deterministic_and_hold_no_placeholder():

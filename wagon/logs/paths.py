@@ -35,7 +35,16 @@ _HEX = re.compile(r"(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}")
 _TOKEN = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}")
 
 
+#: a segment no rule can change: no digit (numbers, hex, tokens), '@' or '%' (e-mail), ';'
+#: (path parameters), shorter than a UUID
+_PLAIN = re.compile(r"[A-Za-z._~+-]{0,35}")
+
+
 def _segment(seg: str) -> str:
+    return seg if _PLAIN.fullmatch(seg) else _templated(seg)
+
+
+def _templated(seg: str) -> str:
     seg = seg.split(";", 1)[0]
     seg = _EMAIL.sub("{email}", _UUID.sub("{uuid}", seg))
     stem, dot, ext = seg.rpartition(".")
