@@ -12,8 +12,8 @@ from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
+from ..modeling.allocator import keep_freed_memory
 from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
-from .allocator import keep_freed_memory
 from .common import WagonError, default, not_wagon
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
         raise click.BadParameter("worker processes need fork(), which this system lacks",
                                  param_hint="--workers")
     not_wagon(logs, "an access log")
-    keep_freed_memory()
+    keep_freed_memory()                  # this process and the workers it forks
     progress = _Progress()
     try:
         result = _fit(logs, options, progress, cluster, workers)

@@ -32,6 +32,7 @@ from typing import Any, Callable
 from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
+from .allocator import give_back_freed_memory
 from .stages import (PARTITION_BYTES, Progress, parse_stage, sessionize_stage, spill,
                      spill_path, unspill)
 
@@ -115,6 +116,7 @@ class ProcessRunner:
         return max(self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
 
     def _fork(self, calls: int) -> ProcessPoolExecutor:
+        give_back_freed_memory()                     # not to be inherited by every worker
         return ProcessPoolExecutor(min(self.workers, calls),
                                    mp_context=multiprocessing.get_context("fork"))
 
