@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from wagon import parse_bytes, parse_logs, sessionize
 from wagon.cli import main
-from wagon.logs.clean import distinct_times, time_outliers
+from wagon.logs.clean import distinct_times, merge_counted, time_outliers
 
 
 @pytest.fixture(scope="module")
@@ -115,4 +115,17 @@ def test_distinct_times_is_np_unique(values, in_order):
     """The one-pass count of times already in order gives np.unique's answer, in order or not."""
     t = np.sort(np.array(values, float)) if in_order else np.array(values, float)
     got, want = distinct_times(t), np.unique(t, return_counts=True)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@given(st.lists(st.lists(st.integers(0, 40), max_size=20), max_size=5), st.booleans())
+def test_pieces_distinct_times_merge_as_np_unique(pieces, in_order):
+    """The distinct times of pieces (with counts) merged, joined when the pieces are in order
+    (a seam may share a second), by a sort otherwise: every time's count, as np.unique of all
+    of them gives."""
+    times = [np.array(p, float) for p in pieces]
+    if in_order and times:
+        times = np.array_split(np.sort(np.concatenate(times)), len(times))
+    got = merge_counted([distinct_times(t) for t in times if len(t)])
+    want = np.unique(np.concatenate(times + [np.zeros(0)]), return_counts=True)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -36,16 +36,51 @@ def _quantile(values: np.ndarray, cum: np.ndarray, q: float) -> float:
     return float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
 
 
+def _runs(values: np.ndarray) -> np.ndarray | None:
+    """Where each run of equal values starts, when ``values`` are in order (None otherwise)."""
+    if not len(values) or not bool(np.all(values[1:] >= values[:-1])):
+        return None
+    new = np.empty(len(values), bool)
+    new[0] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
 def distinct_times(time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(time, return_counts=True)``; in one pass when the times are already in
     order (a log's usually are), without np.unique's sort."""
-    if len(time) and bool(np.all(time[1:] >= time[:-1])):
-        new = np.empty(len(time), bool)
-        new[0] = True
-        np.not_equal(time[1:], time[:-1], out=new[1:])
-        first = np.flatnonzero(new)
-        return time[first], np.diff(np.append(first, len(time)))
-    return np.unique(time, return_counts=True)
+    first = _runs(time)
+    if first is None:
+        return np.unique(time, return_counts=True)
+    return time[first], np.diff(np.append(first, len(time)))
+
+
+def merge_counted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct times of a file's pieces (each piece's sorted distinct times and their
+    counts, in piece order) as the file's: when each piece starts at or after the second the
+    one before it ended (a log's pieces usually do), the pieces joined, a second shared at a
+    seam counted once; otherwise a stable sort merges the pieces' sorted runs. (np.unique of
+    the 6.6M distinct times of a 10M-line log took 0.7 s and 400 MB, mostly page faults.)"""
+    pieces = [(v, c) for v, c in pieces if len(v)]
+    if not pieces:
+        return np.zeros(0), np.zeros(0, np.int64)
+    if all(a[-1] <= b[0] for (a, _), (b, _) in zip(pieces, pieces[1:])):
+        values, counts = [pieces[0][0]], [pieces[0][1]]
+        for v, c in pieces[1:]:
+            if v[0] == values[-1][-1]:                 # the seam's second: counted once
+                counts[-1] = counts[-1].copy()
+                counts[-1][-1] += c[0]
+                v, c = v[1:], c[1:]
+            if len(v):
+                values.append(v)
+                counts.append(c)
+        return np.concatenate(values), np.concatenate(counts).astype(np.int64, copy=False)
+    values = np.concatenate([v for v, _ in pieces])
+    counts = np.concatenate([c for _, c in pieces])
+    order = np.argsort(values, kind="stable")
+    values, counts = values[order], counts[order]
+    first = _runs(values)
+    return values[first], np.add.reduceat(counts, first).astype(np.int64, copy=False)
 
 
 def median_run(values: np.ndarray, counts: np.ndarray) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .clean import SHOWN, clean_requests, median_run
+from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, sorted_table)
 from .paths import template_requests
@@ -104,11 +104,7 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
     keep = {}
     for index in range(len(inputs)):
         mine = [r.times for r in ordered if r.piece.index == index and len(r.times[0])]
-        values = np.concatenate([v for v, _ in mine])
-        counts = np.concatenate([c for _, c in mine])
-        if not np.all(values[1:] > values[:-1]):     # pieces out of time order or overlapping
-            values, at = np.unique(values, return_inverse=True)
-            counts = np.bincount(at.ravel(), weights=counts).astype(np.int64)
+        values, counts = merge_counted(mine)
         keep[index] = median_run(values, counts)
         del values, counts
     wholes = [r.whole for r in ordered if r.whole is not None]
