@@ -127,7 +127,7 @@ PARSE = (PROGRAM + "import sys, time\nfrom wagon.logs.parse import parse_logs\nb
          "    best = min(best, time.process_time() - t)\n"
          "print(best, file=sys.stderr)")
 STAGES = (PROGRAM + "import sys, time\nt0 = time.perf_counter()\nimport wagon.cli.fit\n"
-          "from wagon.cli.allocator import keep_freed_memory\nkeep_freed_memory()\n"
+          "from wagon.modeling.allocator import keep_freed_memory\nkeep_freed_memory()\n"
           "from wagon.modeling import FitOptions, fit_logs\n"
           "from wagon.modeling.processes import ProcessRunner, usable_cores\n"
           "marks = [('import', time.perf_counter())]\n"
