@@ -56,6 +56,7 @@ and sessionize workers never load it.
 """
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import shutil
@@ -64,7 +65,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
@@ -101,6 +102,17 @@ def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> Parti
     return sessionize_partition(chunks, options.rules, shared, options.keep_paths)
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """This process's BLAS libraries, looked up once (``threadpool_limits`` looks them up at
+    every call: 2-9 ms a fit task). Called after SciPy is loaded, which brings its own."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread():
+    return _blas().limit(limits=1, user_api="blas")
+
+
 @dataclass(frozen=True)
 class FitTask:
     """One variable to fit: its name, values and how they were recorded."""
@@ -115,7 +127,7 @@ def fit_stage(task: FitTask) -> FitReport:
     runs on one thread: a multi-threaded OpenBLAS sums in another order and moves p-values in
     their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
     from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         return fit(task.values, observation=task.observation, name=task.name)
 
 
@@ -130,7 +142,7 @@ def arrivals_stage(task: ArrivalTask) -> dict:
     """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts,
     BLAS on one thread (``fit_stage``)."""
     from ..fitting.arrivals import arrival_report  # lazy: SciPy, as in fit_stage
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         return arrival_report(task.starts)
 
 
@@ -143,7 +155,7 @@ def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
 def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
     """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
     from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         return run_bootstrap(task)
 
 
