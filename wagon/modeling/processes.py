@@ -6,7 +6,7 @@ SciPy included, instead of importing it again). The parse workers stay for the p
 each spills its pieces' chunks to a file of its own (``stages.spill``), and the partition
 tasks, on the same workers, read back their chunk of every piece, as ``LocalRunner`` does in
 one process: the memory held is ``workers`` pieces or partitions at a time. Meanwhile this
-process runs ``meanwhile`` (``fit_logs``: the import of SciPy, 0.6-0.7 CPU-s) on a thread of
+process runs ``meanwhile`` (``fit_logs``: the import of SciPy, about 0.5 CPU-s) on a thread of
 its own, started once the workers are forked and joined when the partitions are done, so that
 it overlaps both stages instead of holding up the first. The fits and the bootstrap chunks
 (``map``) get a pool of their own, forked after that. Results come back in order, so the
