@@ -8,6 +8,8 @@ import gzip
 import os
 import re
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -242,3 +244,14 @@ def test_combined_log_with_agents_and_referers_identical_partitioned(sample, tmp
     many = fit_logs([str(log)], options, runner=LocalRunner(partitions=5, piece_bytes=100_000))
     assert _model(one) == _model(many)
     assert one.sessions.counts["clients"] > 900 and len(one.model.data["site"]["pages"]) > 50
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_the_allocator_takes_its_settings():
+    """glibc accepts the heap settings ``wagon fit`` runs with (a threshold over its limit is
+    refused, and ``keep_freed_memory`` says so) and hands freed pages back on request; in a
+    process of its own, so that this one keeps glibc's defaults."""
+    code = ("from wagon.modeling.allocator import keep_freed_memory, give_back_freed_memory\n"
+            "print(keep_freed_memory()); give_back_freed_memory()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"]

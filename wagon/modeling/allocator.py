@@ -21,7 +21,7 @@ def _libc(name: str):
     """The C library's function ``name`` (None where it has none: not glibc)."""
     try:
         return getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):          # TypeError: no CDLL(None) (Windows)
         return None
 
 
