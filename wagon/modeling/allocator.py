@@ -27,7 +27,7 @@ def _libc(name: str):
 
 def keep_freed_memory() -> bool:
     """Tune malloc for this process and the workers it forks; False where the C library has no
-    ``mallopt`` (not glibc) or refuses a value. Python's own small objects are unaffected."""
+    ``mallopt`` (not glibc). Python's own small objects are unaffected."""
     mallopt = _libc("mallopt")
     if mallopt is None:
         return False
