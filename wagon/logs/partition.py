@@ -103,8 +103,7 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
                            "log_format string)")
     keep = {}
     for index in range(len(inputs)):
-        mine = [r.times for r in ordered if r.piece.index == index and len(r.times[0])]
-        values, counts = merge_counted(mine)
+        values, counts = merge_counted([r.times for r in ordered if r.piece.index == index])
         keep[index] = median_run(values, counts)
         del values, counts
     wholes = [r.whole for r in ordered if r.whole is not None]
@@ -165,12 +164,9 @@ def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: S
     for cause in ("time outlier", "repeated from an earlier input"):
         mine = [e for r in results for e in r.left_out if e[2] == cause]
         stats.left_out += sorted(mine, key=lambda e: (order[e[0]], e[1]))[:SHOWN]
-    raw = np.array([u for r in results for u in r.raw_urls], dtype=object)
-    tpl = np.array([t for r in results for t in r.raw_template], dtype=object)
-    _, first = np.unique(raw, return_index=True) if len(raw) else (raw, np.zeros(0, int))
-    urls = np.array(sessions.site.urls, dtype=object)
-    variants = (np.bincount(np.searchsorted(urls, tpl[first]), minlength=len(urls))
-                if len(urls) else np.zeros(0, np.int64))
+    template_of = {u: t for r in results for u, t in zip(r.raw_urls, r.raw_template)}
+    index = {u: i for i, u in enumerate(sessions.site.urls)}
+    variants = np.bincount([index[t] for t in template_of.values()], minlength=len(index))
     spans = [r.span for r in results if r.span is not None]
     span = max(s[1] for s in spans) - min(s[0] for s in spans) if spans else 0.0
     return sessions, variants, float(span)

@@ -4,9 +4,9 @@ quadrature grids, the parser's gathers). By default glibc maps each large block 
 returns freed memory to the kernel, so every reuse faults its pages in again (45,000 page
 faults and 0.08 CPU-s of a 0.28 s fit of the session gaps); with blocks up to 32 MiB taken from
 the heap and the heap kept, the same fit takes none after its first pass (docs/benchmarks.md).
-What a process keeps that way it hands back (``give_back_freed_memory``) once done with it:
-worker processes after each piece or partition, any process before it forks workers (which
-would inherit it)."""
+What a process keeps that way it hands back (``give_back_freed_memory``) before it forks
+workers, which would inherit it (handing it back after each worker task made the next task
+fault it in again)."""
 from __future__ import annotations
 
 import ctypes
