@@ -837,14 +837,19 @@ class _Collector:
         return n
 
     def requests(self) -> Requests:
+        """Every chunk's columns as one ``Requests``, once all are added: each column of the
+        chunks is let go as soon as it is joined, so that memory holds one copy of the
+        records and a column, not two copies."""
+        resolution = (1.0 if self.whole else 0.0) if self.parts else None
         cols = {}
         for k in _COLUMNS:
-            parts = [p[k] for p in self.parts if k in p]
+            parts = [p.pop(k) for p in self.parts if k in p]
             cols[k] = (np.concatenate(parts).astype(_DTYPES[k], copy=False) if parts
                        else np.zeros(0, _DTYPES[k]))
+            del parts
+        self.parts = []
         vocabs = {k: getattr(self.vocabs, k).strings() for k in _VOCABS}
-        return Requests(**cols, **vocabs,
-                        resolution=(1.0 if self.whole else 0.0) if self.parts else None)
+        return Requests(**cols, **vocabs, resolution=resolution)
 
 
 def _month_epoch(base_month: str | None) -> float:
