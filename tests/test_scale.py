@@ -101,9 +101,9 @@ def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     spread = fit_logs(inputs, FitOptions(), runner=runner,
                       progress=lambda stage, done, total: seen.update({stage: (done, total)}))
     _same(one, spread)
-    assert runner.partitions_for(sum(os.path.getsize(p) for p in inputs)) == 2
+    assert runner.partitions_for(sum(os.path.getsize(p) for p in inputs)) == 4
     size = sum(os.path.getsize(p) for p in inputs)
-    assert seen == {"parse": (size, size), "sessionize": (2, 2), "fit": (7, 7)}
+    assert seen == {"parse": (size, size), "sessionize": (4, 4), "fit": (7, 7)}
     assert not list(tmp_path.iterdir())
 
 

@@ -13,10 +13,14 @@ it overlaps both stages instead of holding up the first. The fits and the bootst
 model is the one a single process makes.
 
 Plain inputs are cut into at least as many pieces as there are workers (``plan``'s
-``spread``), and the clients into at least as many partitions, each of at most
+``spread``), and the clients into at least twice as many partitions, each of at most
 ``PARTITION_BYTES / workers`` of input (the memory of ``workers`` partitions at once stays that
-of one in a single process). A compressed input is one piece (it cannot be entered
-mid-stream), parsed by one worker.
+of one in a single process). Two partitions a worker: sessionizing a partition takes about
+three times the memory of its records, and a worker's partitions half the size of its piece
+stay within the memory its parse already touched instead of faulting in fresh pages (16,000
+a worker on the 1M-line NASA log: 25 ms of its 165), and the workers share them as they
+finish. A compressed input is one piece (it cannot be entered mid-stream), parsed by one
+worker.
 """
 from __future__ import annotations
 
@@ -113,7 +117,7 @@ class ProcessRunner:
     def partitions_for(self, total_bytes: int) -> int:
         if total_bytes <= MIN_SPREAD_BYTES:                # too little to spread
             return 1
-        return max(self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
+        return max(2 * self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
 
     def _fork(self, calls: int) -> ProcessPoolExecutor:
         give_back_freed_memory()                     # not to be inherited by every worker
