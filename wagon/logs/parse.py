@@ -639,10 +639,12 @@ class _Chunk:
                 for k, v in self.decode(fixed_spans, fixed).items():
                     cols[k][fixed] = v
         good = self.reason == 0
+        n = int(good.sum())
+        if n == len(good):              # every line parsed (most chunks): no copy to make
+            good = slice(None)
         logged = cols.pop("logged")[good]
         self.whole = bool(np.all(logged == np.floor(logged)))
         out = {k: v[good] for k, v in cols.items() if not k.endswith(("_a", "_b"))}
-        n = int(good.sum())
         out.setdefault("size", np.zeros(n, np.int64))
         out.setdefault("duration", np.full(n, np.nan))
         for name, vocab_name in _STRINGS:
@@ -1019,9 +1021,11 @@ def partition_of(hosts: list[str], n_partitions: int) -> np.ndarray:
 
 
 def _file_head(path: str) -> bytes:
-    """The first buffer of a file, as a whole-file parse reads it (layout detection)."""
+    """The lines of a file's first buffer that a whole-file parse detects its layout from
+    (``_sample_lines``: the buffer itself, 8 MiB, is not kept through the piece's parse)."""
     with open(path, "rb") as f:
-        return next(_chunks(f, path), b"")
+        head = next(_chunks(f, path), b"")
+    return _sample_lines(head) if head else head
 
 
 def _pruned(req: Requests, rows: np.ndarray) -> Requests:
