@@ -51,6 +51,8 @@ def _splitmix64(seed: int, n: int) -> np.ndarray:
 
 
 _MIX = _splitmix64(12, 65)
+#: the low k bytes of a little-endian word (k = 0..8): what of a word lies inside a string
+_WORD_MASK = np.array([(1 << 8 * k) - 1 for k in range(9)], np.uint64)
 
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
@@ -130,15 +132,25 @@ class Vocab:
 
     def _block(self, raw: bytes, arr: np.ndarray, a: np.ndarray, length: np.ndarray,
                width: int) -> np.ndarray:
-        block = _gather(arr, a, width)
-        block *= np.arange(width, dtype=np.int16) < length[:, None]
-        words = block.view(np.uint64)
-        key = (words * _MIX[:words.shape[1]]).sum(axis=1) ^ (length.astype(np.uint64)
-                                                             * _MIX[-1])
+        """Codes of strings of ``length`` at most ``width`` bytes, as 64-bit words: a word column
+        at a time (NumPy reduces a row of a few words far slower than it adds whole columns),
+        the bytes past each string's end zeroed, hashed, grouped, each checked against its
+        group's first string."""
+        words = _gather(arr, a, width).view(np.uint64)
+        for j in range(words.shape[1]):
+            words[:, j] &= _WORD_MASK[np.clip(length - 8 * j, 0, 8)]
+        key = words[:, 0] * _MIX[0]
+        for j in range(1, words.shape[1]):
+            key += words[:, j] * _MIX[j]
+        key ^= length.astype(np.uint64) * _MIX[-1]
         first, inverse = _groups(key)
         rep = first[inverse]
         out = self._lookup(raw, a[first], a[first] + length[first])[inverse]
-        bad = np.flatnonzero((length != length[rep]) | np.any(words != words[rep], axis=1))
+        differs = length != length[rep]
+        for j in range(words.shape[1]):
+            column = words[:, j]
+            differs |= column != column[rep]
+        bad = np.flatnonzero(differs)
         if len(bad):                                    # hash collisions: one by one
             out[bad] = self._lookup(raw, a[bad], a[bad] + length[bad])
         return out
