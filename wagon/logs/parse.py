@@ -325,12 +325,12 @@ def _parse_uint(arr: np.ndarray, a: np.ndarray, b: np.ndarray, cap: int
     length = b - a
     ok = (length >= 1) & (length <= cap)
     width = int(length[ok].max()) if ok.any() else 1
-    digits = _gather(arr, a, width).astype(np.int64) - 48
+    block = _gather(arr, a, width)
     value = np.zeros(len(a), np.int64)
     for k in range(width):
         inside = k < length
-        d = digits[:, k]
-        ok &= ~inside | ((d >= 0) & (d <= 9))
+        d = block[:, k] - np.uint8(48)                 # uint8: other bytes wrap above 9
+        ok &= ~inside | (d <= 9)
         value = np.where(inside, value * 10 + d, value)
     return value, ok
 
