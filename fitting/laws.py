@@ -169,11 +169,12 @@ class Frozen:
     def _in_support(self, name: str, x):
         """SciPy's ``name`` (cdf or sf) at ``x``: its formula directly on an array of points
         inside the open support of valid parameters (class docstring), else its method."""
-        if self._standard is not None and np.ndim(x) > 0:
+        if self._standard is not None and np.size(x) > 0 and np.ndim(x) > 0:
             shapes, loc, scale, (a, b) = self._standard
             x = np.asarray(x)
-            z = np.asarray((x - loc) / scale, dtype=np.promote_types(x.dtype, np.float64))
-            if np.all((z > a) & (z < b)):
+            z = np.asarray((x - loc if loc else x) / scale,      # x - 0 is x, bit for bit
+                           dtype=np.promote_types(x.dtype, np.float64))
+            if z.min() > a and z.max() < b:                       # False when a NaN is there
                 return getattr(self.dist, "_" + name)(z, *shapes)
         return getattr(self.dist, name)(x, *self.args, **self.kwds)
 

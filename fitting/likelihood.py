@@ -77,6 +77,10 @@ def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, rig
 
 def _either(frozen, u: np.ndarray, right: np.ndarray) -> np.ndarray:
     """S(u) on the rows where ``right``, F(u) on the others (each computed only there)."""
+    if right.all():                      # one side only (most calls): no rows to pick out
+        return frozen.sf(u)
+    if not right.any():
+        return frozen.cdf(u)
     out = np.empty(u.shape)
     out[right] = frozen.sf(u[right])
     out[~right] = frozen.cdf(u[~right])
