@@ -56,12 +56,12 @@ def mode_of(law: Law, s: Sample) -> str:
 def _split(frozen, points: np.ndarray, median: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """F and S at ``points``: F computed below the median, S above (the other is 1 − it)."""
     right = points > median
-    f, sf = np.empty(points.shape), np.empty(points.shape)
-    f[~right] = frozen.cdf(points[~right])
-    sf[~right] = 1 - f[~right]
-    sf[right] = frozen.sf(points[right])
-    f[right] = 1 - sf[right]
-    return f, sf, right
+    return (*_sides(_either(frozen, points, right), right), right)
+
+
+def _sides(vals: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(F, S) from values that are S where ``right`` and F elsewhere."""
+    return np.where(right, 1 - vals, vals), np.where(right, vals, 1 - vals)
 
 
 def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, right: np.ndarray
@@ -76,7 +76,8 @@ def _graded(frozen, lower: float, a: np.ndarray, b: np.ndarray, step: float, rig
 
 
 def _either(frozen, u: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """S(u) on the rows where ``right``, F(u) on the others (each computed only there)."""
+    """S(u) on the rows (or points) where ``right``, F(u) on the others (each computed only
+    there)."""
     if right.all():                      # one side only (most calls): no rows to pick out
         return frozen.sf(u)
     if not right.any():
@@ -96,7 +97,7 @@ def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
         v = frozen.integrated(np.concatenate((j, j + 1)) * step, np.concatenate((right, right)))
         n = len(j)
         vals = np.where(right, v[:n] - v[n:], v[n:] - v[:n]) / step
-        return np.where(right, 1 - vals, vals), np.where(right, vals, 1 - vals), right
+        return (*_sides(vals, right), right)
     lower = float(frozen.support()[0]) / step
     cdf, sf = np.zeros(len(j)), np.ones(len(j))
     below = j + 1 <= lower                                    # F = 0 on the whole interval
@@ -105,9 +106,7 @@ def grid_cdf(frozen, j: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     if far.any():
         u = (j[far, None] + NODES) * step
         r = right[far]
-        vals = _either(frozen, u, r) @ WEIGHTS
-        cdf[far] = np.where(r, 1 - vals, vals)
-        sf[far] = np.where(r, vals, 1 - vals)
+        cdf[far], sf[far] = _sides(_either(frozen, u, r) @ WEIGHTS, r)
     if near.any():
         a = np.maximum(j[near], lower)
         r = right[near]
