@@ -88,6 +88,14 @@ def test_loglogistic_survival_exact_in_the_far_tail(x):
     assert float(frozen.cdf(x) + frozen.sf(x)) == pytest.approx(1.0, abs=1e-15)
 
 
+def _frozen_at(name: str, first: float, second: float):
+    """Law ``name`` frozen at parameters from two numbers: as they are for a real parameter
+    (a location), their exponential for a positive one."""
+    law = LAWS[name]
+    return law.freeze({p: v if domain == "real" else math.exp(v)
+                       for p, domain, v in zip(law.params, law.domain, (first, second))})
+
+
 @settings(max_examples=300, deadline=None)
 @given(name=st.sampled_from([n for n, law in LAWS.items() if law.median is not None]),
        first=st.floats(-12, 12), second=st.floats(-12, 12))
@@ -95,10 +103,7 @@ def test_closed_form_medians_are_scipys_to_the_bit(name, first, second):
     """The laws' closed-form medians (asked at every step of the cell likelihoods) are SciPy's
     own ppf(0.5) of the same frozen law, bit for bit, over shapes and scales from 6e-6 to 2e5
     (a location from -12 to 12)."""
-    law = LAWS[name]
-    params = {p: v if domain == "real" else math.exp(v)
-              for p, domain, v in zip(law.params, law.domain, (first, second))}
-    frozen = law.freeze(params)
+    frozen = _frozen_at(name, first, second)
     with np.errstate(over="ignore"):
         assert frozen.median() == float(frozen.dist.median(*frozen.args, **frozen.kwds))
 
@@ -115,10 +120,7 @@ def test_distribution_functions_are_scipys_to_the_bit(name, first, second, x, dt
     """The laws' cdf and sf (which skip SciPy's per-call checks for points inside the support)
     are those of SciPy's own frozen law, bit for bit, at any points: all inside the support
     (``inside``), or any, NaN and infinite included; float32, 2-D or scalar."""
-    law = LAWS[name]
-    params = {p: v if domain == "real" else math.exp(v)
-              for p, domain, v in zip(law.params, law.domain, (first, second))}
-    frozen = law.freeze(params)
+    frozen = _frozen_at(name, first, second)
     scipys = frozen.dist(*frozen.args, **frozen.kwds)
     points = np.array(x, np.float64)
     if inside:

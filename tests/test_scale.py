@@ -94,8 +94,8 @@ def test_model_identical_for_one_piece_one_partition_and_many(inputs, one):
 
 def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     """Two forked workers parse 66 pieces of 40 kB, sessionize the partitions, fit the six
-    variables and check the arrivals (seven tasks): the model of one process, progress counted to the end of every stage, and no
-    spilled chunk left behind."""
+    variables and check the arrivals (seven tasks): the model of one process, progress counted
+    to the end of every stage, and no spilled chunk left behind."""
     seen = {}
     runner = ProcessRunner(2, spill_dir=str(tmp_path), piece_bytes=40_000)
     spread = fit_logs(inputs, FitOptions(), runner=runner,
