@@ -28,6 +28,7 @@ from ..formats.site import SiteSpec
 from .emulation import ClientNet
 from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
+from .identity import DEFAULT_AGENT, CookieJar, SourcePool
 
 __all__ = ["Target", "Client", "MAX_REDIRECTS"]
 
@@ -39,7 +40,9 @@ RESENT = frozenset(("closed", "reset"))  # failures before any answer byte that 
 @dataclass
 class Target:
     """Where requests go, what they look like and how long to wait; shared by every client of a
-    process."""
+    process. ``agents``: the scenario's User-Agent strings; ``sources``: where each session
+    connects from (None: no identity, the old behaviour of one address and ``wagon-replay``,
+    no Referer, no cookies; ``replay.identity``)."""
 
     host: str
     port: int
@@ -52,19 +55,36 @@ class Target:
     conn_ids: itertools.count
     emulation: bool = True
     follow_redirects: bool = True
+    agents: tuple[str, ...] = ()
+    sources: SourcePool | None = None
 
     def __post_init__(self) -> None:
-        self._cache: dict[tuple[str, bool], bytes] = {}
+        self._cache: dict[tuple[str, bool, str], bytes] = {}
 
-    def request(self, url: str, http10: bool) -> bytes:
-        key = (url, http10)
+    @property
+    def identity(self) -> bool:
+        return self.sources is not None
+
+    def agent(self, index: int | None) -> str:
+        """The User-Agent of a session whose scenario agent is ``index``."""
+        if not self.identity or index is None or not self.agents:
+            return DEFAULT_AGENT
+        return self.agents[index]
+
+    def request(self, url: str, http10: bool, agent: str, extra: str = "") -> bytes:
+        """The request bytes for ``url``; ``extra``: header lines of this request only."""
+        key = (url, http10, agent)
         raw = self._cache.get(key)
         if raw is None:
             path = quote(url, safe="/:@&=+$,;~!*'()?#[]%")
             raw = (f"GET {path} HTTP/1.{0 if http10 else 1}\r\nHost: {self.host_header}\r\n"
-                   f"User-Agent: wagon-replay\r\nAccept: */*\r\n\r\n").encode("latin-1", "replace")
+                   f"User-Agent: {agent}\r\nAccept: */*\r\n\r\n").encode("latin-1", "replace")
             self._cache[key] = raw
-        return raw
+        return raw[:-2] + extra.encode("latin-1", "replace") + b"\r\n" if extra else raw
+
+    def absolute(self, url: str) -> str:
+        """``url`` of this server as a browser names it in a Referer."""
+        return urljoin(f"http://{self.host_header}/", url)
 
     def same_origin_path(self, base: str, location: bytes) -> str | None:
         """The path to request for a redirect to ``location`` from ``base``; None when it
@@ -80,9 +100,14 @@ class Client:
     """One session's user: its link, its connections, its protocol, its open requests."""
 
     def __init__(self, target: Target, session: int, cls: int, network: Network,
-                 protocol: Protocol, loop: asyncio.AbstractEventLoop) -> None:
+                 protocol: Protocol, loop: asyncio.AbstractEventLoop,
+                 agent: int | None = None) -> None:
         self.t, self.session, self.cls, self.p, self.loop = target, session, cls, protocol, loop
         self.net = ClientNet(network if target.emulation else None)
+        self.agent = target.agent(agent)
+        self.source = target.sources.address(session) if target.sources else None
+        self.jar = CookieJar() if target.identity else None
+        self.last_page: tuple[int, str] | None = None     # the previous click's page and URL
         self.kept: list[Connection | None] = [None] * max(1, protocol.connections)
         self.http10 = not protocol.persistent
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
@@ -91,13 +116,15 @@ class Client:
 
     # ---- requests and their outcomes -------------------------------------------------------
     def _new(self, page: int, url: str, is_page: bool, intended: float | None,
-             hops: int = 0) -> Call:
-        call = Call(self.session, self.cls, page, url, is_page, intended, hops)
+             hops: int = 0, referer: str | None = None) -> Call:
+        call = Call(self.session, self.cls, page, url, is_page, intended, hops, referer)
         self.open[call] = None
         self.page_calls.append(call)
         return call
 
     def _done(self, call: Call) -> None:
+        if call.set_cookie and self.jar is not None:
+            self.jar.update(call.set_cookie, call.url)
         del self.open[call]
         self.t.hooks.emit("call_done", call)
 
@@ -112,7 +139,8 @@ class Client:
         if call.hops >= MAX_REDIRECTS:
             call.error = "too_many_redirects"
             return None
-        return self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1)
+        return self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1,
+                         call.referer)
 
     # ---- connections -------------------------------------------------------------------------
     async def _connect(self, calls: list[Call]) -> Connection | None:
@@ -122,7 +150,8 @@ class Client:
             c.connect_start = began
         try:
             conn = await open_connection(next(self.t.conn_ids), self.t.host, self.t.port,
-                                         self.net, self.t.connect_timeout, self.t.timeout)
+                                         self.net, self.t.connect_timeout, self.t.timeout,
+                                         self.source)
         except ConnectFailed as e:
             now = clock()
             for c in calls:
@@ -135,9 +164,23 @@ class Client:
         conn.on_close = partial(self.t.hooks.emit, "connection_close")
         return conn
 
+    def _headers(self, call: Call) -> str:
+        """This request's own header lines: its Referer and the session's cookies."""
+        extra = f"Referer: {call.referer}\r\n" if call.referer else ""
+        cookie = self.jar.header(call.url) if self.jar is not None else None
+        return extra + f"Cookie: {cookie}\r\n" if cookie else extra
+
+    def _click_referer(self, page: int) -> str | None:
+        """The previous page's URL when its HTML links to ``page`` (a followed link), else
+        None (a typed address, a bookmark, the first click)."""
+        if self.last_page is None or not self.t.identity:
+            return None
+        previous, url = self.last_page
+        return self.t.absolute(url) if page in self.t.site.page_links[previous] else None
+
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
         """Write the requests after the emulated propagation and upload; wait for the answers."""
-        reqs = [self.t.request(c.url, self.http10) for c in calls]
+        reqs = [self.t.request(c.url, self.http10, self.agent, self._headers(c)) for c in calls]
         wait = self.net.send_delay(sum(map(len, reqs)))
         if wait > 0:
             await asyncio.sleep(wait)
@@ -219,7 +262,8 @@ class Client:
     async def visit(self, page: int, intended: float) -> PageVisit:
         site = self.t.site
         self.page_calls = []
-        html = self._new(page, site.page_urls[page], True, intended)
+        html = self._new(page, site.page_urls[page], True, intended,
+                         referer=self._click_referer(page))
         objs = [self._new(page, site.object_urls[o], False, None) for o in site.page_objects[page]]
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
@@ -231,12 +275,15 @@ class Client:
                 c.error = SKIPPED
                 self._done(c)
         elif objs:
+            document = self.t.absolute(final.url) if self.t.identity else None
             for c in objs:
-                c.intended = final.last_byte
+                c.intended, c.referer = final.last_byte, document
             finals = await self._objects(objs)
             visit.done = max(c.last_byte for c in finals)
             firsts = [c.first_byte for c in finals if c.first_byte is not None]
             visit.last_object_first_byte = max(firsts) if firsts else None
+        if final.error is None:
+            self.last_page = (page, final.url)
         if self.p.close_after_page:
             self.close()
         self._page_done(visit)

@@ -24,12 +24,12 @@ class Call:
 
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "connected", "first_byte", "last_byte", "status", "bytes", "error", "conn",
-                 "reused", "retried", "location", "hops")
+                 "reused", "retried", "location", "hops", "referer", "set_cookie")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
-                 intended: float | None, hops: int = 0) -> None:
+                 intended: float | None, hops: int = 0, referer: str | None = None) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
-        self.is_page, self.intended, self.hops = is_page, intended, hops
+        self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
         self.start = self.connect_start = self.connected = None
         self.first_byte = self.last_byte = None
         self.status = 0
@@ -39,10 +39,11 @@ class Call:
         self.reused = False
         self.retried = False
         self.location: bytes | None = None      # a redirect's Location header
+        self.set_cookie: list[bytes] | None = None   # the answer's Set-Cookie values
 
     def retry(self) -> None:
         """Forget an attempt that got no answer byte: the request is sent again (once)."""
-        self.error = self.first_byte = self.last_byte = self.location = None
+        self.error = self.first_byte = self.last_byte = self.location = self.set_cookie = None
         self.bytes = self.status = 0
         self.retried = True
 

@@ -28,6 +28,7 @@ import httptools
 
 from .emulation import PATH_MSS, READ_AHEAD, ClientNet
 from .events import Call, clock
+from .identity import bind_source
 
 __all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS"]
 
@@ -172,6 +173,9 @@ class Connection:
     def on_header(self, name: bytes, value: bytes) -> None:
         if len(name) == 8 and self.pending and name.lower() == b"location":
             self.pending[0][0].location = value
+        elif len(name) == 10 and self.pending and name.lower() == b"set-cookie":
+            call = self.pending[0][0]
+            call.set_cookie = (call.set_cookie or []) + [value]
 
     def on_headers_complete(self) -> None:
         if not self.pending:                   # an answer nobody asked for (its parser is gone)
@@ -298,27 +302,35 @@ def _error_kind(e: OSError) -> str:
     return "too_many_open_files" if e.errno == errno.EMFILE else "connect_error"
 
 
-def _socket(net: ClientNet) -> socket.socket:
+def _socket(net: ClientNet, source: str | None) -> socket.socket:
     """A client socket, set up before ``connect``: the window scale and the MSS are settled in
-    the handshake."""
+    the handshake; bound to ``source`` when the client has an address of its own."""
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     except OSError as e:
         raise ConnectFailed(_error_kind(e)) from None
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    if net.rcvbuf is not None:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, net.rcvbuf)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, PATH_MSS)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if net.rcvbuf is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, net.rcvbuf)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, PATH_MSS)
+        if source is not None:
+            bind_source(sock, source)
+    except OSError as e:
+        sock.close()
+        raise ConnectFailed(_error_kind(e)) from None
     sock.setblocking(False)
     return sock
 
 
 async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
-                          timeout: float, idle_timeout: float | None) -> Connection:
-    """Connect as over the client's link: the SYN travels half a round trip, the SYN-ACK the
-    other half (``timeout`` bounds the real connect). Cancelled, it leaks no socket."""
+                          timeout: float, idle_timeout: float | None,
+                          source: str | None = None) -> Connection:
+    """Connect as over the client's link, from ``source`` (None: the kernel's choice): the SYN
+    travels half a round trip, the SYN-ACK the other half (``timeout`` bounds the real
+    connect). Cancelled, it leaks no socket."""
     loop = asyncio.get_running_loop()
-    sock = _socket(net)
+    sock = _socket(net, source)
     conn = None
     try:
         if net.half > 0:

@@ -272,6 +272,12 @@ def summary_text(s: dict) -> str:
              *(row(name, g[key]) for key, name in GENERATOR_LABELS.items())]
     if g.get("cpu") is not None:
         lines.append(f"  CPU: {100 * g['cpu']:.0f}% of a core")
+    ident = s.get("identity")
+    lines.append("users: " + ("one client (--no-identity): one address, User-Agent wagon-replay"
+                              if ident is None else
+                              f"from {ident['sources']}; browsers "
+                              f"{', '.join(ident['agents']) or 'wagon-replay'}; Referer and "
+                              "cookies per session"))
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")
@@ -281,7 +287,8 @@ def summary_text(s: dict) -> str:
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":
         lines.append(f"stopped at --max-time with {ss['interrupted']:,} sessions still running")
-    lines += [f"WARNING: {w}" for w in s["warnings"]]
+    lines += [f"WARNING: {w}" for w in s["warnings"] + ([ident["warning"]] if ident and
+                                                         ident.get("warning") else [])]
     if s.get("results"):
         lines.append(f"results: {s['results']} (requests), {s['pages_results']} (pages)")
     return "\n".join(lines)

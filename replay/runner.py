@@ -38,6 +38,7 @@ from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pag
 from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
+from .identity import IdentityError, SourcePool, source_pool
 from .limits import raise_nofile
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
@@ -87,6 +88,9 @@ class ReplayOptions:
     max_time: float | None = None
     progress: bool = False                     # a progress line on stderr (replay.progress)
     progress_every: float = 2.0                # seconds between progress lines
+    identity: bool = True                      # each user its own address, agent, referer,
+                                               # cookies (replay.identity)
+    source_addresses: str | None = None        # a CIDR or list (non-loopback targets)
 
 
 def _target(url: str) -> tuple[str, int, str]:
@@ -95,6 +99,27 @@ def _target(url: str) -> tuple[str, int, str]:
         raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/ URL")
     port = u.port or 80
     return u.hostname, port, u.netloc
+
+
+def sources_for(opts: ReplayOptions) -> SourcePool | None:
+    """Where the sessions connect from (None: ``identity`` off); ReplayError for bad
+    ``source_addresses``."""
+    if not opts.identity:
+        if opts.source_addresses:
+            raise ReplayError("--source-addresses goes with identity (not --no-identity)")
+        return None
+    try:
+        return source_pool(_target(opts.target)[0], opts.source_addresses)
+    except IdentityError as e:
+        raise ReplayError(str(e)) from None
+
+
+def identity_info(sc: Scenario, pool: SourcePool | None) -> dict | None:
+    """What the summary says of how users looked to the server."""
+    if pool is None:
+        return None
+    return {"sources": pool.describe, "agents": [a["family"] for a in sc.agents],
+            "warning": pool.warning}
 
 
 def preflight(url: str, connect_timeout: float) -> None:
@@ -159,7 +184,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     target = Target(host, port, netloc, opts.connect_timeout, opts.timeout or None,
                     opts.request_timeout, hooks, sc.site,
                     itertools.count(max(worker, 0) * 10**9), opts.emulation,
-                    opts.follow_redirects)
+                    opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
+                    sources_for(opts))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks)
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
@@ -266,7 +292,8 @@ def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> di
             "t0": datetime.fromtimestamp(t0_wall, timezone.utc).isoformat(timespec="microseconds"),
             "t0_unix": t0_wall, "classes": [c.name for c in sc.classes],
             "speedup": sc.speedup, "model": sc.header.get("model"),
-            "options": asdict(opts), "summary": None}
+            "options": asdict(opts), "identity": identity_info(sc, sources_for(opts)),
+            "summary": None}
     if opts.results:
         write_run(opts.results, info)
     return info
@@ -281,6 +308,7 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError(str(e)) from None
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
+    sources_for(opts)
     sc = read_scenario(path)
     preflight(opts.target, opts.connect_timeout)
     return sc, thresholds
@@ -324,6 +352,7 @@ def finish(states: list[dict], dead: list[str], opts: ReplayOptions,
     summary["stopped_by"] = stopped_by
     summary["dead_workers"] = dead
     summary["workers"] = opts.workers
+    summary["identity"] = info.get("identity")
     summary["results"] = opts.results
     summary["pages_results"] = pages_path(opts.results) if opts.results else None
     summary.update(extra or {})

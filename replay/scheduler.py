@@ -107,7 +107,7 @@ class Scheduler:
 
     def _client(self, s: ScenarioSession) -> Client:
         cc = self.classes[s.cls]
-        return Client(self.target, s.id, s.cls, cc.network, cc.protocol, self.loop)
+        return Client(self.target, s.id, s.cls, cc.network, cc.protocol, self.loop, s.agent)
 
     def _not_started(self, s: ScenarioSession, due: float) -> bool:
         """A session the run stopped before: its requests end ``not_started`` when it was due

@@ -18,6 +18,7 @@ from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import ClientClass, parse_classes
 from ..formats.model import Model
 from ..formats.scenario import ScenarioWriter, SessionBatch, model_digest
+from .agents import AgentMix
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
@@ -106,6 +107,7 @@ class Generator:
             self.gap_law = gaps.frozen
         self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
         self.class_p = np.array([c.weight for c in self.classes])
+        self.agents = AgentMix(model.agents if model is not None else {}, self.classes)
 
     def header(self, model_name: str | None = None) -> dict:
         """The scenario header: seed, model, options, laws, classes and the site."""
@@ -117,7 +119,8 @@ class Generator:
                 "laws": {"clicks": self.clicks.name, "think": self.think.name,
                          "arrivals": o.arrivals},
                 "classes": [c.to_dict() for c in self.classes],
-                "site": self.site.spec.to_dict()}
+                "site": self.site.spec.to_dict(),
+                "agents": self.agents.header()}
 
     def expected_sessions(self) -> int:
         """About how many sessions ``batches`` will yield (for progress bars)."""
@@ -157,6 +160,7 @@ class Generator:
             if n == 0:
                 return
             batch = self._sessions(starts, next_id, rng)
+            batch.agents = self.agents.draw(batch.classes, np.random.default_rng([o.seed, k, 1]))
             next_id += n
             k += 1
             yield batch

@@ -3,7 +3,9 @@
 The access log records the connection serial number, the request's rank on it and nginx's own
 ``$request_time`` (first byte of the request read → last byte of the response handed to the
 kernel), so tests can count connections and time requests on the server side; ``/nginx-status``
-(stub_status) says how many connections nginx holds at a moment."""
+(stub_status) says how many connections nginx holds at a moment. A second log, ``combined.log``,
+is the Combined layout with the Cookie header and ``$msec`` (millisecond times) appended: who
+the server saw, read back by ``Nginx.combined`` with a regular expression of its own."""
 from __future__ import annotations
 
 import asyncio
@@ -33,7 +35,11 @@ events {{ worker_connections {connections}; }}
 http {{
   log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_time '
                    '$request_uri';
+  log_format combined_ms '$remote_addr - $remote_user [$time_local] "$request" $status '
+                         '$body_bytes_sent "$http_referer" "$http_user_agent" "$http_cookie" '
+                         '$msec';
   access_log {d}/access.log wagon;
+  access_log {d}/combined.log combined_ms;
   default_type application/octet-stream;
   sendfile on;
   keepalive_timeout {keepalive};
@@ -44,6 +50,7 @@ http {{
     listen 127.0.0.1:{port} backlog=4096;
     root {root};
     index index.html;
+    {cookie}
     location = /nginx-status {{ stub_status; access_log off; }}
   }}
 }}
@@ -63,6 +70,22 @@ def wait_port(port: int, timeout: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+class Hit(NamedTuple):
+    """One line of ``combined.log``: who asked for what, as nginx saw it."""
+
+    address: str
+    uri: str
+    status: int
+    referer: str | None
+    agent: str
+    cookie: str | None
+    msec: float
+
+
+_COMBINED = re.compile(r'^(\S+) - \S+ \[[^]]+\] "GET (\S+) HTTP/1\.[01]" (\d+) \d+ "([^"]*)" '
+                       r'"([^"]*)" "([^"]*)" (\d+\.\d{3})$')
 
 
 class Access(NamedTuple):
@@ -97,8 +120,19 @@ class Nginx:
             out.append(Access(int(c), int(r), int(st), int(b), float(t), uri))
         return out
 
-    def _lines(self) -> list[str]:
-        return (self.workdir / "access.log").read_text().splitlines()
+    def _lines(self, name: str = "access.log") -> list[str]:
+        return (self.workdir / name).read_text().splitlines()
+
+    def combined(self) -> list[Hit]:
+        """``combined.log``, a typed row per request ("-" read as None)."""
+        out = []
+        for line in self._lines("combined.log"):
+            m = _COMBINED.match(line)
+            assert m, f"unexpected combined.log line: {line!r}"
+            a, uri, st, ref, agent, cookie, msec = m.groups()
+            out.append(Hit(a, uri, int(st), None if ref == "-" else ref, agent,
+                           None if cookie == "-" else cookie, float(msec)))
+        return out
 
     def log(self) -> list[list[str]]:
         """Access-log rows as text: connection, rank on the connection, status, bytes, URI."""
@@ -114,16 +148,22 @@ class Nginx:
 
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
-          access_log: bool = True, keepalive_requests: int = 1_000_000):
+          access_log: bool = True, keepalive_requests: int = 1_000_000,
+          set_cookie: str | None = None):
+    """nginx serving ``root``; ``set_cookie``: a Set-Cookie value added to every answer of
+    ``/`` and below (nginx variables allowed)."""
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
                        connections=connections, nofile=min(connections * 2 + 100, 19_000),
-                       keepalive_requests=keepalive_requests)
+                       keepalive_requests=keepalive_requests,
+                       cookie=f'location / {{ add_header Set-Cookie "{set_cookie}"; }}'
+                       if set_cookie else "")
     if not access_log:
         text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
+        text = text.replace(f"access_log {workdir}/combined.log combined_ms;", "")
     conf.write_text(text)
     proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(workdir)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

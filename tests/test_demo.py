@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sysconfig
 import sys
 from pathlib import Path
 
@@ -73,11 +74,17 @@ def test_installed_package_runs_the_demo_from_an_empty_folder(tmp_path):
     from an empty folder: the sample log is package data, nothing is read from a checkout."""
     src = _source_copy(tmp_path / "src")
     venv = tmp_path / "venv"
-    # the venv sees this interpreter's site-packages for NumPy & co. (and pip and setuptools:
-    # it is made without pip of its own), but wagon is installed into the venv, first on its path
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                    str(venv)], check=True)
+    # the venv sees this interpreter's libraries for NumPy & co. (and pip and setuptools: it is
+    # made without pip of its own) through a .pth of their folders, whatever this interpreter is
+    # (a venv's --system-site-packages would be the system's, not this one's); the folders'
+    # own .pth files (an editable wagon) do not run, and wagon is installed into the venv,
+    # first on its path
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
+    own = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                          "['purelib'])"], capture_output=True, text=True, check=True)
+    parent = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(own.stdout.strip()) / "_parent_libraries.pth").write_text("\n".join(parent) + "\n")
     r = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--no-deps",
                         "--no-build-isolation", str(src)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -10,7 +10,7 @@ from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
-from ..replay.runner import estimate_connections
+from ..replay.runner import estimate_connections, sources_for
 from .common import WagonError, default
 
 PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
@@ -44,6 +44,13 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
+@click.option("--no-identity", is_flag=True,
+              help="Every user as one client: one source address, User-Agent wagon-replay, no "
+                   "Referer, no cookies. By default each session is a client of its own "
+                   "(docs/replay.md, 'Users as the server sees them').")
+@click.option("--source-addresses", default=None, metavar="CIDR|ADDR,ADDR,...",
+              help="This machine's addresses the sessions connect from, one per session in "
+                   "turn (a loopback target needs none: 127.64.0.0/10 is used).")
 @click.option("--connect-timeout", type=float, default=default(ReplayOptions, "connect_timeout"),
               show_default=True, help="Seconds to wait for a TCP connection.")
 @click.option("--timeout", type=float, default=default(ReplayOptions, "timeout"),
@@ -67,8 +74,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Seconds between progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, no_follow,
-            connect_timeout, timeout, request_timeout, fail_on, max_time, quiet,
-            progress_every, as_json) -> None:
+            no_identity, source_addresses, connect_timeout, timeout, request_timeout, fail_on,
+            max_time, quiet, progress_every, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         proto = parse_protocol(protocol) if protocol else None
@@ -88,7 +95,14 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          connect_timeout=connect_timeout, timeout=timeout,
                          request_timeout=request_timeout, fail_on=tuple(fail_on),
                          max_time=max_time, progress=not quiet,
-                         progress_every=progress_every)
+                         progress_every=progress_every, identity=not no_identity,
+                         source_addresses=source_addresses)
+    try:
+        pool = sources_for(opts)
+    except ReplayError as e:
+        raise WagonError(str(e)) from None
+    if pool is not None and pool.warning:
+        click.echo(f"wagon: {pool.warning}", err=True)
     try:
         summary = _run(scenario, opts, cluster)
     except ClusterError as e:

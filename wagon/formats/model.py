@@ -7,14 +7,16 @@ lose their query strings unless the user asked to keep them (they carry tokens a
 and identifiers in their paths become placeholders (``/user/{id}/profile``).
 
 Version 2 adds, to the site, a page's ``variants`` (distinct logged URLs behind a templated page)
-and the ``remainder`` (the pages past ``--max-pages``, folded into one record). Version 1 files,
-without them, read as before.
+and the ``remainder`` (the pages past ``--max-pages``, folded into one record). Version 3 adds
+``agents``: sessions per browser family (``{"sessions": {"firefox": 412, ...}}``), family names
+only, never an agent string. Older files, without them, read as before.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,9 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
 
-MODEL_VERSION = 2           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 3           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
-                            # arrivals.profile
+                            # arrivals.profile; 3 adds agents.sessions
 
 #: the variables fitted, with whether they are integer counts
 VARIABLES = {"interarrival": False, "clicks": True, "think": False, "page_size": False,
@@ -57,7 +59,6 @@ class Variable:
     def frozen(self):
         return _laws()[self.law].freeze(self.params)
 
-
 @dataclass
 class Model:
     """A loaded, validated model (``data`` is the JSON document)."""
@@ -83,6 +84,13 @@ class Model:
     @property
     def arrivals(self) -> dict:
         return self.data.get("arrivals", {})
+
+    @property
+    def agents(self) -> dict[str, float]:
+        """Share of sessions per browser family ({} when the log recorded no agents)."""
+        counts = self.data.get("agents", {}).get("sessions", {})
+        total = sum(counts.values())
+        return {f: c / total for f, c in counts.items() if c} if total else {}
 
     @property
     def provenance(self) -> dict:
@@ -150,6 +158,7 @@ def validate(data: object, path: str = "model") -> None:
             except ValueError as e:
                 raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
     _check_profile(data.get("arrivals", {}), path)
+    _check_agents(data.get("agents", {}), path)
     site = data.get("site", {})
     pages, objects = site.get("pages", []), site.get("objects", [])
     _check(isinstance(pages, list) and isinstance(objects, list), path,
@@ -192,6 +201,20 @@ def _check_remainder(rem: object, pages: int, path: str) -> None:
                f"site remainder '{key}' must be [page, count] rows of existing pages")
     for key in ("entry", "within", "hits"):
         _check(isinstance(rem.get(key, 0), int), path, f"site remainder '{key}' is not a count")
+
+
+_FAMILY = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+def _check_agents(agents: object, path: str) -> None:
+    """``agents.sessions`` (optional): browser family names (never agent strings) → counts."""
+    _check(isinstance(agents, dict), path, "'agents' is not an object")
+    assert isinstance(agents, dict)
+    sessions = agents.get("sessions", {})
+    _check(isinstance(sessions, dict) and all(
+        isinstance(f, str) and _FAMILY.fullmatch(f) and isinstance(c, int)
+        and not isinstance(c, bool) and c >= 0 for f, c in sessions.items()), path,
+        "'agents.sessions' must map browser family names (a-z, 0-9, -) to session counts")
 
 
 def _check_profile(arrivals: object, path: str) -> None:

@@ -1,14 +1,17 @@
 """Scenario files: JSON Lines, a header then one session per line.
 
-    {"format": "wagon-scenario", "version": 2, "seed": 7, "model": {...}, "options": {...},
-     "laws": {...}, "classes": [...], "site": {"pages": [...], "objects": [...]}}
-    {"id": 0, "start": 0.532118, "class": 1, "clicks": [[12, 0.0], [40, 31.204]]}
+    {"format": "wagon-scenario", "version": 3, "seed": 7, "model": {...}, "options": {...},
+     "laws": {...}, "classes": [...], "site": {"pages": [...], "objects": [...]},
+     "agents": [{"family": "firefox", "user_agent": "Mozilla/5.0 ..."}, ...]}
+    {"id": 0, "start": 0.532118, "class": 1, "agent": 0, "clicks": [[12, 0.0], [40, 31.204]]}
 
 A click is ``[page, think]``: the page's index in ``site.pages`` (its embedded objects are that
 page's ``objects``, indices into ``site.objects``) and the think time in seconds before it
 (0 for the first click). Times are seconds from the start of the run; sessions are in order of
 start time. The header's ``site`` (``formats.site``) is the one description of the site every
-consumer serves or builds. Version 1 files (no page ``links``) are read too.
+consumer serves or builds. A session's ``agent`` (version 3) indexes the header's ``agents``:
+the browser its user presents (its User-Agent, printable ASCII). Versions 1 (no page ``links``)
+and 2 (no agents: a replay sends its own User-Agent) are read too.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Iterator, TextIO
 
@@ -29,8 +33,10 @@ from .strict_json import json_ready
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "SCENARIO_FORMAT", "SCENARIO_VERSION", "model_digest"]
 
-SCENARIO_VERSION = 2
+SCENARIO_VERSION = 3
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
+_SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
+_PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")
 _CLICK = "[%d,%.3f]"
 
 
@@ -56,6 +62,7 @@ class SessionBatch:
     click_ptr: np.ndarray
     pages: np.ndarray
     thinks: np.ndarray          # before each click (0 for the first)
+    agents: np.ndarray | None = None    # index into the header's agents, per session
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -72,10 +79,14 @@ class ScenarioWriter:
     def write(self, batch: SessionBatch) -> None:
         clicks = list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
         ptr = batch.click_ptr.tolist()
-        self.out.write("".join(
-            _SESSION % (i, s, c, ",".join(clicks[a:b])) for i, s, c, a, b in
-            zip(batch.ids.tolist(), batch.starts.tolist(), batch.classes.tolist(), ptr[:-1],
-                ptr[1:])))
+        heads = zip(batch.ids.tolist(), batch.starts.tolist(), batch.classes.tolist())
+        if batch.agents is None:
+            lines = (_SESSION % (*h, ",".join(clicks[a:b]))
+                     for h, a, b in zip(heads, ptr[:-1], ptr[1:]))
+        else:
+            lines = (_SESSION_AGENT % (*h, g, ",".join(clicks[a:b]))
+                     for h, g, a, b in zip(heads, batch.agents.tolist(), ptr[:-1], ptr[1:]))
+        self.out.write("".join(lines))
 
 
 @dataclass
@@ -84,6 +95,7 @@ class ScenarioSession:
     start: float
     cls: int
     clicks: list[tuple[int, float]]
+    agent: int | None = None        # index into Scenario.agents (None: the replay's own)
 
 
 @dataclass
@@ -94,6 +106,7 @@ class Scenario:
     header: dict
     classes: list[ClientClass]
     site: SiteSpec
+    agents: list[dict]              # {"family", "user_agent"} (version 3; [] before)
 
     @property
     def speedup(self) -> float:
@@ -132,6 +145,11 @@ class Scenario:
                                 f"({len(self.classes)} classes in the header)")
         if not d["clicks"]:
             raise ScenarioError(f"{where}: a session needs at least one click")
+        agent = d.get("agent")
+        if agent is not None and (not isinstance(agent, int) or isinstance(agent, bool)
+                                  or not 0 <= agent < len(self.agents)):
+            raise ScenarioError(f"{where}: agent {agent!r} does not exist "
+                                f"({len(self.agents)} agents in the header)")
         pages = len(self.site.page_urls)
         clicks = []
         for k, c in enumerate(d["clicks"]):
@@ -143,7 +161,7 @@ class Scenario:
             if not (math.isfinite(c[1]) and c[1] >= 0):
                 raise ScenarioError(f"{where}: click {k} has a negative or infinite think time")
             clicks.append((c[0], float(c[1])))
-        return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks)
+        return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks, agent)
 
 
 def _kind(kind) -> str:
@@ -178,4 +196,16 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
             from None
     if not classes:
         raise ScenarioError(f"{path}:1: the header needs at least one class")
-    return Scenario(path, h, classes, site)
+    return Scenario(path, h, classes, site, _agents(h.get("agents", []), path))
+
+
+def _agents(agents: object, path: str) -> list[dict]:
+    """The header's agents, checked: a User-Agent goes into request headers as it is."""
+    ok = isinstance(agents, list) and all(
+        isinstance(a, dict) and isinstance(a.get("family"), str)
+        and isinstance(a.get("user_agent"), str) and _PRINTABLE.fullmatch(a["user_agent"])
+        for a in agents)
+    if not ok:
+        raise ScenarioError(f"{path}:1: the header's agents must be a list of {{family, "
+                            "user_agent}} with user_agent 1-512 printable ASCII characters")
+    return [{"family": a["family"], "user_agent": a["user_agent"]} for a in agents]

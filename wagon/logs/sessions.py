@@ -28,6 +28,7 @@ Rules (documented in docs/methods.md, "Sessions"):
   log is spread uniformly within each second (seeded): for a Poisson process this reconstruction
   is exact (given its count in a second, its points are independent and uniform in it), which
   is what the arrival checks need;
+- a session's browser family is that of the agent of its first request (``wagon.logs.agents``);
 - client codes are ranks of the clients' identity strings, so that nothing depends on the order
   in which clients first appear in the input (the spreading draws for the sorted starts).
 """
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .agents import FAMILIES, family_codes
 from .parse import Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
@@ -107,6 +109,8 @@ class Sessions:
     site: Site | None = None
     resolution: float = 0.0                 # of the timestamps (s): 1.0 for whole seconds,
                                             # 0.0 when finer than the analysis needs
+    agents: dict[str, int] = field(default_factory=dict)   # sessions per browser family (of
+                                            # the agent of their first request); {} without agents
 
 
 def _ranks(strings: list[str]) -> np.ndarray:
@@ -336,8 +340,10 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                   think_below_tmin=int((inside < rules.tmin).sum()),
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
     full = ok200 & (size > 0)                 # complete responses: their size is the object's
+    first_agent = req.agent[order][cs][new_session] if n else np.zeros(0, np.int64)
     return Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
                    samples=samples, resolution=resolution,
+                   agents=_families(first_agent, req.agents),
                    page_hits=_tally(url[cs]),
                    page_objects=_tally(_click_url_of(url, cs, click_of)[member],
                                        url[member], distinct=click_of[member]),
@@ -347,6 +353,13 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                    transitions=_tally(url[cs][:-1][~new_session[1:]],
                                       url[cs][1:][~new_session[1:]]),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
+
+
+def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:
+    """Sessions per browser family (FAMILIES' order) from the agent codes of their first
+    requests; all zero when none of them logged an agent."""
+    known = agent[agent >= 0]
+    return np.bincount(family_codes(agents)[known], minlength=len(FAMILIES))
 
 
 def _click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.ndarray:
@@ -396,6 +409,7 @@ class Partial:
     session_start: np.ndarray               # recorded (whole seconds in most logs), unsorted
     samples: dict[str, np.ndarray]          # every sample but the inter-arrival gaps
     resolution: float
+    agents: np.ndarray                      # sessions per browser family (FAMILIES' order)
     page_hits: np.ndarray                   # (url, clicks)
     page_objects: np.ndarray                # (page url, object url, clicks that fetched it)
     page_sizes: np.ndarray                  # (url, size of a complete response, responses)
@@ -489,9 +503,11 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     samples = {"interarrival": np.diff(recorded)}
     for name in partials[0].samples:
         samples[name] = np.concatenate([p.samples[name] for p in partials])
+    families = sum(p.agents for p in partials)
+    agents = {f: int(c) for f, c in zip(FAMILIES, families) if c}
     lone = partials[0].clicks if len(partials) == 1 else None
     click_time, click_session, click_url = lone or (np.zeros(0), np.zeros(0, np.int64),
                                                     np.zeros(0, np.int32))
     return Sessions(rules=rules, counts=counts, click_time=click_time,
                     click_session=click_session, click_url=click_url, session_start=starts,
-                    samples=samples, site=site, resolution=resolution)
+                    samples=samples, site=site, resolution=resolution, agents=agents)

@@ -239,6 +239,8 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "arrivals": arrivals,
         "site": _site_json(sessions, max_pages, variants),
     }
+    if sessions.agents:
+        data["agents"] = {"sessions": dict(sessions.agents)}
     return Model(json_ready(data))
 
 
