@@ -9,7 +9,8 @@
 """
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample, law
 from .observation import Observation
+from .observed import Observed
 from .report import CandidateFit, FitReport, fit, is_discrete
 
 __all__ = ["fit", "FitReport", "CandidateFit", "Law", "LAWS", "CONTINUOUS", "DISCRETE", "law",
-           "Sample", "FitFailed", "is_discrete", "Observation"]
+           "Sample", "FitFailed", "is_discrete", "Observation", "Observed"]

@@ -248,7 +248,7 @@ def latent_mean(frozen, obs) -> float:
 
         def keep(g: float) -> float:
             return 1.0
-    points = [p for p in (lo, hi) if a < p < b] if obs.kind == "grid" else None
+    points = [p for p in (lo, hi) if a < p < b] or None if obs.kind == "grid" else None
     mass = integrate.quad(lambda g: frozen.pdf(g) * keep(g), a, b, points=points, limit=200)[0]
     first = integrate.quad(lambda g: g * frozen.pdf(g) * keep(g), a, b, points=points,
                            limit=200)[0]

@@ -42,7 +42,7 @@ class _Law:
         var = model.variables.get(name) if model is not None else None
         self.observation = None
         if var is not None:
-            self.name, self.frozen, self.kind = var.law, var.frozen, var.kind
+            self.name, self.frozen, self.kind = var.law, var.parent, var.kind
             if var.observation is not None and var.observation.kind != "counts":
                 self.observation = var.observation
         elif name in FALLBACK_LAWS:
@@ -98,13 +98,13 @@ class Generator:
         if o.rate is not None:
             self.rate = o.rate
         elif gaps is not None:
-            self.rate = o.rate_scale / float(gaps.frozen.mean())
+            self.rate = o.rate_scale / float(gaps.parent.mean())
         else:
             raise SynthError("the model has no interarrival law: give --rate")
         if o.arrivals == "renewal":
             if gaps is None:
                 raise SynthError("--arrivals renewal needs the model's interarrival law")
-            self.gap_law = gaps.frozen
+            self.gap_law = gaps.parent
         self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
         self.class_p = np.array([c.weight for c in self.classes])
         self.agents = AgentMix(model.agents if model is not None else {}, self.classes)

@@ -100,7 +100,7 @@ def _sizes(model: Model | None, name: str, n: int, default: int, rng: np.random.
     law = model.variables.get(name) if model is not None else None
     if law is None or n == 0:
         return np.full(n, default, np.int64)
-    draws = np.asarray(law.frozen.rvs(size=n, random_state=rng), float)
+    draws = np.asarray(law.parent.rvs(size=n, random_state=rng), float)
     return np.clip(np.round(np.nan_to_num(draws, nan=default)), 1, 1 << 30).astype(np.int64)
 
 
@@ -142,7 +142,7 @@ class _Generated:
 def _generate(model: Model | None, n: int, rng: np.random.Generator, page_url: str,
               object_url: str, first_object: int = 0) -> _Generated:
     per_page = model.variables.get("objects_per_page") if model is not None else None
-    counts = (np.clip(np.round(per_page.frozen.rvs(size=n, random_state=rng)), 0, 50)
+    counts = (np.clip(np.round(per_page.parent.rvs(size=n, random_state=rng)), 0, 50)
               .astype(int) if per_page is not None else rng.integers(0, 6, n))
     bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
     return _Generated([page_url.format(i) for i in range(n)],

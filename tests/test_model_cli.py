@@ -36,7 +36,7 @@ def test_model_round_trip_and_privacy(sample_model):
     model = load_model(path)
     assert model.provenance["sessions"] == summary["sessions"]
     think = model.variables["think"]
-    assert think.law == "lognormal" and think.frozen.mean() > 0
+    assert think.law == "lognormal" and think.parent.mean() > 0
     text = path.read_text()
     assert "example.net" not in text.replace("www.example.net", "")   # no client host names
     assert "Mozilla" not in text                                        # no user agents

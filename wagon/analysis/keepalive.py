@@ -188,6 +188,6 @@ def think_and_clicks(model: Model) -> tuple[object, float | None]:
         raise ValueError("the model has no think-time law")
     clicks = model.variables.get("clicks")
     if clicks is None:
-        return var.frozen, None
+        return var.parent, None
     support = clicks.observation.support_min if clicks.observation else None
-    return var.frozen, count_mean(clicks.frozen, clicks.kind, support or 1)
+    return var.parent, count_mean(clicks.parent, clicks.kind, support or 1)

@@ -5,7 +5,8 @@ import click
 
 from ..report.html import compare_report, model_report, workload_report
 from ..formats.results import ResultsError
-from ..modeling import FitOptions
+from ..logs.parse import LogError
+from ..modeling import FitOptions, fit_logs
 from . import inputs
 from .common import WagonError, default
 
@@ -41,4 +42,11 @@ def _page(inputs_: tuple[str, ...], as_compare: bool, fmt: str) -> str:
                               inputs.workload([inputs_[1]], fmt))
     if inputs_[0].endswith(".json"):
         return model_report(inputs.model(inputs_[0]), f"wagon model: {inputs_[0]}")
-    return workload_report(inputs.workload(inputs_, fmt))
+    w = inputs.workload(inputs_, fmt)
+    if w.kind != "log":
+        return workload_report(w)
+    try:                       # the laws wagon fit chooses, by the same path and options
+        fitted = fit_logs(list(inputs_), FitOptions(fmt=fmt))
+    except (LogError, ValueError) as e:
+        raise WagonError(str(e)) from None
+    return workload_report(w, model=fitted.model, samples=fitted.sessions.samples)

@@ -56,8 +56,22 @@ class Variable:
     observation: Observation | None = None      # how the sample was recorded (None: not said)
 
     @property
-    def frozen(self):
+    def parent(self):
+        """The fitted law itself, frozen (SciPy-like): what the data's true values follow
+        before recording cut or rounded them (think times below Tmin included)."""
         return _laws()[self.law].freeze(self.params)
+
+    @property
+    def observed(self):
+        """The law as its sample was recorded (``wagon.fitting.observed.Observed``): inside
+        the truncation window, on the timestamps' grid, as integer counts; its ``latent`` is
+        the law of the true values whose recording is kept (what synthesis draws)."""
+        from ..fitting.observed import Observed  # lazy: SciPy, as _laws()
+        obs = self.observation or _observation({"kind": "counts" if self.kind in (
+            "discrete", "rounded") else "exact"})
+        return Observed(self.parent, obs, self.kind, obs.support_min or (
+            1 if self.name == "clicks" else 0))
+
 
 @dataclass
 class Model:

@@ -23,7 +23,7 @@ from .common import howto, hurst_table, img, page, png, table
 from .plots import plot_fit
 from .replay import plot_width, replay_sections, summary_rows
 
-__all__ = ["model_report", "workload_report", "compare_report"]
+__all__ = ["model_report", "workload_report", "compare_report", "law_sections"]
 
 
 def _series_plots(times: np.ndarray, label: str) -> str:
@@ -75,29 +75,11 @@ def model_report(model: Model, title: str = "wagon model") -> str:
     body = ["<h2>Provenance</h2>" + table(
         ["item", "value"], [[k, v] for k, v in model.provenance.items()
                             if not isinstance(v, (dict, list))])]
-    for name, v in model.data["variables"].items():
-        if not v.get("best"):
-            continue
-        body.append(f"<h2>{html.escape(name)}: {html.escape(v['best'])}</h2>")
-        body.append(table(["law", "parameters", "λ²", "W²", "A²", "AIC", "p(A²)", "note"],
-                           [[r["law"], ", ".join(f"{k}={p:.4g}" for k, p in r["params"].items()),
-                             r["lambda2"], r["w2"], r["a2"], r["aic"], r["p_a2"],
-                             r["error"] or ("chosen" if r["law"] == v["best"] else "")]
-                            for r in v.get("table", [])]))
-        law = model.variables[name].frozen
-        fig, ax = _fig(1, 6, 3.2)
-        lo, hi = law.ppf(0.001), law.ppf(0.999)
-        grid = np.geomspace(max(lo, hi * 1e-6), hi, 300) if lo >= 0 else np.linspace(lo, hi, 300)
-        ax[0, 0].plot(grid, law.cdf(grid), color="tab:red")
-        if lo >= 0:
-            ax[0, 0].set_xscale("log")
-        ax[0, 0].set_title(f"{name}: CDF of the fitted {v['best']}")
-        body += [png(fig), howto("P(X ≤ x) of the chosen law; the table above ranks every "
-                                 "candidate by its goodness-of-fit statistics (lower is better).")]
+    body += law_sections(model)
     if "think" in model.variables:
         clicks = model.variables.get("clicks")
-        n = float(clicks.frozen.mean()) if clicks else 5.0
-        a = advise(model.variables["think"].frozen, max(n, 1.0), 0.2, 0.05)
+        n = float(clicks.observed.mean()) if clicks else 5.0
+        a = advise(model.variables["think"].parent, max(n, 1.0), 0.2, 0.05)
         fig, ax = _fig(1, 6, 3.2)
         d, w = zip(*a.curve)
         ax[0, 0].plot(d, w, color="black")
@@ -113,16 +95,62 @@ def model_report(model: Model, title: str = "wagon model") -> str:
     return page(title, body)
 
 
-def workload_report(w: Workload, title: str | None = None) -> str:
+def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> list[str]:
+    """A section per fitted variable: every candidate's statistics, and the chosen law's CDF as
+    fitted (the parent law) and as the log recorded it, with the data's own when ``samples``
+    (the sample each variable was fitted to) are given."""
+    body = []
+    for name, v in model.data["variables"].items():
+        if not v.get("best"):
+            continue
+        var = model.variables[name]
+        body.append(f"<h2>{html.escape(name)}: {html.escape(v['best'])} "
+                    f"({html.escape(format_params(v['params']))})</h2>")
+        body.append(table(["law", "parameters", "λ²", "W²", "A²", "AIC", "p(A²)", "note"],
+                           [[r["law"], ", ".join(f"{k}={p:.4g}" for k, p in r["params"].items()),
+                             r["lambda2"], r["w2"], r["a2"], r["aic"], r["p_a2"],
+                             r["error"] or ("chosen" if r["law"] == v["best"] else "")]
+                            for r in v.get("table", [])]))
+        fig, ax = _fig(1, 6, 3.2)
+        lo, hi = var.parent.ppf(0.001), var.parent.ppf(0.999)
+        data = None if samples is None else np.sort(np.asarray(samples.get(name, []), float))
+        if data is not None and len(data):
+            lo, hi = min(lo, data[0]), max(hi, data[-1])
+            ax[0, 0].step(data, np.arange(1, len(data) + 1) / len(data), where="post",
+                          color="tab:blue", lw=1, label=f"data (n={len(data):,})")
+        grid = np.geomspace(max(lo, hi * 1e-6), hi, 300) if lo > 0 else np.linspace(lo, hi, 300)
+        ax[0, 0].plot(grid, var.parent.cdf(grid), color="tab:red", label="parent law")
+        ax[0, 0].plot(grid, var.observed.cdf(grid), color="black", ls="--", label="as recorded")
+        ax[0, 0].legend(loc="lower right")
+        if lo > 0:
+            ax[0, 0].set_xscale("log")
+        ax[0, 0].set_title(f"{name}: CDF of the fitted {v['best']}")
+        body += [png(fig), howto("P(X ≤ x) of the chosen law (red) and of the values as the log "
+                                 "recorded them (dashed: inside the truncation window, on the "
+                                 "timestamps' grid, as counts), against the data where shown; "
+                                 "the table ranks every candidate by its goodness-of-fit "
+                                 "statistics (lower is better).")]
+    return body
+
+
+def workload_report(w: Workload, title: str | None = None, model: Model | None = None,
+                    samples: dict[str, np.ndarray] | None = None) -> str:
     """A replay: ``replay.replay_sections``. A log or a scenario: load over time, variance-time
-    and autocorrelation, Hurst estimates, fitted laws."""
+    and autocorrelation, Hurst estimates, fitted laws: ``model``'s (a log's, as ``wagon fit``
+    fitted them, with their ``samples``) or, without one, exact-value fits of the scenario's
+    inter-arrival and think times."""
     if w.kind == "replay":
         return page(title or f"wagon report: {w.name}", replay_sections(w.source))
     body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>",
             table(["requests", "sessions", "mean clicks", "median think (s)"],
                   [[len(w.time), len(w.starts), float(np.mean(w.clicks)) if len(w.clicks) else
                     float("nan"), float(np.median(w.think)) if len(w.think) else float("nan")]]),
-            _series_plots(w.time, w.name), _fits(w)]
+            _series_plots(w.time, w.name)]
+    if model is not None:
+        body += ["<h2>Fitted laws (those <code>wagon fit</code> chose)</h2>",
+                 *law_sections(model, samples)]
+    else:
+        body.append(_fits(w))
     return page(title or f"wagon report: {w.name}", body)
 
 

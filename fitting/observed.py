@@ -1,0 +1,114 @@
+"""A fitted law seen the way its sample was recorded: what a user means by "the think time law"
+is rarely the parent law itself.
+
+A fit estimates a *parent* law (``Law.freeze(params)``): think times of the parent fall below
+Tmin or above Tmax, inter-arrival gaps of the parent are real numbers. The log recorded
+something else: think times only inside [Tmin, Tmax], gaps as differences of timestamps on a
+grid, counts as integers. ``Observed`` is that recorded law, with ``cdf``, ``sf``, ``mean`` and
+``rvs`` of the values as they would be recorded (what a goodness-of-fit plot compares the data
+with), and ``latent`` the law of the true values whose recording is kept (what a synthetic
+workload draws: a think time inside the window, a gap at full resolution).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .likelihood import (Truncated, count_mean, draw_latent, draw_observed, grid_cdf,
+                         latent_mean, rounded_cdf)
+from .observation import Observation
+
+__all__ = ["Observed", "Latent"]
+
+CHUNK = 100_000            # grid cells summed at a time
+
+
+class Latent:
+    """The true values whose recording would have been kept: the parent conditioned on the
+    observation's window (the parent itself when nothing is cut)."""
+
+    def __init__(self, parent, observation: Observation) -> None:
+        self.parent, self.observation = parent, observation
+
+    def mean(self) -> float:
+        return latent_mean(self.parent, self.observation)
+
+    def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
+        return draw_latent(self.parent, self.observation, size, random_state)
+
+
+class Observed:
+    """The parent law recorded as ``observation`` says; ``mode`` is the fit's (``truncated``,
+    ``grid``, ``rounded``, ``discrete`` or ``continuous``: wagon.fitting.likelihood)."""
+
+    def __init__(self, parent, observation: Observation, mode: str, support_min: int = 0
+                 ) -> None:
+        self.parent, self.observation, self.mode = parent, observation, mode
+        self.support_min = support_min
+        self.latent = Latent(parent, observation)
+        self._window = Truncated(parent, observation.lower, observation.upper) \
+            if mode == "truncated" else None
+        if mode == "grid":
+            lo, hi = observation.cell_window()
+            self._cells = (lo, hi)
+            edges = [c for c in (lo - 1, hi) if math.isfinite(c)]
+            below = self._grid_cdf(np.array(edges)) if edges else np.zeros(0)
+            self._below = float(below[0]) if math.isfinite(lo) else 0.0
+            self._mass = (float(below[-1]) if math.isfinite(hi) else 1.0) - self._below
+
+    def _grid_cdf(self, j: np.ndarray) -> np.ndarray:
+        return grid_cdf(self.parent, j, self.observation.step)[0]
+
+    def cdf(self, x) -> np.ndarray:
+        """P(a recorded value ≤ x)."""
+        x = np.asarray(x, float)
+        if self.mode == "truncated":
+            return self._window.cdf(x)
+        if self.mode == "rounded":
+            return rounded_cdf(self.parent, np.floor(x), self.support_min)[0]
+        if self.mode == "grid":
+            lo, hi = self._cells
+            j = np.clip(np.floor(x / self.observation.step + 1e-9), lo - 1, hi)
+            flat = j.ravel()
+            return ((self._grid_cdf(flat) - self._below) / self._mass).clip(0, 1).reshape(j.shape)
+        return self.parent.cdf(x)
+
+    def sf(self, x) -> np.ndarray:
+        return 1.0 - self.cdf(x)
+
+    def mean(self) -> float:
+        """E[a recorded value]."""
+        if self.mode in ("rounded", "discrete"):
+            return count_mean(self.parent, self.mode, self.support_min)
+        if self.mode == "grid":
+            return self._grid_mean()
+        return latent_mean(self.parent, self.observation)
+
+    def _cell_moment(self, a: float, b: float) -> float:
+        """Σ j·P(D = j) over the cells a..b (finite), in blocks of CHUNK cells."""
+        total = 0.0
+        for start in np.arange(a, b + 1, CHUNK):
+            j = np.arange(start - 1, min(start + CHUNK - 1, b) + 1)
+            total += float(np.dot(j[1:], np.diff(self._grid_cdf(j))))
+        return total
+
+    def _grid_mean(self) -> float:
+        """E[D·step | lo ≤ D ≤ hi] for the recorded cell D = ⌊U + G/step⌋: a finite sum over
+        the window, or, with no upper end, E[D] = E[G]/step (E⌊U + y⌋ = y for every y) less
+        the cells below the window."""
+        lo, hi = self._cells
+        step = self.observation.step
+        first = math.floor(float(self.parent.support()[0]) / step)
+        if math.isfinite(hi):
+            start = lo if math.isfinite(lo) else first
+            moment = self._cell_moment(start, hi) if start > -math.inf else math.nan
+        else:
+            below = self._cell_moment(first, lo - 1) if math.isfinite(lo) and lo > first else 0.0
+            moment = float(self.parent.mean()) / step - below
+        return moment * step / self._mass
+
+    def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
+        """Values as the log would have recorded them."""
+        return draw_observed(self.parent, self.observation, self.mode, self.support_min, size,
+                             random_state)
