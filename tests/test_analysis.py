@@ -9,11 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from wagon.cli import main
-from wagon.analysis.compare import compare, ks_equivalence, stack_distances
+from wagon.analysis.compare import _zipf_slope, compare, ks_equivalence, stack_distances
 from wagon.analysis.selfsim import (MIN_POINTS, TooFewPoints, aggregated_variance, fgn,
                                     fgn_autocovariance, hurst_all, hurst_report, wavelet,
                                     wavelet_first_octave)
-from wagon.analysis.workload import load_workload
+from wagon.analysis.workload import Workload, load_workload
+from wagon.synth import Generator, SynthOptions, synthesize
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +135,39 @@ def test_compare_a_workload_with_itself_and_with_another(sample, nasa):
     verdicts = {r["row"]: r["verdict"] for r in other}
     assert verdicts["session rate (/s)"] == "differs"
     assert verdicts["think time (s)"] == "differs"
+
+
+def test_every_compared_number_has_an_interval_or_a_reason(sample, tmp_path):
+    """No zero-width interval: shares at 0 or 1 get Agresti–Coull's error; a row one side
+    cannot give says why."""
+    w = load_workload(str(sample))
+    scenario = tmp_path / "s.jsonl"
+    with open(scenario, "w") as f:
+        synthesize(Generator(None, SynthOptions(sessions=300, seed=1, rate=1.0)), f)
+    for rows in (compare(w, w), compare(w, load_workload(str(scenario)))):
+        for r in rows:
+            if r["verdict"] == "n/a":
+                assert r["why"], r
+            else:
+                assert r["interval"][1] > r["interval"][0] and r["margin"] > 0, r
+    why = {r["row"]: r["why"] for r in rows}
+    assert why["success rate"] == "B: a scenario has no status codes"
+
+
+def test_zipf_slope_error_is_the_spread_of_the_slope_over_samples():
+    """The bootstrap standard error of the rank–frequency slope against the spread of slopes
+    over independent samples of the same Zipf popularity (a simulation)."""
+    rng = np.random.default_rng(3)
+    p = 1.0 / np.arange(1, 401) ** 0.9
+    p /= p.sum()
+
+    def workload(urls: np.ndarray) -> Workload:
+        n = len(urls)
+        return Workload("z", "log", np.arange(n, dtype=float), urls, [f"/{i}" for i in range(400)],
+                        np.ones(n, bool), None, None, np.zeros(0), np.zeros(0), np.zeros(0), 1.0)
+    slopes = [_zipf_slope(workload(rng.choice(400, 5000, p=p)))[0] for _ in range(150)]
+    se = _zipf_slope(workload(rng.choice(400, 5000, p=p)))[1]
+    assert se == pytest.approx(np.std(slopes, ddof=1), rel=0.3)
 
 
 @pytest.mark.parametrize("n", [20_000, 200_000])

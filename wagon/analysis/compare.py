@@ -18,11 +18,15 @@ that the number of values does not decide:
   first put on the coarser time resolution of the two (a log's whole seconds). The KS p-value
   and the Wasserstein distance between the logs of the values (a scale shift of 2 % is 0.02)
   are shown beside;
-- numbers: the difference B − A with a normal interval from the standard errors where they are
-  known; ``close`` when the interval lies within ± the tolerance (10 % of the larger value;
-  0.05 absolute for shares, exponents, correlations and H), ``differs`` when it lies outside,
-  ``undecided`` otherwise.
-Rows one side cannot give are ``n/a``. A scenario synthesized with ``--speedup k``, and its
+- numbers: the difference B − A with a normal interval from both sides' standard errors;
+  ``close`` when the interval lies within ± the margin, ``differs`` when it lies outside,
+  ``undecided`` otherwise. The margin fits the quantity: relative (the tolerance, 10 %, of the
+  larger value) for rates, ratios, sizes and the stack-distance parameters; absolute (half the
+  tolerance, 0.05) for shares, exponents, correlations and H. Every number has a standard
+  error, so no interval has zero width: a share's is Agresti–Coull's (x + 2 successes in
+  n + 4), the Zipf slope's a multinomial bootstrap of the URL counts (the regression's own
+  error measures the misfit of a Zipf line, not the slope's sampling noise).
+Rows one side cannot give are ``n/a``, with the reason (``why``). A scenario synthesized with ``--speedup k``, and its
 replay, are compared with their times multiplied by k (the run file records the speedup).
 """
 from __future__ import annotations
@@ -94,22 +98,28 @@ def _verdict(lo: float, hi: float, margin: float, inside: str) -> str:
     return "undecided"
 
 
-def _number_row(name: str, a: tuple[float, float], b: tuple[float, float], options,
-                absolute: bool = False) -> dict:
-    """(value, standard error) of each side; the margin is ``options.tolerance`` relative to
-    the larger value, or half of it absolute for shares and exponents."""
+Value = tuple[float, float] | str       # (value, standard error), or why there is none
+
+
+def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:
+    """(value, standard error) of each side, or the reason it has none; the margin is
+    ``options.tolerance`` relative to the larger value, or half of it absolute for shares and
+    exponents."""
+    row = {"row": name, "a": None, "b": None, "effect": None, "interval": None, "margin": None,
+           "test": "difference", "p": None, "verdict": "n/a", "why": None}
+    missing = [f"{side}: {v}" for side, v in (("A", a), ("B", b)) if isinstance(v, str)]
+    if missing:
+        return {**row, "a": None if isinstance(a, str) else a[0],
+                "b": None if isinstance(b, str) else b[0], "why": "; ".join(missing)}
     (va, sa), (vb, sb) = a, b
-    row = {"row": name, "a": va, "b": vb, "effect": None, "interval": None, "margin": None,
-           "test": "difference", "p": None, "verdict": "n/a"}
-    if not (np.isfinite(va) and np.isfinite(vb)):
-        return row
-    margin = options.tolerance / 2 if absolute else options.tolerance * max(abs(va), abs(vb),
-                                                                             1e-12)
-    half = stats.norm.ppf(1 - options.alpha / 2) * math.hypot(
-        sa if np.isfinite(sa) else 0.0, sb if np.isfinite(sb) else 0.0)
+    margin = options.tolerance / 2 if absolute else options.tolerance * max(abs(va), abs(vb))
+    half = stats.norm.ppf(1 - options.alpha / 2) * math.hypot(sa, sb)
+    if not half > 0 or not margin > 0:
+        return {**row, "a": va, "b": vb, "why": "no sampling error can be given (both values "
+                                                 "exact or zero)"}
     diff = vb - va
-    return {**row, "effect": diff, "interval": [diff - half, diff + half], "margin": margin,
-            "verdict": _verdict(diff - half, diff + half, margin, "close")}
+    return {**row, "a": va, "b": vb, "effect": diff, "interval": [diff - half, diff + half],
+            "margin": margin, "verdict": _verdict(diff - half, diff + half, margin, "close")}
 
 
 def ks_equivalence(a: np.ndarray, b: np.ndarray, margin: float, alpha: float) -> dict:
@@ -129,9 +139,11 @@ def _log_wasserstein(a: np.ndarray, b: np.ndarray) -> float | None:
 
 def _dist_row(name: str, a: np.ndarray, b: np.ndarray, options) -> dict:
     row = {"row": name, "a": None, "b": None, "effect": None, "interval": None, "margin": None,
-           "test": "ks_2samp", "p": None, "log_wasserstein": None, "verdict": "n/a"}
-    if len(a) < 8 or len(b) < 8:
-        return row
+           "test": "ks_2samp", "p": None, "log_wasserstein": None, "verdict": "n/a", "why": None}
+    few = [f"{side} has {len(x):,} values (at least 8 needed)"
+           for side, x in (("A", a), ("B", b)) if len(x) < 8]
+    if few:
+        return {**row, "why": "; ".join(few)}
     return {**row, "a": float(np.median(a)), "b": float(np.median(b)),
             **ks_equivalence(a, b, options.margin, options.alpha),
             "log_wasserstein": _log_wasserstein(a, b)}
@@ -153,19 +165,37 @@ def _recorded(w: Workload, resolution: float, rng: np.random.Generator
     return np.diff(starts), think
 
 
-def _share(p: float, n: int) -> tuple[float, float]:
-    return p, math.sqrt(max(p * (1 - p), 0.0) / n) if n else math.nan
+def _share(x: float, n: int) -> Value:
+    """The share x/n and its Agresti–Coull standard error (never 0, even at 0 or n)."""
+    if not n:
+        return "nothing to count"
+    p = (x + 2) / (n + 4)
+    return x / n, math.sqrt(p * (1 - p) / (n + 4))
 
 
-def _zipf_slope(w: Workload) -> tuple[float, float]:
-    counts = np.sort(np.bincount(w.url))[::-1]
-    counts = counts[counts > 0][:100]
+ZIPF_TOP = 100             # URLs in the rank–frequency fit
+ZIPF_REPLICATES = 200      # multinomial resamples for its standard error
+
+
+def _slope(counts: np.ndarray) -> np.ndarray:
+    """Least-squares slopes of log count on log rank of the ZIPF_TOP most requested URLs, one
+    per row of ``counts`` (URL counts, any order)."""
+    top = -np.sort(-counts, axis=1)[:, :ZIPF_TOP]
+    x = np.log(np.arange(1, top.shape[1] + 1))
+    y = np.log(np.maximum(top, 0.5))          # a URL a resample never drew counts as ½
+    xc = x - x.mean()
+    return (y - y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+
+
+def _zipf_slope(w: Workload, seed: int = 0) -> Value:
+    """Slope of the rank–frequency plot and its multinomial-bootstrap standard error."""
+    counts = np.bincount(w.url)
+    counts = counts[counts > 0]
     if len(counts) < 5:
-        return math.nan, math.nan
-    # descriptive: the regression's own error measures the misfit of a Zipf line, not the
-    # sampling noise of the slope, so the slope is compared with the margin alone
-    slope = np.polyfit(np.log(np.arange(1, len(counts) + 1)), np.log(counts), 1)[0]
-    return float(slope), math.nan
+        return f"{len(counts)} distinct URLs (at least 5 needed)"
+    n = int(counts.sum())
+    resampled = np.random.default_rng(seed).multinomial(n, counts / n, ZIPF_REPLICATES)
+    return float(_slope(counts[None, :])[0]), float(np.std(_slope(resampled), ddof=1))
 
 
 def _invariants(w: Workload) -> dict[str, tuple[float, float]]:
@@ -175,41 +205,67 @@ def _invariants(w: Workload) -> dict[str, tuple[float, float]]:
     top = np.sort(counts)[::-1][: max(1, len(counts) // 10)]
     ext = extension_flags(w.urls, IMAGE_EXT)[w.url]
     html = w.is_page & ~extension_flags(w.urls, OBJECT_EXTENSIONS)[w.url]
-    out = {"distinct_urls_per_request": _share(len(counts) / n, n),
-           "one_time_references": _share(float(np.mean(counts == 1)), len(counts)),
-           "top10pct_concentration": _share(float(top.sum() / n), n),
-           "html_image_share": _share(float(np.mean(html | ext)), n)}
-    out["success_rate"] = (_share(float(np.mean(w.status < 400)), n) if w.status is not None
-                           else (math.nan, math.nan))
+    out: dict[str, Value] = {
+        "distinct_urls_per_request": _share(len(counts), n),   # a count ≤ n: as a share
+        "one_time_references": _share(float(np.sum(counts == 1)), len(counts)),
+        "top10pct_concentration": _share(float(top.sum()), n),
+        "html_image_share": _share(float(np.sum(html | ext)), n)}
+    out["success_rate"] = (_share(float(np.sum(w.status < 400)), n) if w.status is not None
+                           else f"a {w.kind} has no status codes")
     sizes = w.size[w.size > 0] if w.size is not None else np.zeros(0)
-    out["mean_transfer_bytes"] = ((float(sizes.mean()), float(sizes.std() / math.sqrt(len(sizes))))
-                                  if len(sizes) else (math.nan, math.nan))
+    out["mean_transfer_bytes"] = ((float(sizes.mean()), float(sizes.std(ddof=1) /
+                                                            math.sqrt(len(sizes))))
+                                  if len(sizes) > 1 else "fewer than 2 transfers with a size")
     return out
 
 
-def _stack_fit(w: Workload) -> tuple[tuple[float, float], tuple[float, float]]:
+#: invariants compared with a relative margin (the others are shares: absolute)
+RELATIVE = frozenset(("mean_transfer_bytes", "distinct_urls_per_request"))
+
+
+def _stack_fit(w: Workload) -> tuple[Value, Value]:
     """((μ, se), (σ, se)) of the lognormal fit of 1 + LRU stack distance."""
     sd = stack_distances(w.url[np.argsort(w.time, kind="stable")])
     if len(sd) <= 8:
-        return (math.nan, math.nan), (math.nan, math.nan)
+        why = f"{len(sd)} re-references (at least 9 needed)"
+        return why, why
     mu, sigma = stats.norm.fit(np.log1p(sd))
     return (mu, sigma / math.sqrt(len(sd))), (sigma, sigma / math.sqrt(2 * len(sd)))
 
 
-def _acf1(p: np.ndarray) -> tuple[float, float]:
-    if len(p) <= 3 or np.ptp(p) == 0:
-        return math.nan, math.nan
+def _busy(p: np.ndarray, least: int) -> str | None:
+    """Why requests per second ``p`` cannot give a correlation or H, or None."""
+    if len(p) < least:
+        return f"{len(p)} one-second bins (at least {least} needed)"
+    if np.ptp(p) == 0:
+        return "the same number of requests every second"
+    return None
+
+
+def _acf1(p: np.ndarray) -> Value:
+    why = _busy(p, 4)
+    if why:
+        return why
     return float(np.corrcoef(p[:-1], p[1:])[0, 1]), 1 / math.sqrt(len(p))
 
 
-def _hurst(p: np.ndarray) -> tuple[float, float]:
-    if len(p) < MIN_BINS or np.ptp(p) == 0:
-        return math.nan, math.nan
+def _hurst(p: np.ndarray) -> Value:
+    why = _busy(p, MIN_BINS)
+    if why:
+        return why
     try:
         e = wavelet(p)
-    except TooFewPoints:
-        return math.nan, math.nan
+    except TooFewPoints as exc:
+        return f"too few bins for the wavelet estimator ({exc})"
     return e.H, (e.ci[1] - e.ci[0]) / (2 * 1.96)
+
+
+def _rate(starts: np.ndarray) -> Value:
+    """Sessions per second over the span of the starts, with its Poisson standard error."""
+    if len(starts) < 2:
+        return f"{len(starts)} sessions (at least 2 needed)"
+    span = max(float(starts[-1] - starts[0]), 1e-9)
+    return (len(starts) - 1) / span, math.sqrt(len(starts) - 1) / span
 
 
 def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions(),
@@ -217,11 +273,8 @@ def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions()
     """The comparison table (one dict per row), verdicts by ``options`` (module docstring).
     Both sides are compared in modeled seconds (a scenario's ``--speedup`` undone)."""
     a, b = a.modeled(), b.modeled()
-    rows = []
-    span = [max(x.starts[-1] - x.starts[0], 1e-9) if len(x.starts) > 1 else np.nan for x in (a, b)]
-    rate = [((len(x.starts) - 1) / s, math.sqrt(max(len(x.starts) - 1, 1)) / s)
-            for x, s in zip((a, b), span)]
-    rows.append(_number_row("session rate (/s)", rate[0], rate[1], options))
+    rows = [_number_row("session rate (/s)", _rate(np.sort(a.starts)), _rate(np.sort(b.starts)),
+                        options)]
     resolution = max(a.resolution, b.resolution)
     rng = np.random.default_rng(seed)
     (gap_a, think_a), (gap_b, think_b) = (_recorded(x, resolution, rng) for x in (a, b))
@@ -229,8 +282,8 @@ def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions()
     rows.append(_dist_row("clicks per session", a.clicks.astype(float), b.clicks.astype(float),
                           options))
     rows.append(_dist_row("think time (s)", think_a, think_b, options))
-    rows.append(_number_row("Zipf slope of popularity", _zipf_slope(a), _zipf_slope(b), options,
-                            True))
+    rows.append(_number_row("Zipf slope of popularity", _zipf_slope(a, seed),
+                            _zipf_slope(b, seed + 1), options, True))
     fits = [_stack_fit(x) for x in (a, b)]
     rows.append(_number_row("stack distance: lognormal mu", fits[0][0], fits[1][0], options))
     rows.append(_number_row("stack distance: lognormal sigma", fits[0][1], fits[1][1], options))
@@ -240,8 +293,8 @@ def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions()
                             options, True))
     inv = [_invariants(x) for x in (a, b)]
     for key in inv[0]:
-        share = key != "mean_transfer_bytes"
-        rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], options, share))
+        rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], options,
+                                key not in RELATIVE))
     return rows
 
 
@@ -257,6 +310,7 @@ def rows_text(rows: list[dict]) -> str:
                   f"{r['effect']:.3g} [{r['interval'][0]:.3g}, {r['interval'][1]:.3g}]")
         margin = "" if r["margin"] is None else f"{r['margin']:8.3g}"
         p = "" if r["p"] is None else f"{r['p']:7.3g}"
+        why = f" ({r['why']})" if r.get("why") else ""
         out.append(f"{r['row']:32s} {fa:>10s} {fb:>10s}  {effect:>28s} {margin:>8s} {p:>7s}  "
-                   f"{r['verdict']}")
+                   f"{r['verdict']}{why}")
     return "\n".join(out)

@@ -188,8 +188,9 @@ def compare_report(a: Workload, b: Workload,
             ["figure", "A", "B"], [[x[0], x[1], y[1]] for x, y in zip(sa, sb) if x[0] == y[0]],
             "summaries")]
     body += ["<h2>Comparison</h2>", table(
-        ["row", "A", "B", "test", "p", "verdict"],
-        [[r["row"], r["a"], r["b"], r["test"], r["p"], r["verdict"]] for r in rows], "compare"),
+        ["row", "A", "B", "test", "p", "verdict", "why n/a"],
+        [[r["row"], r["a"], r["b"], r["test"], r["p"], r["verdict"], r.get("why") or ""]
+         for r in rows], "compare"),
         howto("each row measures the same quantity on A and B; the verdict says whether the "
               "difference is larger than the test's noise and the effect-size threshold.")]
     fig, ax = _fig(1, 6, 3.6)
