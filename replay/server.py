@@ -1,7 +1,8 @@
 """``wagon serve``: the modeled site from memory (aiohttp.web), with the limits of the servers it
 stands in for: connections served at once (Apache's MaxClients), the kernel's listen backlog
 beyond them (ListenBacklog), a header-read timeout (RequestReadTimeout), a keep-alive timeout,
-a service time, and an access log of each request's time as the server measured it.
+a service time, and an access log (ACCESS_LOG_FORMAT: who asked for what, when, and the request's
+time as the server measured it).
 
 The site is a ``formats.site.SiteSpec`` — a scenario's, or a model's resolved the same way —
 rendered by ``page_html`` and ``object_bytes``: the same bytes nginx serves from
@@ -23,6 +24,7 @@ import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from time import time as wall_time
 from typing import Callable
 
 from aiohttp import web
@@ -216,17 +218,35 @@ class _Guarded(asyncio.Protocol):
         self.listener.released(self.inner)
 
 
+#: the access log's layout, as nginx would write it (``wagon fit`` reads it as the named layout
+#: ``wagon``): client address, end time to the millisecond, request line, status, body bytes,
+#: Referer, User-Agent, request time (s), connection serial and its request count
+ACCESS_LOG_FORMAT = ('$remote_addr - $remote_user [$msec] "$request" $status $body_bytes_sent '
+                     '"$http_referer" "$http_user_agent" $request_time $connection '
+                     '$connection_requests')
+
+
+def _quoted(value: str | None) -> str:
+    """A header value as nginx logs it between quotes: '-' when absent, quotes escaped."""
+    return "-" if not value else value.replace("\\", "\\x5C").replace('"', "\\x22")
+
+
 def _access_log_class(listener: list[Listener]):
-    """An aiohttp access logger writing nginx's fields: connection, its request count, status,
-    body bytes, request time (s: request header read → response handed to the kernel), URI."""
+    """An aiohttp access logger writing ACCESS_LOG_FORMAT. The request time is aiohttp's own
+    (request header read → response handed to the kernel), the end time the moment it logs."""
     class AccessLog(AbstractAccessLogger):
         def log(self, request, response, time: float) -> None:
             serial = listener[0].serials.get(id(request.protocol), [0, 0])
             serial[1] += 1
             size = response.content_length          # files go by sendfile: not in body_length
-            self.logger.info("%d %d %d %d %.6f %s", serial[0], serial[1], response.status,
-                             response.body_length if size is None else size, time,
-                             request.raw_path)
+            v = request.version
+            self.logger.info('%s - - [%.3f] "%s %s HTTP/%d.%d" %d %d "%s" "%s" %.3f %d %d',
+                             request.remote or "-", wall_time(), request.method,
+                             request.raw_path, v.major, v.minor, response.status,
+                             response.body_length if size is None else size,
+                             _quoted(request.headers.get("Referer")),
+                             _quoted(request.headers.get("User-Agent")), time, serial[0],
+                             serial[1])
     return AccessLog
 
 

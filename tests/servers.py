@@ -5,7 +5,8 @@ The access log records the connection serial number, the request's rank on it an
 kernel), so tests can count connections and time requests on the server side; ``/nginx-status``
 (stub_status) says how many connections nginx holds at a moment. A second log, ``combined.log``,
 is the Combined layout with the Cookie header and ``$msec`` (millisecond times) appended: who
-the server saw, read back by ``Nginx.combined`` with a regular expression of its own."""
+the server saw, read back by ``Nginx.combined`` with a regular expression of its own; a third,
+``wagon.log``, is the layout ``wagon fit`` reads as ``wagon`` (``Nginx.wagon_log``)."""
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,12 @@ http {{
   log_format combined_ms '$remote_addr - $remote_user [$time_local] "$request" $status '
                          '$body_bytes_sent "$http_referer" "$http_user_agent" "$http_cookie" '
                          '$msec';
+  log_format wagon_layout '$remote_addr - $remote_user [$msec] "$request" $status '
+                          '$body_bytes_sent "$http_referer" "$http_user_agent" $request_time '
+                          '$connection $connection_requests';
   access_log {d}/access.log wagon;
   access_log {d}/combined.log combined_ms;
+  access_log {d}/wagon.log wagon_layout;
   default_type application/octet-stream;
   sendfile on;
   keepalive_timeout {keepalive};
@@ -123,6 +128,10 @@ class Nginx:
     def _lines(self, name: str = "access.log") -> list[str]:
         return (self.workdir / name).read_text().splitlines()
 
+    @property
+    def wagon_log(self) -> Path:
+        return self.workdir / "wagon.log"
+
     def combined(self) -> list[Hit]:
         """``combined.log``, a typed row per request ("-" read as None)."""
         out = []
@@ -164,6 +173,7 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
     if not access_log:
         text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
         text = text.replace(f"access_log {workdir}/combined.log combined_ms;", "")
+        text = text.replace(f"access_log {workdir}/wagon.log wagon_layout;", "")
     conf.write_text(text)
     proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(workdir)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -7,6 +7,7 @@ import contextlib
 import glob
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -261,9 +262,11 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
         proc.terminate()
         proc.wait(10)
     assert s["errors"]["total"] == 0
-    logged = [line.split() for line in (tmp_path / "a.log").read_text().splitlines()]
-    took = np.array([float(x[4]) for x in logged if x[5] == "/big.bin"])
-    assert len(took) == 3 and all(int(x[3]) == size for x in logged)
+    logged = [re.match(r'^(\S+) - - \[([\d.]+)\] "GET (\S+) HTTP/1\.1" (\d+) (\d+) "[^"]*" "[^"]*" '
+                       r'([\d.]+) (\d+) (\d+)$', line).groups()
+              for line in (tmp_path / "a.log").read_text().splitlines()]
+    took = np.array([float(x[5]) for x in logged if x[2] == "/big.bin"])
+    assert len(took) == 3 and all(int(x[4]) == size for x in logged)
     assert np.all(np.abs(took / transfer - 1) < 0.15), (transfer, took)
 
 

@@ -220,9 +220,14 @@ NAMED_FORMATS: dict[str, str] = {
     "combinedio": COMBINED + " %I %O",
     "nginx": NGINX,
     "nginx-main": NGINX + ' "$http_x_forwarded_for"',
+    # wagon serve --access-log (replay.server.ACCESS_LOG_FORMAT), and nginx logging as it does:
+    # end times to the millisecond and the request time, so starts are exact to 1 ms
+    "wagon": ('$remote_addr - $remote_user [$msec] "$request" $status $body_bytes_sent '
+              '"$http_referer" "$http_user_agent" $request_time $connection $connection_requests'),
 }
 #: what ``--format auto`` tries on the first lines of a text log (richer layouts first on ties)
-AUTO_CANDIDATES = ("vhost_combined", "combinedio", "nginx-main", "combined", "common", "epa")
+AUTO_CANDIDATES = ("wagon", "vhost_combined", "combinedio", "nginx-main", "combined", "common",
+                   "epa")
 
 
 def resolve_format(name_or_spec: str) -> LogFormat:

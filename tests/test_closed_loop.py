@@ -1,0 +1,110 @@
+"""The loop closes: a known model (WAGON's generator) → wagon synth → wagon replay against a real
+server → wagon fit of that server's own log → the model again.
+
+The observers: the known model (its true parameters), the scenario (what each user was told to
+do), and the access log nginx, or ``wagon serve``, wrote itself. A small version of
+bench/closed_loop.py, which runs the full one."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from wagon.formats.model import Model
+from wagon.formats.scenario import read_scenario
+from wagon.formats.site import build_site
+from wagon.logs.sessions import SessionRules
+from wagon.modeling import FitOptions, fit_logs
+from wagon.replay import ReplayOptions, replay
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.site import resolve_site
+
+from .servers import free_port, nginx, wait_port
+
+SPEEDUP = 100.0
+SESSIONS = 300
+TMIN, TMAX = 0.5, 600.0     # the session rules, in modeled seconds
+TRUE = {"rate": 0.5, "clicks": {"mu": 5.0, "lambda": 3.0}, "think": {"mu": 3.0, "sigma": 1.1}}
+
+
+def wagon_model() -> Model:
+    """WAGON's generator (Liu et al. 2001): Poisson sessions, clicks IG(5, 3), think
+    lognormal(3, 1.1); pages Zipf; sizes of the paper's order. Think times are those a log keeps
+    as such (inside [TMIN, TMAX], as a model wagon fits says): a longer pause would be the start
+    of another session, by the very rule that rebuilds sessions."""
+    return Model({"format": "wagon-model", "version": 3, "variables": {
+        "interarrival": {"best": "exponential", "params": {"scale": 1 / TRUE["rate"]}},
+        "clicks": {"best": "inverse_gaussian", "params": TRUE["clicks"], "kind": "rounded",
+                   "observation": {"kind": "counts", "support_min": 1}},
+        "think": {"best": "lognormal", "params": TRUE["think"], "kind": "truncated",
+                  "observation": {"kind": "exact", "lower": TMIN, "upper": TMAX}},
+        "page_size": {"best": "lognormal", "params": {"mu": 8.5, "sigma": 0.5}},
+        "objects_per_page": {"best": "poisson", "params": {"mu": 2.0, "loc": 0},
+                             "kind": "discrete"},
+        "object_size": {"best": "lognormal", "params": {"mu": 8.0, "sigma": 0.7}}},
+        "agents": {"sessions": {"firefox": 6, "chrome": 3, "safari": 1}}})
+
+
+@pytest.fixture(scope="module")
+def loop_scenario(tmp_path_factory):
+    d = tmp_path_factory.mktemp("loop")
+    model = wagon_model()
+    with open(d / "s.jsonl", "w") as f:
+        synthesize(Generator(model, SynthOptions(sessions=SESSIONS, seed=7, pages=60, zipf=1.0,
+                                                 classes="lan/http11", speedup=SPEEDUP)), f)
+    build_site(resolve_site(model, pages=60, zipf_exponent=1.0).spec, d / "site")
+    return d
+
+
+def _refit(log) -> object:
+    """``wagon fit`` of a server log of the replay, the session rules scaled by the speedup."""
+    rules = SessionRules(tmin=TMIN / SPEEDUP, tmax=TMAX / SPEEDUP)
+    return fit_logs([str(log)], FitOptions(rules=rules))
+
+
+def _truth(d) -> dict:
+    """What the scenario told its users to do (the independent side)."""
+    sessions = list(read_scenario(d / "s.jsonl").sessions())
+    clicks = np.array([len(s.clicks) for s in sessions])
+    starts = np.array([s.start for s in sessions])
+    return {"sessions": len(sessions), "clicks": clicks,
+            "rate": (len(starts) - 1) / (starts[-1] - starts[0])}
+
+
+def _check_sessions(fitted, truth: dict) -> None:
+    s = fitted.sessions
+    assert fitted.stats.formats[next(iter(fitted.stats.formats))].startswith("wagon")
+    assert s.counts["sessions"] == pytest.approx(truth["sessions"], rel=0.05)
+    assert s.samples["clicks"].mean() == pytest.approx(truth["clicks"].mean(), rel=0.05)
+    starts = np.sort(s.session_start)
+    rate = (len(starts) - 1) / (starts[-1] - starts[0])
+    assert rate == pytest.approx(truth["rate"], rel=0.05)
+    assert s.agents and set(s.agents) <= {"firefox", "chrome", "safari"}
+
+
+def test_nginx_log_gives_back_the_sessions(loop_scenario):
+    d = loop_scenario
+    with nginx(d / "site", d / "ng") as ng:
+        summary = replay(str(d / "s.jsonl"), ReplayOptions(target=ng.url))
+        log = ng.wagon_log
+    assert summary["errors"]["total"] == 0
+    _check_sessions(_refit(log), _truth(d))
+
+
+def test_wagon_serve_log_gives_back_the_sessions(loop_scenario, tmp_path):
+    d = loop_scenario
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
+                             str(d / "s.jsonl"), "--port", str(port), "--access-log",
+                             str(tmp_path / "serve.log"), "--max-time", "120"], cwd=tmp_path,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        summary = replay(str(d / "s.jsonl"), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert summary["errors"]["total"] == 0
+    _check_sessions(_refit(tmp_path / "serve.log"), _truth(d))
