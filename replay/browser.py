@@ -57,6 +57,11 @@ class Target:
     follow_redirects: bool = True
     agents: tuple[str, ...] = ()
     sources: SourcePool | None = None
+    prefix: str = ""                   # every site URL is requested under this path
+
+    def path(self, url: str) -> str:
+        """The server path of the site's ``url`` (under the target's prefix)."""
+        return self.prefix + url
 
     def __post_init__(self) -> None:
         self._cache: dict[tuple[str, bool, str], bytes] = {}
@@ -262,9 +267,10 @@ class Client:
     async def visit(self, page: int, intended: float) -> PageVisit:
         site = self.t.site
         self.page_calls = []
-        html = self._new(page, site.page_urls[page], True, intended,
+        html = self._new(page, self.t.path(site.page_urls[page]), True, intended,
                          referer=self._click_referer(page))
-        objs = [self._new(page, site.object_urls[o], False, None) for o in site.page_objects[page]]
+        objs = [self._new(page, self.t.path(site.object_urls[o]), False, None)
+                for o in site.page_objects[page]]
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
         final = await self._one_shot(html) if self.http10 else (await self._kept(0, [html]))[0]
@@ -330,7 +336,7 @@ class Client:
         site = self.t.site
         for url, is_page in [(site.page_urls[page], True)] + [
                 (site.object_urls[o], False) for o in site.page_objects[page]]:
-            call = Call(self.session, self.cls, page, url, is_page, None)
+            call = Call(self.session, self.cls, page, self.t.path(url), is_page, None)
             call.error = NOT_STARTED
             self.t.hooks.emit("call_done", call)
 

@@ -93,12 +93,20 @@ class ReplayOptions:
     source_addresses: str | None = None        # a CIDR or list (non-loopback targets)
 
 
-def _target(url: str) -> tuple[str, int, str]:
-    u = urlsplit(url)
+def _target(url: str) -> tuple[str, int, str, str]:
+    """Host, port, Host header and path prefix of ``--target`` (``http://h:p/shop/``: every
+    request goes under ``/shop``)."""
+    try:
+        u = urlsplit(url)
+        port = u.port or 80
+    except ValueError as e:
+        raise ReplayError(f"--target {url!r}: {e}") from None
     if u.scheme != "http" or not u.hostname:
-        raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/ URL")
-    port = u.port or 80
-    return u.hostname, port, u.netloc
+        raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/[PREFIX/] URL")
+    if u.query or u.fragment:
+        raise ReplayError(f"--target {url!r}: a target has no query or fragment (the "
+                          "scenario's URLs carry their own)")
+    return u.hostname, port, u.netloc, u.path.rstrip("/")
 
 
 def sources_for(opts: ReplayOptions) -> SourcePool | None:
@@ -125,7 +133,7 @@ def identity_info(sc: Scenario, pool: SourcePool | None) -> dict | None:
 def preflight(url: str, connect_timeout: float) -> None:
     """One TCP connect to the target, within PREFLIGHT_S: a target with nothing listening is
     found out at once, not after the run."""
-    host, port, _ = _target(url)
+    host, port, _, _ = _target(url)
     limit = min(PREFLIGHT_S, connect_timeout)
     try:
         socket.create_connection((host, port), timeout=limit).close()
@@ -178,14 +186,14 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                             header=worker < 0) if files else None)
     if recorder is not None:
         recorder.subscribe(hooks)
-    host, port, netloc = _target(opts.target)
+    host, port, netloc, prefix = _target(opts.target)
     protocol = parse_protocol(opts.protocol) if opts.protocol else None
     classes = class_override(sc.classes, protocol)
     target = Target(host, port, netloc, opts.connect_timeout, opts.timeout or None,
                     opts.request_timeout, hooks, sc.site,
                     itertools.count(max(worker, 0) * 10**9), opts.emulation,
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
-                    sources_for(opts))
+                    sources_for(opts), prefix)
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks)
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task

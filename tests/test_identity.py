@@ -267,3 +267,33 @@ def test_bad_source_addresses_are_one_line_errors(tmp_path, spec, message):
                                   "--source-addresses", spec])
     assert r.exit_code == 2 and message in r.output
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+
+
+# ---- a target with a path ------------------------------------------------------------------
+def test_a_target_path_prefixes_every_request(tmp_path):
+    """The site built under /shop/ of nginx's root: every request, and every Referer, goes
+    under /shop/ (nginx answers 404 to anything else)."""
+    scenario, sc = _served_scenario(tmp_path, "lan/http11,lan/http10x2", sessions=8)
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "site").rename(root / "shop")
+    with nginx(root, tmp_path / "ng") as ng:
+        s = replay(scenario, ReplayOptions(target=ng.url + "shop/", emulation=False))
+        hits = ng.combined()
+    want = collections.Counter()
+    for session in sc.sessions():
+        for (uri, _), n in _expected(sc, ng.url).get(session.id).items():
+            want["/shop" + uri] += n
+    assert s["errors"]["total"] == 0 and collections.Counter(h.uri for h in hits) == want
+    assert all(h.referer is None or h.referer.startswith(ng.url + "shop/") for h in hits)
+
+
+@pytest.mark.parametrize("target,message", [
+    ("http://127.0.0.1:9/shop/?x=1", "a target has no query or fragment"),
+    ("http://127.0.0.1:99999/", "out of range"),
+    ("https://127.0.0.1/", "give an http://HOST[:PORT]/[PREFIX/] URL"),
+])
+def test_a_target_wagon_cannot_use_is_one_line(tmp_path, target, message):
+    scenario, _ = _served_scenario(tmp_path, "lan/http11", sessions=2)
+    r = CliRunner().invoke(main, ["replay", scenario, "--target", target])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output

@@ -31,7 +31,9 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 
 @click.command("replay", epilog=EXIT_HELP)
 @click.argument("scenario")
-@click.option("--target", required=True, help="The server: http://HOST:PORT/")
+@click.option("--target", required=True,
+              help="The server: http://HOST:PORT/, or http://HOST:PORT/PREFIX/ to request "
+                   "every URL under /PREFIX/.")
 @click.option("--results", default=default(ReplayOptions, "results"), metavar="FILE",
               help="CSV of every request (and FILE's .pages.csv of every page, .run.json of "
                    "the run).")
