@@ -55,7 +55,7 @@ PREFLIGHT_S = 2.0           # the pre-flight connect gives up after this long
 EXIT_OK = 0                 # complete, within its thresholds
 EXIT_UNREACHABLE = 3        # the pre-flight connect failed: nothing was replayed
 EXIT_THRESHOLDS = 4         # complete, but a --fail-on threshold failed
-EXIT_INCOMPLETE = 5         # stopped by a signal or --max-time, or a worker died
+EXIT_INCOMPLETE = 5         # cut short by a signal, or a worker died
 
 
 class ReplayError(ValueError):
@@ -162,9 +162,14 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     return int(np.cumsum(deltas[np.argsort(times, kind="stable")]).max())
 
 
+PLANNED_STOPS = frozenset(("max_time",))      # an end the user asked for, not a cut
+
+
 def exit_status(summary: dict) -> int:
-    """0 only for a complete run within its thresholds (constants EXIT_*)."""
-    if not summary["complete"]:
+    """0 for a run that ran as planned (to its end, or to ``--max-time``) within its
+    thresholds; EXIT_INCOMPLETE only for an unplanned cut (a signal, a dead worker)."""
+    if summary.get("dead_workers") or not (summary["complete"] or
+                                           summary.get("stopped_by") in PLANNED_STOPS):
         return EXIT_INCOMPLETE
     if any(t["failed"] for t in summary["thresholds"]):
         return EXIT_THRESHOLDS
