@@ -7,7 +7,9 @@ think times lognormal(μ=3, σ=1.1).
 """
 from __future__ import annotations
 
+import io
 import math
+import os
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator, TextIO
 
@@ -17,7 +19,9 @@ from scipy import stats
 from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import ClientClass, parse_classes
 from ..formats.model import Model
-from ..formats.scenario import ScenarioWriter, SessionBatch, model_digest
+from ..formats.model import load_model
+from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_digest,
+                                scenario_from_bytes)
 from .agents import AgentMix
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
@@ -266,3 +270,25 @@ def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
         if progress is not None:
             progress(len(batch))
     return summary
+
+
+def scenario(model: Model | str | os.PathLike | None = None, **options) -> Scenario:
+    """A scenario in memory, exactly the one ``wagon synth`` writes for the same model and
+    options (``SynthOptions``' fields: ``duration`` or ``sessions``, ``seed``, ``speedup``,
+    ``classes``, ...); ``model``: a Model, a model file, or None (``rate`` then needed).
+
+    >>> import wagon
+    >>> sc = wagon.synthesize("model.json", duration=600, seed=1)        # doctest: +SKIP
+    >>> sc.to_frame().groupby("session").size().mean()    # clicks per session  # doctest: +SKIP
+    >>> sc.write("scenario.jsonl")                         # what wagon replay plays  # doctest: +SKIP
+    """
+    name = None
+    if isinstance(model, (str, os.PathLike)):
+        name, model = os.path.basename(str(model)), load_model(model)
+    try:
+        opts = SynthOptions(**options)
+    except TypeError as e:
+        raise SynthError(f"synthesize: {e}") from None
+    buf = io.StringIO()
+    synthesize(Generator(model, opts), buf, name)
+    return scenario_from_bytes(buf.getvalue().encode(), "<synthesized>")

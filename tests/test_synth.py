@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from wagon import parse_bytes, sessionize
+from wagon import SynthError, parse_bytes, sessionize
+from wagon import synthesize as wagon_synthesize
 from wagon.cli import main
 from wagon.fitting import fit
 from wagon.formats.classes import ClassError, parse_classes
-from wagon.formats.model import Model
+from wagon.formats.model import Model, save_model
 from wagon.formats.scenario import ScenarioError, read_scenario
 from wagon.formats.site import build_site, page_html, url_path
 from wagon.modeling import observations
@@ -334,3 +335,21 @@ def test_cli_synth_export_and_site(tmp_path, sample_model):
                             str(tmp_path / "x")], "not a wagon scenario")):
         r = run(main, args)
         assert r.exit_code == 2 and message in r.stderr, (args, r.output)
+
+
+def test_synthesize_in_memory_is_the_scenario_wagon_synth_writes(tmp_path):
+    """wagon.synthesize gives the bytes the command writes; its table has a row per click."""
+    save_model(hand_model(), tmp_path / "m.json")
+    r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "--sessions", "60",
+                                  "--seed", "4", "-o", str(tmp_path / "cli.jsonl")])
+    assert r.exit_code == 0, r.output
+    sc = wagon_synthesize(str(tmp_path / "m.json"), sessions=60, seed=4)
+    sc.write(tmp_path / "mem.jsonl")
+    assert (tmp_path / "mem.jsonl").read_bytes() == (tmp_path / "cli.jsonl").read_bytes()
+    frame = sc.to_frame()
+    on_disk = list(read_scenario(tmp_path / "cli.jsonl").sessions())
+    assert len(frame) == sum(len(s.clicks) for s in on_disk)
+    assert frame.groupby("session")["click"].max().add(1).tolist() == [len(s.clicks)
+                                                                        for s in on_disk]
+    with pytest.raises(SynthError, match="unexpected keyword argument 'sesions'"):
+        wagon_synthesize(str(tmp_path / "m.json"), sesions=3)

@@ -2,8 +2,9 @@
 
 Library use mirrors the command line: ``parse_logs`` → ``sessionize`` → ``wagon.fitting.fit``
 per variable → a model (``fit_logs`` does all of it), read back with ``load_model``;
-``wagon.synth`` writes scenarios, ``wagon.replay`` plays them, ``read_results`` reads what a
-replay recorded.
+``synthesize`` makes a scenario in memory (``Scenario``: ``sessions()``, ``to_frame()``,
+``write``), ``read_scenario`` reads one, ``wagon.replay`` plays them, ``read_results`` reads
+what a replay recorded.
 
 The names below are imported on first use (PEP 562), not with the package: ``import wagon``
 stays cheap, so that ``wagon --help`` answers at once and replay workers never load SciPy.
@@ -22,6 +23,8 @@ _API = {
     "Model": "wagon.formats.model", "ModelError": "wagon.formats.model",
     "load_model": "wagon.formats.model", "save_model": "wagon.formats.model",
     "read_scenario": "wagon.formats.scenario", "ScenarioError": "wagon.formats.scenario",
+    "Scenario": "wagon.formats.scenario", "synthesize": "wagon.synth.generate:scenario",
+    "SynthOptions": "wagon.synth", "SynthError": "wagon.synth",
     "read_results": "wagon.formats.results", "ResultsError": "wagon.formats.results",
     "FitOptions": "wagon.modeling", "FitResult": "wagon.modeling", "fit_logs": "wagon.modeling",
 }
@@ -30,10 +33,11 @@ __all__ = ["__version__", *_API]
 
 
 def __getattr__(name: str):
-    module = _API.get(name)
-    if module is None:
+    where = _API.get(name)
+    if where is None:
         raise AttributeError(f"module 'wagon' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, _, attr = where.partition(":")           # "module:attribute" when names differ
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 

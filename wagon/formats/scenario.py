@@ -15,13 +15,16 @@ and 2 (no agents: a replay sends its own User-Agent) are read too.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import math
 import os
 import re
+import shutil
 from dataclasses import dataclass
-from typing import Iterator, TextIO
+from typing import BinaryIO, Iterator, TextIO
 
 import numpy as np
 
@@ -31,7 +34,8 @@ from .site import SiteSpec
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
-           "read_scenario", "SCENARIO_FORMAT", "SCENARIO_VERSION", "model_digest"]
+           "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
+           "model_digest"]
 
 SCENARIO_VERSION = 3
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
@@ -100,23 +104,29 @@ class ScenarioSession:
 
 @dataclass
 class Scenario:
-    """A scenario's header, read and checked; iterate ``sessions()`` for its sessions."""
+    """A scenario's header, read and checked; iterate ``sessions()`` for its sessions. Read
+    from a file (``read_scenario``: ``path``), or held in memory (``data``: the file's bytes,
+    as ``wagon.synthesize`` makes it; ``path`` then names it in messages)."""
 
     path: str
     header: dict
     classes: list[ClientClass]
     site: SiteSpec
     agents: list[dict]              # {"family", "user_agent"} (version 3; [] before)
+    data: bytes | None = None       # the scenario itself when it is held in memory
 
     @property
     def speedup(self) -> float:
         """The factor synthesis divided every time by (1 when it did not)."""
         return float(self.header.get("options", {}).get("speedup") or 1.0)
 
+    def _open(self) -> BinaryIO:
+        return io.BytesIO(self.data) if self.data is not None else open(self.path, "rb")
+
     def sessions(self) -> Iterator[ScenarioSession]:
         """The sessions, checked line by line (in order of start time, as the format says)."""
         last = 0.0
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             f.readline()
             for lineno, raw in enumerate(f, start=2):
                 if raw.strip():
@@ -126,6 +136,31 @@ class Scenario:
                                             f"start time ({s.start} after {last})")
                     last = s.start
                     yield s
+
+    def write(self, path: str | os.PathLike) -> None:
+        """The scenario as a file (complete or not at all: written beside, then renamed)."""
+        path = str(path)
+        tmp = f"{path}.tmp"
+        try:
+            with self._open() as src, open(tmp, "wb") as out:
+                shutil.copyfileobj(src, out)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def to_frame(self):
+        """A pandas DataFrame with a row per click: session, start (s), class and agent
+        (names), click (rank in its session), page (index), url, think (s before it),
+        objects (embedded in the page)."""
+        import pandas as pd  # lazy: pandas costs 0.3 s, only this table needs it
+        rows = [(s.id, s.start, self.classes[s.cls].name,
+                 self.agents[s.agent]["family"] if s.agent is not None else None, k, page,
+                 self.site.page_urls[page], think, len(self.site.page_objects[page]))
+                for s in self.sessions() for k, (page, think) in enumerate(s.clicks)]
+        return pd.DataFrame(rows, columns=["session", "start", "class", "agent", "click",
+                                           "page", "url", "think", "objects"])
 
     def _session(self, raw: bytes, lineno: int) -> ScenarioSession:
         where = f"{self.path}:{lineno}"
@@ -179,6 +214,17 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
     other = wrong_kind(path, "a wagon scenario")
     if other:
         raise ScenarioError(other)
+    return _checked(first, path)
+
+
+def scenario_from_bytes(data: bytes, name: str = "<scenario>") -> Scenario:
+    """A scenario held in memory (the bytes of its file), checked as ``read_scenario`` checks a
+    file; ``name`` stands for the path in messages."""
+    return _checked(data.split(b"\n", 1)[0], name, data)
+
+
+def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
+    """The Scenario whose header line is ``first``; ScenarioError names what is wrong."""
     try:
         h = json.loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -196,7 +242,7 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
             from None
     if not classes:
         raise ScenarioError(f"{path}:1: the header needs at least one class")
-    return Scenario(path, h, classes, site, _agents(h.get("agents", []), path))
+    return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)
 
 
 def _agents(agents: object, path: str) -> list[dict]:
