@@ -287,6 +287,9 @@ def summary_text(s: dict) -> str:
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":
         lines.append(f"stopped at --max-time with {ss['interrupted']:,} sessions still running")
+    elif s.get("stopped_by") == "duration":
+        lines.append(f"ended at the steady scenario's duration with {ss['interrupted']:,} "
+                     "sessions still running (cut, as a running site's are)")
     lines += [f"WARNING: {w}" for w in s["warnings"] + ([ident["warning"]] if ident and
                                                          ident.get("warning") else [])]
     if s.get("results"):

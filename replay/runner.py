@@ -162,7 +162,16 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     return int(np.cumsum(deltas[np.argsort(times, kind="stable")]).max())
 
 
-PLANNED_STOPS = frozenset(("max_time",))      # an end the user asked for, not a cut
+PLANNED_STOPS = frozenset(("max_time", "duration"))  # ends the user asked for, not cuts
+
+
+def steady_end(sc: Scenario) -> float | None:
+    """When a stationary scenario (``wagon synth --steady``) ends, in the run's seconds: its
+    duration, sped up; None for others, which play until their last session ends."""
+    o = sc.header.get("options") or {}
+    if not o.get("steady") or not o.get("duration"):
+        return None
+    return float(o["duration"]) / sc.speedup
 
 
 def exit_status(summary: dict) -> int:
@@ -206,6 +215,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
             loop.add_signal_handler(sig, sched.halt, "signal")
     if opts.max_time is not None:
         loop.call_later(t0 + opts.max_time - clock(), sched.halt, "max_time")
+    if steady_end(sc) is not None:
+        loop.call_later(t0 + steady_end(sc) - clock(), sched.halt, "duration")
     if control is not None:
         loop.add_reader(control.fileno(), _on_control, control, sched)
     report = _progress_reporter(hooks, t0, control) if opts.progress else None

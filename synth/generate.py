@@ -18,14 +18,14 @@ from scipy import stats
 
 from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import ClientClass, parse_classes
-from ..formats.model import Model
-from ..formats.model import load_model
+from ..formats.model import Model, load_model
 from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_digest,
                                 scenario_from_bytes)
 from .agents import AgentMix
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
+from .steady import POOL_FACTOR, in_progress, merge, split
 
 __all__ = ["SynthOptions", "Generator", "SynthError", "SynthSummary", "synthesize",
            "FALLBACK_LAWS", "MAX_CLICKS"]
@@ -92,6 +92,10 @@ class Generator:
             raise SynthError("--speedup, --rate and --rate-scale must be positive")
         if o.arrivals not in ("poisson", "renewal"):
             raise SynthError("--arrivals is poisson or renewal")
+        if o.steady and (o.duration is None or o.profile != "constant" or o.arrivals != "poisson"
+                         or o.deterministic):
+            raise SynthError("--steady needs --duration, a constant profile and Poisson "
+                             "arrivals (a stationary run)")
         self.model, self.options = model, o
         self.profile: Profile = parse_profile(_model_profile(model) if o.profile == "model"
                                               else o.profile)
@@ -148,6 +152,38 @@ class Generator:
         return np.clip(np.round(self.clicks.draw(n, rng)), 1, MAX_CLICKS).astype(np.int64)
 
     def batches(self) -> Iterator[SessionBatch]:
+        """The sessions in order of start time; with ``steady``, those under way at t = 0
+        merged in (``synth.steady``)."""
+        if not self.options.steady:
+            yield from self._arrivals()
+            return
+        pending, next_id = self._in_progress(), 0
+        for batch in self._arrivals():
+            early, pending = split(pending, float(batch.starts[-1]))
+            batch = merge(early, batch)
+            batch.ids = np.arange(next_id, next_id + len(batch))
+            next_id += len(batch)
+            yield batch
+        rest = split(pending, self.options.duration / self.options.speedup)[0]
+        if len(rest):
+            rest.ids = np.arange(next_id, next_id + len(rest))
+            yield rest
+
+    def _in_progress(self) -> SessionBatch:
+        """The sessions a stationary run has under way at t = 0, drawn from a pool of sessions
+        of this generator (POOL_FACTOR candidates per session drawn)."""
+        o = self.options
+        rng = np.random.default_rng([o.seed, 0, 2])
+        rate = self.rate * o.speedup                  # sessions per second of the scenario
+        pool = self._sessions(np.zeros(2000), 0, rng)
+        need = POOL_FACTOR * rate * float(pool.thinks.sum()) / len(pool)
+        if need > len(pool):
+            pool = self._sessions(np.zeros(int(need)), 0, rng)
+        pool.agents = self.agents.draw(pool.classes, rng)
+        return in_progress(pool, rate, rng)
+
+    def _arrivals(self) -> Iterator[SessionBatch]:
+        """Sessions arriving from t = 0, in chunks."""
         o = self.options
         u_last, next_id, k = 0.0, 0, 0
         while True:

@@ -26,3 +26,4 @@ class SynthOptions:
     pages: int = 1000
     zipf: float = 1.0
     chunk: int = 20_000
+    steady: bool = False        # stationary from t = 0: users already mid-session (synth.steady)

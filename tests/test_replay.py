@@ -37,6 +37,7 @@ from wagon.synth.site import resolve_site
 from .conftest import require_tool
 from .servers import _Fault, fault_server, free_port, nginx, wait_port, write_scenario_file
 from .test_synth import hand_model
+from wagon.formats.model import save_model
 
 JSON_LATENCY = {"request", "request_all", "connect", "first_byte", "page"}
 STATS = {"p50", "p90", "p99", "max"}
@@ -870,3 +871,28 @@ def test_a_kept_connection_closed_during_the_round_trip_wait_is_reopened(tmp_pat
         log = server.access(expect=2)
     assert s["errors"]["total"] == 0, s["errors"]
     assert len(log) == 2 and s["connections"] == 2
+
+
+def test_a_steady_scenario_holds_its_throughput_against_nginx(tmp_path):
+    """wagon synth --steady, replayed: it plays --duration (sped up) and stops there, exit 0;
+    requests per 5-s window, counted in nginx's own log, within ±20 % of the run's mean from
+    the first window on (tests/test_synth.py: without --steady the first window is a ramp)."""
+    model = hand_model(think=(1.0, 0.5), clicks_p=0.25, rate=4.0)
+    site = tmp_path / "site"
+    build_site(resolve_site(model, pages=40).spec, site)
+    save_model(model, tmp_path / "m.json")
+    run = CliRunner().invoke
+    r = run(main, ["synth", str(tmp_path / "m.json"), "--duration", "400", "--speedup", "20",
+                   "--pages", "40", "--classes", "lan/http11", "--seed", "3", "--steady", "-o",
+                   str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 0, r.output
+    with nginx(site, tmp_path / "ng") as server:
+        r = run(main, ["replay", str(tmp_path / "s.jsonl"), "--target", server.url, "--quiet",
+                       "--json"])
+        logged = np.array([h.msec for h in server.combined()])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.output)
+    assert summary["stopped_by"] == "duration" and summary["errors"]["total"] == 0
+    assert 19.5 < summary["duration_s"] < 21.5
+    per_window = np.histogram(logged - logged.min(), np.arange(0.0, 20.001, 5.0))[0]
+    assert np.all(np.abs(per_window / per_window.mean() - 1) < 0.2), per_window

@@ -353,3 +353,41 @@ def test_synthesize_in_memory_is_the_scenario_wagon_synth_writes(tmp_path):
                                                                         for s in on_disk]
     with pytest.raises(SynthError, match="unexpected keyword argument 'sesions'"):
         wagon_synthesize(str(tmp_path / "m.json"), sesions=3)
+
+
+def _click_times(gen) -> np.ndarray:
+    """When each click of ``gen``'s scenario is offered (think-time offsets)."""
+    out = []
+    for b in gen.batches():
+        for i in range(len(b)):
+            a, c = b.click_ptr[i], b.click_ptr[i + 1]
+            out.append(b.starts[i] + np.cumsum(b.thinks[a:c]))
+    return np.concatenate(out)
+
+
+def test_a_steady_scenario_is_stationary_from_its_first_second():
+    """M/G/∞: with Poisson arrivals at λ and E[N] clicks per session, a stationary run offers
+    λ·E[N] clicks per second at every instant. Over 120 seeds, every 20-s window of a --steady
+    scenario is within 4 standard errors of that (sessions bunch clicks: the errors are the
+    runs' own spread); without --steady the first window is a ramp."""
+    model = hand_model(think=(1.0, 0.5), clicks_p=0.25, rate=2.0)
+    expected = 2.0 * 4.0 * 20.0                       # λ · E[geometric(1/4)] · window
+    bins = np.arange(0.0, 201.0, 20.0)
+
+    def windows(steady: bool) -> np.ndarray:
+        return np.array([np.histogram(_click_times(Generator(model, SynthOptions(
+            duration=200, seed=s, steady=steady))), bins)[0] for s in range(120)])
+    steady, ramp = windows(True), windows(False)
+    se = steady.std(axis=0, ddof=1) / np.sqrt(len(steady))
+    assert np.all(np.abs(steady.mean(axis=0) - expected) < 4 * se), steady.mean(axis=0)
+    assert ramp.mean(axis=0)[0] < 0.8 * expected
+
+
+@pytest.mark.parametrize("opts,message", [
+    ({"sessions": 10, "steady": True}, "--steady needs --duration"),
+    ({"duration": 60, "steady": True, "profile": "steps:30=2"}, "a constant profile"),
+    ({"duration": 60, "steady": True, "deterministic": True}, "Poisson arrivals"),
+])
+def test_steady_needs_a_stationary_setting(opts, message):
+    with pytest.raises(SynthError, match=message):
+        Generator(hand_model(), SynthOptions(**opts))

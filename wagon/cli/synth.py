@@ -37,6 +37,10 @@ PROGRESS_MIN_SESSIONS = 200_000
 @click.option("--seed", type=int, default=default(SynthOptions, "seed"), show_default=True,
               help="Seed of every random draw: the same seed writes the same bytes.")
 @click.option("--deterministic", is_flag=True, help="Every random variable replaced by its mean.")
+@click.option("--steady", is_flag=True,
+              help="Stationary from the first second: users already mid-session at t = 0 (as a "
+                   "running site has them), arrivals throughout; wagon replay plays --duration "
+                   "and cuts what runs then (docs/synth.md).")
 @click.option("--speedup", type=float, default=default(SynthOptions, "speedup"),
               show_default=True, help="Divide every time (arrivals, think times) by this.")
 @click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
@@ -45,11 +49,12 @@ PROGRESS_MIN_SESSIONS = 200_000
               help="Zipf exponent of that site's page popularity.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
-            seed, deterministic, speedup, pages, zipf, as_json) -> None:
+            seed, deterministic, steady, speedup, pages, zipf, as_json) -> None:
     """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
     opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
                         profile=profile, arrivals=arrivals, classes=classes, seed=seed,
-                        deterministic=deterministic, speedup=speedup, pages=pages, zipf=zipf)
+                        deterministic=deterministic, speedup=speedup, pages=pages, zipf=zipf,
+                        steady=steady)
     try:
         gen = Generator(inputs.model(model), opts)
     except (SynthError, ClassError, ProfileError) as e:
@@ -75,6 +80,8 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
         note.append(f"times divided by {speedup:g} (--speedup)")
     if deterministic:
         note.append("deterministic: every variable at its mean")
+    if steady:
+        note.append("steady: sessions under way at t = 0, cut at the end")
     click.echo(f"{output}: {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
                f"{info['requests']:,} requests; base rate {gen.rate:.4g} sessions/s, "
                f"profile {profile}" + (f"; {'; '.join(note)}" if note else ""))
