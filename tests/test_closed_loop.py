@@ -12,13 +12,13 @@ import sys
 import numpy as np
 import pytest
 
-from wagon.formats.model import Model
 from wagon.formats.scenario import read_scenario
 from wagon.formats.site import build_site
 from wagon.logs.sessions import SessionRules
 from wagon.modeling import FitOptions, fit_logs
 from wagon.replay import ReplayOptions, replay
 from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.reference import wagon_model
 from wagon.synth.site import resolve_site
 
 from .servers import free_port, nginx, wait_port
@@ -26,31 +26,12 @@ from .servers import free_port, nginx, wait_port
 SPEEDUP = 100.0
 SESSIONS = 300
 TMIN, TMAX = 0.5, 600.0     # the session rules, in modeled seconds
-TRUE = {"rate": 0.5, "clicks": {"mu": 5.0, "lambda": 3.0}, "think": {"mu": 3.0, "sigma": 1.1}}
-
-
-def wagon_model() -> Model:
-    """WAGON's generator (Liu et al. 2001): Poisson sessions, clicks IG(5, 3), think
-    lognormal(3, 1.1); pages Zipf; sizes of the paper's order. Think times are those a log keeps
-    as such (inside [TMIN, TMAX], as a model wagon fits says): a longer pause would be the start
-    of another session, by the very rule that rebuilds sessions."""
-    return Model({"format": "wagon-model", "version": 3, "variables": {
-        "interarrival": {"best": "exponential", "params": {"scale": 1 / TRUE["rate"]}},
-        "clicks": {"best": "inverse_gaussian", "params": TRUE["clicks"], "kind": "rounded",
-                   "observation": {"kind": "counts", "support_min": 1}},
-        "think": {"best": "lognormal", "params": TRUE["think"], "kind": "truncated",
-                  "observation": {"kind": "exact", "lower": TMIN, "upper": TMAX}},
-        "page_size": {"best": "lognormal", "params": {"mu": 8.5, "sigma": 0.5}},
-        "objects_per_page": {"best": "poisson", "params": {"mu": 2.0, "loc": 0},
-                             "kind": "discrete"},
-        "object_size": {"best": "lognormal", "params": {"mu": 8.0, "sigma": 0.7}}},
-        "agents": {"sessions": {"firefox": 6, "chrome": 3, "safari": 1}}})
 
 
 @pytest.fixture(scope="module")
 def loop_scenario(tmp_path_factory):
     d = tmp_path_factory.mktemp("loop")
-    model = wagon_model()
+    model = wagon_model(0.5, TMIN, TMAX, {"firefox": 6, "chrome": 3, "safari": 1})
     with open(d / "s.jsonl", "w") as f:
         synthesize(Generator(model, SynthOptions(sessions=SESSIONS, seed=7, pages=60, zipf=1.0,
                                                  classes="lan/http11", speedup=SPEEDUP)), f)
