@@ -19,7 +19,7 @@ counts, from the exact-value MLE as the starting point.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -359,6 +359,13 @@ class _Continuous(_Model):
     def mean_loglik(self, frozen) -> float:
         return float(self.s.w @ frozen.logpdf(self.s.v)) / self.s.n
 
+    def minimum_rate(self, params: dict) -> float:
+        """n·x₍₁₎·f(x₍₁₎) (f recorded: truncated where the data are), for a scale at the
+        sample minimum x₍₁₎: the rate of log x₍₁₎ − log xₘ, exponential (uncertainty)."""
+        x = float(self.s.v[0])
+        return self.s.n * x * math.exp(float(self._law(self.law.freeze(params)).logpdf(
+            np.nextafter(x, math.inf))))
+
     def _law(self, frozen):
         return frozen
 
@@ -399,6 +406,7 @@ class _Truncated(_Model):
         return float(self.s.w @ t.logpdf(self.s.v)), w2, a2, t.cdf(edges)
 
     fixed = _Continuous.fixed
+    minimum_rate = _Continuous.minimum_rate
     null_kernel = _Continuous.null_kernel
     _statistics_sample = _Continuous._statistics_sample
 
@@ -517,6 +525,14 @@ class _Discrete(_Cells):
 
     def estimate(self, start=None) -> dict:
         return self.law.estimate(self.s)
+
+    def objective(self, params):
+        """The laws' own MLEs maximise the likelihood of their pmf (the cells' equals it, but
+        for tail cells whose probability underflows)."""
+        return replace(super().objective(params), mean_loglik=self._pmf_loglik)
+
+    def _pmf_loglik(self, frozen) -> float:
+        return float(self.s.w @ frozen.logpmf(self.s.v)) / self.s.n
 
     def cdf_at(self, frozen, j):
         return discrete_cdf(frozen, j)

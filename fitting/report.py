@@ -8,11 +8,15 @@ Selection rule (docs/methods.md): A²'s p-value (Stephens', asymptotic, or the b
 says which laws fit; among them the smallest BIC = k·ln n − 2·log-likelihood wins. When A²
 rejects every law — the rule on large samples of real data — the smallest λ² (Paxson's
 discrepancy per observation, which does not grow with n) wins. AIC and W² are reported.
+
+The chosen law's parameters (every candidate's with ``intervals="all"``) carry standard errors
+and 95 % intervals (``uncertainty``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Collection
 
 import numpy as np
 
@@ -20,9 +24,11 @@ from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
 from .observation import Observation
+from .uncertainty import Uncertainty, uncertainty
 
 __all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates",
-           "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap"]
+           "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap",
+           "add_intervals"]
 
 MAX_AUTO_DISCRETE_VALUES = 100
 BOOTSTRAP_CHUNK = 25            # replicates per bootstrap task
@@ -48,6 +54,7 @@ class CandidateFit:
     error: str | None = None
     n: int = 0
     p_floor: float = 0.0                         # the smallest p-value the method can give
+    uncertainty: Uncertainty | None = None       # SEs and intervals (None: not computed)
 
     @property
     def name(self) -> str:
@@ -74,16 +81,83 @@ class CandidateFit:
         """The fitted law as a frozen ``scipy.stats`` distribution (.cdf, .ppf, .rvs, .mean)."""
         return self.law.freeze(self.params)
 
+    def _intervals(self) -> Uncertainty:
+        if self.uncertainty is None:
+            raise ValueError(f"{self.name}: its intervals were not computed (fit(..., "
+                             f"intervals='all') or a list naming it)")
+        return self.uncertainty
+
+    @property
+    def bse(self) -> dict[str, float | None]:
+        """Standard errors of the estimated parameters (None where there is none: ``notes``
+        says why)."""
+        return {k: p.se for k, p in self._intervals().params.items() if p.method != "fixed"}
+
+    @property
+    def ci_methods(self) -> dict[str, str]:
+        """How each parameter's interval was found: wald (observed information), profile,
+        minimum (the sample minimum's law), fixed (not estimated) or n/a."""
+        return {k: p.method for k, p in self._intervals().params.items()}
+
+    @property
+    def notes(self) -> dict[str, str]:
+        """Why a parameter has no standard error or interval, or why it is a profile's."""
+        return {k: p.note for k, p in self._intervals().params.items()
+                if p.note and p.method != "fixed"}
+
+    def conf_int(self, alpha: float = 0.05) -> dict[str, tuple[float, float] | None]:
+        """1 − ``alpha`` intervals of the estimated parameters, from the likelihood
+        (``ci_methods``)."""
+        return {k: p.interval(alpha) for k, p in self._intervals().params.items()
+                if p.method != "fixed"}
+
+    @property
+    def cov(self) -> dict[str, dict[str, float]]:
+        """The covariance of the parameters with Wald intervals (the inverse observed
+        information, on the parameters' scale by the delta method), as nested dicts."""
+        u = self._intervals()
+        names = u.cov_names
+        return {a: {b: float(u.cov[i, j]) for j, b in enumerate(names)}
+                for i, a in enumerate(names)}
+
+    def interval_table(self) -> list[str]:
+        """Each parameter's estimate, standard error and interval, a line each, with a
+        header."""
+        u = self._intervals()
+        head = (f"{'parameter':10s} {'estimate':>11s} {'std err':>10s} {'[2.5 %':>11s} "
+                f"{'97.5 %]':>11s}  {'method':8s}")
+        lines = [head]
+        for k, p in u.params.items():
+            lo, hi = p.interval() or (math.nan, math.nan)
+            se = "" if p.method == "fixed" else _g(p.se)
+            bounds = f"{_g(lo):>11s} {_g(hi):>11s}" if p.method != "fixed" else f"{'':23s}"
+            line = f"{k:10s} {_g(p.value):>11s} {se:>10s} {bounds}  {p.method:8s}"
+            lines.append(line.rstrip())
+        return [lines[0].rstrip(), *lines[1:]]
+
     def row(self) -> dict:
         """One row of the fit table (JSON-ready)."""
         def num(v):
             return None if v is None or not math.isfinite(v) else float(v)
-        return {"law": self.name, "kind": self.law.kind, "mode": self.mode,
-                "params": dict(self.params), "nparams": self.nparams,
-                "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
-                "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
-                "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
-                "error": self.error}
+        out = {"law": self.name, "kind": self.law.kind, "mode": self.mode,
+               "params": dict(self.params), "nparams": self.nparams,
+               "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
+               "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
+               "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
+               "error": self.error}
+        return {**out, **self.interval_fields()}
+
+    def interval_fields(self) -> dict:
+        """The parameters' standard errors and intervals as the model and ``--json`` hold
+        them (empty when they were not computed): ``se``, ``ci`` ([lower, upper], null where
+        there is none), ``ci_method``, ``ci_note`` (only the parameters with a note)."""
+        out: dict = {}
+        if self.uncertainty is not None:
+            ci = self.conf_int()
+            out = {"se": self.bse,
+                   "ci": {k: None if v is None else list(v) for k, v in ci.items()},
+                   "ci_method": self.ci_methods, "ci_note": self.notes}
+        return out
 
 
 @dataclass
@@ -124,10 +198,11 @@ class FitReport:
                 "max": self.maximum, "discrete": self.discrete,
                 "observation": self.observation.as_dict(),
                 "best": best.name if best else None, "params": dict(best.params) if best else None,
-                "table": self.table}
+                **(best.interval_fields() if best else {}), "table": self.table}
 
     def summary(self) -> str:
-        """The fit table as text, best law (smallest BIC) marked with '*'."""
+        """The fit table as text, the chosen law marked with '*', then its parameters with
+        their standard errors and intervals."""
         head = (f"{self.name}: n={self.n:,} mean={_g(self.mean)} sd={_g(self.std)} "
                 f"min={_g(self.minimum)} max={_g(self.maximum)} "
                 f"({self.observation.describe()})")
@@ -144,11 +219,22 @@ class FitReport:
             lines.append(f" {mark}{c.name:21s} {_g(c.aic):>11s} {_g(c.bic):>11s} "
                          f"{_g(c.bic - top):>8s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} "
                          f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}")
+        best = self.best
+        if best is not None and best.uncertainty is not None:
+            lines += ["", f"  {best.name}, the chosen law: {INTERVALS_SAID}"]
+            lines += ["  " + line for line in best.interval_table()]
         return "\n".join(lines)
 
 
-def _g(v: float) -> str:
-    return f"{v:.4g}" if math.isfinite(v) else "inf"
+INTERVALS_SAID = ("95 % intervals (wald: observed information; profile: profile likelihood; "
+                  "minimum: the sample minimum's law)")
+
+
+def _g(v: float | None) -> str:
+    """4 significant digits; n/a for None, inf for NaN (a statistic that is not finite)."""
+    if v is None:
+        return "n/a"
+    return f"{v:.4g}" if not math.isnan(v) else "inf"
 
 
 def format_params(params: dict) -> str:
@@ -301,6 +387,18 @@ def apply_bootstrap(report: "FitReport", tasks: list[BootstrapTask],
     report.best = _select(report.candidates)
 
 
+def add_intervals(report: "FitReport", s: Sample, intervals: str | Collection[str] = "best"
+                  ) -> None:
+    """Standard errors and intervals (``uncertainty``) of the chosen law's parameters, of every
+    candidate's (``intervals`` "all") or of the named laws' and the chosen one's."""
+    for c in report.candidates:
+        if c.ok and c.uncertainty is None and (
+                c is report.best or intervals == "all"
+                or (not isinstance(intervals, str) and c.name in intervals)):
+            with np.errstate(all="ignore"):
+                c.uncertainty = uncertainty(make_model(c.law, s), c.params)
+
+
 def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...]:
     """Every law that can describe samples observed this way."""
     if obs.kind != "counts":
@@ -311,14 +409,16 @@ def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...
 
 
 def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 0,
-        seed: int = 0, name: str = "sample", observation: Observation | None = None
-        ) -> FitReport:
+        seed: int = 0, name: str = "sample", observation: Observation | None = None,
+        intervals: str | Collection[str] = "best") -> FitReport:
     """Fit candidate laws by maximum likelihood and pick one (rule in the module docstring).
 
     ``observation``: how the values were recorded (default: exact values, or counts when
     ``discrete`` — None: integer values with at most 100 distinct ones). ``candidates``: law
     names (default: every law that can describe such a sample). ``bootstrap``: replicates of
-    the parametric bootstrap for p-values (0: off).
+    the parametric bootstrap for p-values (0: off). ``intervals``:
+    whose parameters get standard errors and intervals: the chosen law's ("best"), every
+    candidate's ("all"), or those of the laws named and the chosen one.
     """
     x = np.asarray(sample, dtype=np.float64).ravel()
     if x.size < 2:
@@ -335,6 +435,10 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     s = Sample(x, observation=observation)
     names = candidates or default_candidates(observation, s.support_min)
     unknown = [c for c in names if c not in LAWS]
+    if intervals not in ("best", "all"):
+        if isinstance(intervals, str):
+            raise ValueError(f"intervals must be 'best', 'all' or law names, got {intervals!r}")
+        unknown += [c for c in intervals if c not in LAWS]
     if unknown:
         raise ValueError(f"unknown law(s) {', '.join(unknown)}; known: {', '.join(LAWS)}")
     edges = gof.bin_edges(s)
@@ -347,4 +451,5 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     if bootstrap:
         tasks = bootstrap_tasks(report, bootstrap, seed)
         apply_bootstrap(report, tasks, [run_bootstrap(t) for t in tasks])
+    add_intervals(report, s, intervals)
     return report
