@@ -10,7 +10,7 @@ rejects every law — the rule on large samples of real data — the smallest λ
 discrepancy per observation, which does not grow with n) wins. AIC and W² are reported.
 
 The chosen law's parameters (every candidate's with ``intervals="all"``) carry standard errors
-and 95 % intervals (``uncertainty``).
+and 95 % intervals (``uncertainty``), and with ``bootstrap`` percentile intervals too.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
 from .observation import Observation
-from .uncertainty import Uncertainty, uncertainty
+from .uncertainty import Uncertainty, percentile_intervals, uncertainty
 
 __all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates",
            "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap",
@@ -55,6 +55,9 @@ class CandidateFit:
     n: int = 0
     p_floor: float = 0.0                         # the smallest p-value the method can give
     uncertainty: Uncertainty | None = None       # SEs and intervals (None: not computed)
+    bootstrap_params: np.ndarray | None = None   # the bootstrap's refitted parameters, a row
+                                                 # per replicate (NaN: not refitted), a column
+                                                 # per name of ``bootstrapped``
 
     @property
     def name(self) -> str:
@@ -81,6 +84,13 @@ class CandidateFit:
         """The fitted law as a frozen ``scipy.stats`` distribution (.cdf, .ppf, .rvs, .mean)."""
         return self.law.freeze(self.params)
 
+    @property
+    def bootstrapped(self) -> list[str]:
+        """The parameters the percentile bootstrap gives intervals for: the estimated ones but
+        a scale at the sample minimum (every replicate's minimum is above it)."""
+        held = self.law.scale_at_min and self.mode in ("continuous", "truncated")
+        return [p for p in self.law.params if not (held and p == "scale")]
+
     def _intervals(self) -> Uncertainty:
         if self.uncertainty is None:
             raise ValueError(f"{self.name}: its intervals were not computed (fit(..., "
@@ -105,9 +115,14 @@ class CandidateFit:
         return {k: p.note for k, p in self._intervals().params.items()
                 if p.note and p.method != "fixed"}
 
-    def conf_int(self, alpha: float = 0.05) -> dict[str, tuple[float, float] | None]:
-        """1 − ``alpha`` intervals of the estimated parameters, from the likelihood
-        (``ci_methods``)."""
+    def conf_int(self, alpha: float = 0.05, bootstrap: bool = False
+                 ) -> dict[str, tuple[float, float] | None]:
+        """1 − ``alpha`` intervals of the estimated parameters: from the likelihood
+        (``ci_methods``), or the percentile bootstrap's (``fit(..., bootstrap=B)``)."""
+        if bootstrap:
+            if self.bootstrap_params is None:
+                raise ValueError(f"{self.name}: no bootstrap was run (fit(..., bootstrap=B))")
+            return percentile_intervals(self.bootstrap_params, self.bootstrapped, alpha)
         return {k: p.interval(alpha) for k, p in self._intervals().params.items()
                 if p.method != "fixed"}
 
@@ -121,17 +136,23 @@ class CandidateFit:
                 for i, a in enumerate(names)}
 
     def interval_table(self) -> list[str]:
-        """Each parameter's estimate, standard error and interval, a line each, with a
-        header."""
+        """Each parameter's estimate, standard error and interval, a line each, with a header
+        (and the percentile bootstrap's interval beside when there is one)."""
         u = self._intervals()
+        boot = self.conf_int(bootstrap=True) if self.bootstrap_params is not None else None
         head = (f"{'parameter':10s} {'estimate':>11s} {'std err':>10s} {'[2.5 %':>11s} "
                 f"{'97.5 %]':>11s}  {'method':8s}")
+        if boot is not None:
+            head += f" {'bootstrap [2.5 %':>17s} {'97.5 %]':>11s}"
         lines = [head]
         for k, p in u.params.items():
             lo, hi = p.interval() or (math.nan, math.nan)
             se = "" if p.method == "fixed" else _g(p.se)
             bounds = f"{_g(lo):>11s} {_g(hi):>11s}" if p.method != "fixed" else f"{'':23s}"
             line = f"{k:10s} {_g(p.value):>11s} {se:>10s} {bounds}  {p.method:8s}"
+            if boot is not None and p.method != "fixed":
+                lo, hi = boot.get(k, (None, None))
+                line += f" {_g(lo):>17s} {_g(hi):>11s}"
             lines.append(line.rstrip())
         return [lines[0].rstrip(), *lines[1:]]
 
@@ -150,13 +171,18 @@ class CandidateFit:
     def interval_fields(self) -> dict:
         """The parameters' standard errors and intervals as the model and ``--json`` hold
         them (empty when they were not computed): ``se``, ``ci`` ([lower, upper], null where
-        there is none), ``ci_method``, ``ci_note`` (only the parameters with a note)."""
+        there is none), ``ci_method``, ``ci_note`` (only the parameters with a note), and
+        with a bootstrap ``ci_bootstrap`` and ``bootstrap_replicates``."""
         out: dict = {}
         if self.uncertainty is not None:
             ci = self.conf_int()
             out = {"se": self.bse,
                    "ci": {k: None if v is None else list(v) for k, v in ci.items()},
                    "ci_method": self.ci_methods, "ci_note": self.notes}
+        if self.bootstrap_params is not None:
+            done = self.bootstrap_params[np.all(np.isfinite(self.bootstrap_params), axis=1)]
+            out["ci_bootstrap"] = {k: list(v) for k, v in self.conf_int(bootstrap=True).items()}
+            out["bootstrap_replicates"] = len(done)
         return out
 
 
@@ -227,7 +253,7 @@ class FitReport:
 
 
 INTERVALS_SAID = ("95 % intervals (wald: observed information; profile: profile likelihood; "
-                  "minimum: the sample minimum's law)")
+                  "minimum: the sample minimum's law; bootstrap: percentile)")
 
 
 def _g(v: float | None) -> str:
@@ -326,13 +352,14 @@ class BootstrapTask:
 
 def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
                     ) -> list[BootstrapTask]:
-    """The bootstrap of every candidate of ``report`` without Stephens' p-values, in chunks of
-    ``BOOTSTRAP_CHUNK`` replicates, each with its own seed (``SeedSequence.spawn``: candidate
-    then chunk), so the p-values do not depend on where or in what order the chunks run."""
+    """The bootstrap of every candidate of ``report`` (for the p-values of those without
+    Stephens' and the percentile intervals of all), in chunks of ``BOOTSTRAP_CHUNK``
+    replicates, each with its own seed (``SeedSequence.spawn``: candidate then chunk), so the
+    results do not depend on where or in what order the chunks run."""
     tasks = []
     per_candidate = np.random.SeedSequence(seed).spawn(len(report.candidates))
     for i, (c, ss) in enumerate(zip(report.candidates, per_candidate)):
-        if not c.ok or c.p_method == "stephens":
+        if not c.ok:
             continue
         chunks = -(-replicates // BOOTSTRAP_CHUNK)
         for j, child in enumerate(ss.spawn(chunks)):
@@ -343,14 +370,16 @@ def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
     return tasks
 
 
-def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
-    """(W², A²) of the task's replicates: samples of the fitted law recorded the way the data
-    were (rounded, on the grid, truncated), each refitted from the fitted parameters; NaN for
-    a replicate that could not be drawn or refitted."""
+def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W², A², parameters) of the task's replicates: samples of the fitted law recorded the
+    way the data were (rounded, on the grid, truncated), each refitted from the fitted
+    parameters; NaN for a replicate that could not be drawn or refitted. The parameters are a
+    row per replicate, a column per estimated parameter (the law's, in its order)."""
     law = LAWS[task.law]
     frozen = law.freeze(task.params)
     rng = np.random.default_rng(task.seed)
     w2s, a2s = np.full(task.replicates, np.nan), np.full(task.replicates, np.nan)
+    params = np.full((task.replicates, law.nparams), np.nan)
     for b in range(task.replicates):
         try:
             values = draw_observed(frozen, task.observation, task.mode, task.support_min,
@@ -362,23 +391,27 @@ def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
         r = _fit_one(law, sim, edges, gof.observed(sim, edges), task.params, p_values=False)
         if r.ok:
             w2s[b], a2s[b] = r.w2, r.a2
-    return w2s, a2s
+            params[b] = [r.params[p] for p in law.params]
+    return w2s, a2s, params
 
 
 def apply_bootstrap(report: "FitReport", tasks: list[BootstrapTask],
-                    results: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Bootstrap p-values from the tasks' results, and the choice made again; replicates that
-    could not be drawn or refitted are left out (more than half: the asymptotic p-values
-    stay)."""
+                    results: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """Bootstrap p-values (but where Stephens' are) and replicates of the parameters from the
+    tasks' results, and the choice made again; replicates that could not be drawn or refitted
+    are left out (more than half: the asymptotic p-values stay, and no interval)."""
     by_candidate: dict[int, list] = {}
     for t, r in zip(tasks, results):
         by_candidate.setdefault(t.candidate, []).append(r)
     for i, parts in by_candidate.items():
         c = report.candidates[i]
-        w2s = np.concatenate([w for w, _ in parts])
-        a2s = np.concatenate([a for _, a in parts])
+        w2s, a2s, params = (np.concatenate(column) for column in zip(*parts))
         done = int(np.sum(np.isfinite(a2s)))
         if done < len(a2s) / 2:
+            continue
+        names = list(c.law.params)
+        c.bootstrap_params = params[:, [names.index(p) for p in c.bootstrapped]]
+        if c.p_method == "stephens":
             continue
         c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
         c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
@@ -416,7 +449,7 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     ``observation``: how the values were recorded (default: exact values, or counts when
     ``discrete`` — None: integer values with at most 100 distinct ones). ``candidates``: law
     names (default: every law that can describe such a sample). ``bootstrap``: replicates of
-    the parametric bootstrap for p-values (0: off). ``intervals``:
+    the parametric bootstrap for p-values and percentile intervals (0: off). ``intervals``:
     whose parameters get standard errors and intervals: the chosen law's ("best"), every
     candidate's ("all"), or those of the laws named and the chosen one.
     """

@@ -32,7 +32,8 @@ from scipy import optimize, stats
 
 from .mle import derivatives, free_slope, from_free, maximize, negated, to_free
 
-__all__ = ["ParamUncertainty", "Uncertainty", "uncertainty", "profile_interval", "LEVEL"]
+__all__ = ["ParamUncertainty", "Uncertainty", "uncertainty", "profile_interval",
+           "percentile_intervals", "LEVEL"]
 
 LEVEL = 0.95                    # the level of the intervals reported (and of the profile's)
 SINGULAR = 1e-7                 # an eigenvalue of J as a correlation matrix below: singular
@@ -226,3 +227,14 @@ def _profiled(objective, values: list[float], i: int, n: int, hess: np.ndarray, 
 
 def _in_order(out: dict, params: dict) -> dict:
     return {k: out[k] for k in params}
+
+
+def percentile_intervals(replicates: np.ndarray, names: list[str], alpha: float = 1 - LEVEL
+                         ) -> dict[str, tuple[float, float]]:
+    """The percentile bootstrap's intervals: the α/2 and 1 − α/2 quantiles of each parameter
+    over the replicates that were refitted (rows of ``replicates``, NaN where not)."""
+    done = replicates[np.all(np.isfinite(replicates), axis=1)]
+    if not len(done):
+        return {}
+    q = np.quantile(done, [alpha / 2, 1 - alpha / 2], axis=0)
+    return {k: (float(q[0, i]), float(q[1, i])) for i, k in enumerate(names)}

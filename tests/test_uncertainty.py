@@ -1,8 +1,9 @@
 """Standard errors and intervals of the fitted parameters: against closed forms of the observed
 information, of the profile likelihood and of the sample minimum's law; against statsmodels'
 numerical Hessian of likelihoods written here (exact, counts, whole seconds within a window);
-and coverage on samples simulated without wagon (tests/recorded.py), the true parameters the
-observer. The heavy version of the last is bench/coverage_bench.py (docs/methods.md)."""
+the percentile bootstrap against the bootstrap law in closed form; and coverage on samples
+simulated without wagon (tests/recorded.py), the true parameters the observer. The heavy
+version of the last is bench/coverage_bench.py (docs/methods.md)."""
 from __future__ import annotations
 
 import math
@@ -232,6 +233,32 @@ def test_a_limit_law_gets_a_profile_too():
     assert "not a stationary point" in c.notes["mu"]
     for k, (lo, hi) in c.conf_int().items():
         assert lo <= c.params[k] <= hi, k
+
+
+# the percentile bootstrap ------------------------------------------------------------------
+
+def test_percentile_bootstrap_against_its_law():
+    """Exponential: a replicate's MLE is θ̂·Gamma(n)/n, so the percentile interval's ends are
+    θ̂·G⁻¹(0.025)/n and θ̂·G⁻¹(0.975)/n; 400 replicates put them within 0.5 SE."""
+    x = stats.expon(scale=30).rvs(N, random_state=_rng(14))
+    c = _one(x, "exponential", bootstrap=400, seed=3)
+    theta = c.params["scale"]
+    lo, hi = c.conf_int(bootstrap=True)["scale"]
+    exact = stats.gamma(N, scale=theta / N).ppf([0.025, 0.975])
+    assert abs(lo - exact[0]) < 0.5 * c.bse["scale"] and abs(hi - exact[1]) < 0.5 * c.bse["scale"]
+    assert c.interval_fields()["bootstrap_replicates"] == 400
+    assert c.p_method == "bootstrap(400)"
+
+
+def test_bootstrap_keeps_stephens_p_values_and_leaves_out_the_minimum():
+    """Normal values: Stephens' p-values stay, the bootstrap gives the intervals only; the
+    Pareto's scale, every replicate's minimum above the estimate, has no percentile interval."""
+    x = stats.norm(5, 2).rvs(300, random_state=_rng(15))
+    c = _one(x, "normal", bootstrap=50)
+    assert c.p_method == "stephens" and set(c.conf_int(bootstrap=True)) == {"mu", "sigma"}
+    p = _one(stats.pareto(2, scale=3).rvs(300, random_state=_rng(15)), "pareto", bootstrap=50)
+    assert set(p.conf_int(bootstrap=True)) == {"shape"}
+    assert "n/a" in p.interval_table()[2]
 
 
 # coverage ----------------------------------------------------------------------------------

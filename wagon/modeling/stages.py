@@ -152,7 +152,7 @@ def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
     return arrivals_stage(task) if isinstance(task, ArrivalTask) else fit_stage(task)
 
 
-def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
     from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
     with _one_blas_thread():
