@@ -199,7 +199,8 @@ class Law:
     positive: bool                              # needs values > 0
     estimate: Callable[[Sample], dict]
     make: Callable[..., Frozen]
-    domains: tuple[str, ...] = ()               # per parameter: positive (default) | real | unit
+    domains: tuple[str, ...] = ()               # per parameter: positive (default) | real |
+                                                # unit | above_one (mle.to_free)
     support_from: int | None = None             # discrete laws whose support is fixed (1: the
                                                 # zero-truncated ones) rather than shifted by loc
     scale_at_min: bool = False                  # Pareto: its scale is the sample minimum (MLE)
@@ -600,7 +601,7 @@ LAWS: dict[str, Law] = {law.name: law for law in (
     Law("zt_negative_binomial", "discrete", ("n", "p"), False, _zt_negative_binomial,
         lambda n, p: Frozen(zt_nbinom, n, p), ("positive", "unit"), support_from=1),
     Law("zipf", "discrete", ("a",), False, _zipf,
-        lambda a, loc: Frozen(zipf, a, loc=loc)),
+        lambda a, loc: Frozen(zipf, a, loc=loc), ("above_one",)),
 )}
 
 CONTINUOUS = tuple(n for n, law_ in LAWS.items() if law_.kind == "continuous")

@@ -19,6 +19,8 @@ counts, from the exact-value MLE as the starting point.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 from scipy import integrate
@@ -27,8 +29,8 @@ from . import gof
 from .laws import FitFailed, Law, Sample
 from .mle import from_free, maximize, to_free
 
-__all__ = ["make_model", "Truncated", "draw_observed", "draw_latent", "latent_mean", "mode_of",
-           "law_null_kernel", "count_mean"]
+__all__ = ["make_model", "Objective", "Truncated", "draw_observed", "draw_latent", "latent_mean",
+           "mode_of", "law_null_kernel", "count_mean"]
 
 GL_NODES = 16
 _t, _w = np.polynomial.legendre.leggauss(GL_NODES)
@@ -274,6 +276,26 @@ def count_mean(frozen, kind: str, support_min: int = 1) -> float:
 
 # --------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Objective:
+    """The mean log-likelihood per observation a model's MLE maximises, as a function of the
+    values of the parameters it estimates (``names``, in the law's order, with their
+    ``domains``); ``held``: the parameters it does not (a discrete law's ``loc``, a scale that
+    is the sample minimum)."""
+
+    law: Law
+    names: list[str]
+    domains: list[str]
+    held: dict
+    mean_loglik: Callable[[object], float]
+
+    def params(self, values) -> dict:
+        return {**dict(zip(self.names, map(float, values))), **self.held}
+
+    def __call__(self, values) -> float:
+        return self.mean_loglik(self.law.freeze(self.params(values)))
+
+
 class _Model:
     """A law and a sample: MLE (``estimate``) and statistics (``measure``)."""
 
@@ -301,20 +323,27 @@ class _Model:
     def _perturbed(self, params: dict):
         return perturbed(self.law, params, self.fixed(params))
 
-    def _numeric(self, mean_loglik, start: dict, fixed: dict | None = None) -> dict:
-        """Maximise over the law's parameters (those not in ``fixed``) from ``start``."""
-        fixed = fixed or {}
+    def mean_loglik(self, frozen) -> float:
+        """The log-likelihood per observation of the data as recorded, under ``frozen``."""
+        raise NotImplementedError
+
+    def objective(self, params: dict) -> Objective:
+        """What the MLE maximises, as a function of the parameters it estimates (the others
+        held at ``params``, or at the sample minimum for a scale estimated by it)."""
+        fixed = self.fixed(params)
         names = [p for p in self.law.params if p not in fixed]
         domains = [d for p, d in zip(self.law.params, self.law.domain) if p not in fixed]
-        extra = {k: v for k, v in start.items() if k not in self.law.params}   # loc
+        extra = {k: v for k, v in params.items() if k not in self.law.params}   # loc
+        return Objective(self.law, names, domains, {**fixed, **extra}, self.mean_loglik)
 
-        def f(values: list[float]) -> float:
-            return mean_loglik(self.law.freeze({**dict(zip(names, values)), **fixed, **extra}))
+    def _numeric(self, start: dict) -> dict:
+        """Maximise the likelihood over the parameters ``objective`` names, from ``start``."""
+        objective = self.objective(start)
         try:
-            best = maximize(f, [start[p] for p in names], domains)
+            best = maximize(objective, [start[p] for p in objective.names], objective.domains)
         except ValueError as e:
             raise FitFailed(str(e)) from None
-        return {**dict(zip(names, best)), **fixed, **extra}
+        return objective.params(best)
 
 
 class _Continuous(_Model):
@@ -324,7 +353,18 @@ class _Continuous(_Model):
         return self.law.estimate(self.s)
 
     def fixed(self, params):
-        return {"scale": params["scale"]} if self.law.scale_at_min else {}
+        """The Pareto's scale: its MLE is the sample minimum, not a root of the score."""
+        return {"scale": float(self.s.v[0])} if self.law.scale_at_min else {}
+
+    def mean_loglik(self, frozen) -> float:
+        return float(self.s.w @ frozen.logpdf(self.s.v)) / self.s.n
+
+    def minimum_rate(self, params: dict) -> float:
+        """n·x₍₁₎·f(x₍₁₎) (f recorded: truncated where the data are), for a scale at the
+        sample minimum x₍₁₎: the rate of log x₍₁₎ − log xₘ, exponential (uncertainty)."""
+        x = float(self.s.v[0])
+        return self.s.n * x * math.exp(float(self._law(self.law.freeze(params)).logpdf(
+            np.nextafter(x, math.inf))))
 
     def _law(self, frozen):
         return frozen
@@ -353,14 +393,11 @@ class _Truncated(_Model):
     mode = "truncated"
 
     def estimate(self, start=None) -> dict:
-        s, obs = self.s, self.s.obs
-        start = start or self.law.estimate(s)
-        fixed = {"scale": float(s.v[0])} if self.law.scale_at_min else None
+        return self._numeric(start or self.law.estimate(self.s))
 
-        def mean_loglik(frozen) -> float:
-            return float(s.w @ frozen.logpdf(s.v)) / s.n - math.log(
-                Truncated(frozen, obs.lower, obs.upper).z)
-        return self._numeric(mean_loglik, start, fixed)
+    def mean_loglik(self, frozen) -> float:
+        return _Continuous.mean_loglik(self, frozen) - math.log(
+            Truncated(frozen, self.s.obs.lower, self.s.obs.upper).z)
 
     def measure(self, params, edges):
         t = Truncated(self.law.freeze(params), self.s.obs.lower, self.s.obs.upper)
@@ -369,6 +406,7 @@ class _Truncated(_Model):
         return float(self.s.w @ t.logpdf(self.s.v)), w2, a2, t.cdf(edges)
 
     fixed = _Continuous.fixed
+    minimum_rate = _Continuous.minimum_rate
     null_kernel = _Continuous.null_kernel
     _statistics_sample = _Continuous._statistics_sample
 
@@ -488,6 +526,14 @@ class _Discrete(_Cells):
     def estimate(self, start=None) -> dict:
         return self.law.estimate(self.s)
 
+    def objective(self, params):
+        """The laws' own MLEs maximise the likelihood of their pmf (the cells' equals it, but
+        for tail cells whose probability underflows)."""
+        return replace(super().objective(params), mean_loglik=self._pmf_loglik)
+
+    def _pmf_loglik(self, frozen) -> float:
+        return float(self.s.w @ frozen.logpmf(self.s.v)) / self.s.n
+
     def cdf_at(self, frozen, j):
         return discrete_cdf(frozen, j)
 
@@ -499,7 +545,7 @@ class _Rounded(_Cells):
         if start is None:
             # from the exact-value MLE of the counts, zeros moved to a quarter
             start = self.law.estimate(Sample(np.maximum(self.s.v, 0.25), counts=self.s.w))
-        return self._numeric(self.mean_loglik, start)
+        return self._numeric(start)
 
     def cdf_at(self, frozen, j):
         return rounded_cdf(frozen, j, self.s.support_min)
@@ -514,7 +560,7 @@ class _Grid(_Cells):
             # step (the MLE of most laws needs positive values)
             pseudo = Sample(np.maximum(self.s.v, self.s.obs.step / 4), counts=self.s.w)
             start = self.law.estimate(pseudo)
-        return self._numeric(self.mean_loglik, start)
+        return self._numeric(start)
 
     def cdf_at(self, frozen, j):
         return grid_cdf(frozen, j, self.s.obs.step)

@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-__all__ = ["maximize", "negated", "to_free", "from_free"]
+__all__ = ["maximize", "negated", "derivatives", "to_free", "from_free", "free_slope"]
 
 PENALTY = 1e300
 MAX_ITER = 20
@@ -36,10 +36,12 @@ EXPAND_GAIN = 1e-6             # a full step that gains more is tried at twice i
 
 
 def to_free(values, domains) -> np.ndarray:
-    """Parameters → unconstrained coordinates (``domains``: positive | real | unit each)."""
+    """Parameters → unconstrained coordinates (``domains``: positive | real | unit | above_one
+    each: log v, v, logit v, log(v − 1))."""
     out = []
     for v, d in zip(values, domains):
-        out.append(np.log(v) if d == "positive" else special.logit(v) if d == "unit" else v)
+        out.append(np.log(v) if d == "positive" else special.logit(v) if d == "unit"
+                   else np.log(v - 1) if d == "above_one" else v)
     return np.array(out, float)
 
 
@@ -47,8 +49,16 @@ def from_free(phi, domains) -> list[float]:
     out = []
     for v, d in zip(phi, domains):
         out.append(float(np.exp(v) if d == "positive" else special.expit(v) if d == "unit"
-                         else v))
+                         else 1 + np.exp(v) if d == "above_one" else v))
     return out
+
+
+def free_slope(values, domains) -> np.ndarray:
+    """dθ/dφ of each parameter θ at ``values`` (φ its free coordinate): the delta method's
+    factor."""
+    v, d = np.asarray(values, float), np.asarray(domains)
+    return np.select([d == "positive", d == "unit", d == "above_one"], [v, v * (1 - v), v - 1],
+                     1.0)
 
 
 def derivatives(f: Callable[[np.ndarray], float], x: np.ndarray, fx: float

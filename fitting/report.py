@@ -8,11 +8,15 @@ Selection rule (docs/methods.md): A²'s p-value (Stephens', asymptotic, or the b
 says which laws fit; among them the smallest BIC = k·ln n − 2·log-likelihood wins. When A²
 rejects every law — the rule on large samples of real data — the smallest λ² (Paxson's
 discrepancy per observation, which does not grow with n) wins. AIC and W² are reported.
+
+The chosen law's parameters (every candidate's with ``intervals="all"``) carry standard errors
+and 95 % intervals (``uncertainty``), and with ``bootstrap`` percentile intervals too.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Collection
 
 import numpy as np
 
@@ -20,9 +24,11 @@ from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
 from .observation import Observation
+from .uncertainty import Uncertainty, percentile_intervals, uncertainty
 
 __all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates",
-           "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap"]
+           "BootstrapTask", "bootstrap_tasks", "run_bootstrap", "apply_bootstrap",
+           "add_intervals"]
 
 MAX_AUTO_DISCRETE_VALUES = 100
 BOOTSTRAP_CHUNK = 25            # replicates per bootstrap task
@@ -48,6 +54,10 @@ class CandidateFit:
     error: str | None = None
     n: int = 0
     p_floor: float = 0.0                         # the smallest p-value the method can give
+    uncertainty: Uncertainty | None = None       # SEs and intervals (None: not computed)
+    bootstrap_params: np.ndarray | None = None   # the bootstrap's refitted parameters, a row
+                                                 # per replicate (NaN: not refitted), a column
+                                                 # per name of ``bootstrapped``
 
     @property
     def name(self) -> str:
@@ -74,16 +84,106 @@ class CandidateFit:
         """The fitted law as a frozen ``scipy.stats`` distribution (.cdf, .ppf, .rvs, .mean)."""
         return self.law.freeze(self.params)
 
+    @property
+    def bootstrapped(self) -> list[str]:
+        """The parameters the percentile bootstrap gives intervals for: the estimated ones but
+        a scale at the sample minimum (every replicate's minimum is above it)."""
+        held = self.law.scale_at_min and self.mode in ("continuous", "truncated")
+        return [p for p in self.law.params if not (held and p == "scale")]
+
+    def _intervals(self) -> Uncertainty:
+        if self.uncertainty is None:
+            raise ValueError(f"{self.name}: its intervals were not computed (fit(..., "
+                             f"intervals='all') or a list naming it)")
+        return self.uncertainty
+
+    @property
+    def bse(self) -> dict[str, float | None]:
+        """Standard errors of the estimated parameters (None where there is none: ``notes``
+        says why)."""
+        return {k: p.se for k, p in self._intervals().params.items() if p.method != "fixed"}
+
+    @property
+    def ci_methods(self) -> dict[str, str]:
+        """How each parameter's interval was found: wald (observed information), profile,
+        minimum (the sample minimum's law), fixed (not estimated) or n/a."""
+        return {k: p.method for k, p in self._intervals().params.items()}
+
+    @property
+    def notes(self) -> dict[str, str]:
+        """Why a parameter has no standard error or interval, or why it is a profile's."""
+        return {k: p.note for k, p in self._intervals().params.items()
+                if p.note and p.method != "fixed"}
+
+    def conf_int(self, alpha: float = 0.05, bootstrap: bool = False
+                 ) -> dict[str, tuple[float, float] | None]:
+        """1 − ``alpha`` intervals of the estimated parameters: from the likelihood
+        (``ci_methods``), or the percentile bootstrap's (``fit(..., bootstrap=B)``)."""
+        if bootstrap:
+            if self.bootstrap_params is None:
+                raise ValueError(f"{self.name}: no bootstrap was run (fit(..., bootstrap=B))")
+            return percentile_intervals(self.bootstrap_params, self.bootstrapped, alpha)
+        return {k: p.interval(alpha) for k, p in self._intervals().params.items()
+                if p.method != "fixed"}
+
+    @property
+    def cov(self) -> dict[str, dict[str, float]]:
+        """The covariance of the parameters with Wald intervals (the inverse observed
+        information, on the parameters' scale by the delta method), as nested dicts."""
+        u = self._intervals()
+        names = u.cov_names
+        return {a: {b: float(u.cov[i, j]) for j, b in enumerate(names)}
+                for i, a in enumerate(names)}
+
+    def interval_table(self) -> list[str]:
+        """Each parameter's estimate, standard error and interval, a line each, with a header
+        (and the percentile bootstrap's interval beside when there is one)."""
+        u = self._intervals()
+        boot = self.conf_int(bootstrap=True) if self.bootstrap_params is not None else None
+        head = (f"{'parameter':10s} {'estimate':>11s} {'std err':>10s} {'[2.5 %':>11s} "
+                f"{'97.5 %]':>11s}  {'method':8s}")
+        if boot is not None:
+            head += f" {'bootstrap [2.5 %':>17s} {'97.5 %]':>11s}"
+        lines = [head]
+        for k, p in u.params.items():
+            lo, hi = p.interval() or (math.nan, math.nan)
+            se = "" if p.method == "fixed" else _g(p.se)
+            bounds = f"{_g(lo):>11s} {_g(hi):>11s}" if p.method != "fixed" else f"{'':23s}"
+            line = f"{k:10s} {_g(p.value):>11s} {se:>10s} {bounds}  {p.method:8s}"
+            if boot is not None and p.method != "fixed":
+                lo, hi = boot.get(k, (None, None))
+                line += f" {_g(lo):>17s} {_g(hi):>11s}"
+            lines.append(line.rstrip())
+        return [lines[0].rstrip(), *lines[1:]]
+
     def row(self) -> dict:
         """One row of the fit table (JSON-ready)."""
         def num(v):
             return None if v is None or not math.isfinite(v) else float(v)
-        return {"law": self.name, "kind": self.law.kind, "mode": self.mode,
-                "params": dict(self.params), "nparams": self.nparams,
-                "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
-                "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
-                "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
-                "error": self.error}
+        out = {"law": self.name, "kind": self.law.kind, "mode": self.mode,
+               "params": dict(self.params), "nparams": self.nparams,
+               "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
+               "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
+               "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
+               "error": self.error}
+        return {**out, **self.interval_fields()}
+
+    def interval_fields(self) -> dict:
+        """The parameters' standard errors and intervals as the model and ``--json`` hold
+        them (empty when they were not computed): ``se``, ``ci`` ([lower, upper], null where
+        there is none), ``ci_method``, ``ci_note`` (only the parameters with a note), and
+        with a bootstrap ``ci_bootstrap`` and ``bootstrap_replicates``."""
+        out: dict = {}
+        if self.uncertainty is not None:
+            ci = self.conf_int()
+            out = {"se": self.bse,
+                   "ci": {k: None if v is None else list(v) for k, v in ci.items()},
+                   "ci_method": self.ci_methods, "ci_note": self.notes}
+        if self.bootstrap_params is not None:
+            done = self.bootstrap_params[np.all(np.isfinite(self.bootstrap_params), axis=1)]
+            out["ci_bootstrap"] = {k: list(v) for k, v in self.conf_int(bootstrap=True).items()}
+            out["bootstrap_replicates"] = len(done)
+        return out
 
 
 @dataclass
@@ -124,10 +224,11 @@ class FitReport:
                 "max": self.maximum, "discrete": self.discrete,
                 "observation": self.observation.as_dict(),
                 "best": best.name if best else None, "params": dict(best.params) if best else None,
-                "table": self.table}
+                **(best.interval_fields() if best else {}), "table": self.table}
 
     def summary(self) -> str:
-        """The fit table as text, best law (smallest BIC) marked with '*'."""
+        """The fit table as text, the chosen law marked with '*', then its parameters with
+        their standard errors and intervals."""
         head = (f"{self.name}: n={self.n:,} mean={_g(self.mean)} sd={_g(self.std)} "
                 f"min={_g(self.minimum)} max={_g(self.maximum)} "
                 f"({self.observation.describe()})")
@@ -144,11 +245,22 @@ class FitReport:
             lines.append(f" {mark}{c.name:21s} {_g(c.aic):>11s} {_g(c.bic):>11s} "
                          f"{_g(c.bic - top):>8s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} "
                          f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}")
+        best = self.best
+        if best is not None and best.uncertainty is not None:
+            lines += ["", f"  {best.name}, the chosen law: {INTERVALS_SAID}"]
+            lines += ["  " + line for line in best.interval_table()]
         return "\n".join(lines)
 
 
-def _g(v: float) -> str:
-    return f"{v:.4g}" if math.isfinite(v) else "inf"
+INTERVALS_SAID = ("95 % intervals (wald: observed information; profile: profile likelihood; "
+                  "minimum: the sample minimum's law; bootstrap: percentile)")
+
+
+def _g(v: float | None) -> str:
+    """4 significant digits; n/a for None, inf for NaN (a statistic that is not finite)."""
+    if v is None:
+        return "n/a"
+    return f"{v:.4g}" if not math.isnan(v) else "inf"
 
 
 def format_params(params: dict) -> str:
@@ -240,13 +352,14 @@ class BootstrapTask:
 
 def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
                     ) -> list[BootstrapTask]:
-    """The bootstrap of every candidate of ``report`` without Stephens' p-values, in chunks of
-    ``BOOTSTRAP_CHUNK`` replicates, each with its own seed (``SeedSequence.spawn``: candidate
-    then chunk), so the p-values do not depend on where or in what order the chunks run."""
+    """The bootstrap of every candidate of ``report`` (for the p-values of those without
+    Stephens' and the percentile intervals of all), in chunks of ``BOOTSTRAP_CHUNK``
+    replicates, each with its own seed (``SeedSequence.spawn``: candidate then chunk), so the
+    results do not depend on where or in what order the chunks run."""
     tasks = []
     per_candidate = np.random.SeedSequence(seed).spawn(len(report.candidates))
     for i, (c, ss) in enumerate(zip(report.candidates, per_candidate)):
-        if not c.ok or c.p_method == "stephens":
+        if not c.ok:
             continue
         chunks = -(-replicates // BOOTSTRAP_CHUNK)
         for j, child in enumerate(ss.spawn(chunks)):
@@ -257,14 +370,16 @@ def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
     return tasks
 
 
-def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
-    """(W², A²) of the task's replicates: samples of the fitted law recorded the way the data
-    were (rounded, on the grid, truncated), each refitted from the fitted parameters; NaN for
-    a replicate that could not be drawn or refitted."""
+def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W², A², parameters) of the task's replicates: samples of the fitted law recorded the
+    way the data were (rounded, on the grid, truncated), each refitted from the fitted
+    parameters; NaN for a replicate that could not be drawn or refitted. The parameters are a
+    row per replicate, a column per estimated parameter (the law's, in its order)."""
     law = LAWS[task.law]
     frozen = law.freeze(task.params)
     rng = np.random.default_rng(task.seed)
     w2s, a2s = np.full(task.replicates, np.nan), np.full(task.replicates, np.nan)
+    params = np.full((task.replicates, law.nparams), np.nan)
     for b in range(task.replicates):
         try:
             values = draw_observed(frozen, task.observation, task.mode, task.support_min,
@@ -276,29 +391,45 @@ def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
         r = _fit_one(law, sim, edges, gof.observed(sim, edges), task.params, p_values=False)
         if r.ok:
             w2s[b], a2s[b] = r.w2, r.a2
-    return w2s, a2s
+            params[b] = [r.params[p] for p in law.params]
+    return w2s, a2s, params
 
 
 def apply_bootstrap(report: "FitReport", tasks: list[BootstrapTask],
-                    results: list[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Bootstrap p-values from the tasks' results, and the choice made again; replicates that
-    could not be drawn or refitted are left out (more than half: the asymptotic p-values
-    stay)."""
+                    results: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+    """Bootstrap p-values (but where Stephens' are) and replicates of the parameters from the
+    tasks' results, and the choice made again; replicates that could not be drawn or refitted
+    are left out (more than half: the asymptotic p-values stay, and no interval)."""
     by_candidate: dict[int, list] = {}
     for t, r in zip(tasks, results):
         by_candidate.setdefault(t.candidate, []).append(r)
     for i, parts in by_candidate.items():
         c = report.candidates[i]
-        w2s = np.concatenate([w for w, _ in parts])
-        a2s = np.concatenate([a for _, a in parts])
+        w2s, a2s, params = (np.concatenate(column) for column in zip(*parts))
         done = int(np.sum(np.isfinite(a2s)))
         if done < len(a2s) / 2:
+            continue
+        names = list(c.law.params)
+        c.bootstrap_params = params[:, [names.index(p) for p in c.bootstrapped]]
+        if c.p_method == "stephens":
             continue
         c.p_w2 = float((1 + np.sum(w2s >= c.w2)) / (done + 1))
         c.p_a2 = float((1 + np.sum(a2s >= c.a2)) / (done + 1))
         c.p_method = f"bootstrap({done})"
         c.p_floor = 1 / (done + 1)
     report.best = _select(report.candidates)
+
+
+def add_intervals(report: "FitReport", s: Sample, intervals: str | Collection[str] = "best"
+                  ) -> None:
+    """Standard errors and intervals (``uncertainty``) of the chosen law's parameters, of every
+    candidate's (``intervals`` "all") or of the named laws' and the chosen one's."""
+    for c in report.candidates:
+        if c.ok and c.uncertainty is None and (
+                c is report.best or intervals == "all"
+                or (not isinstance(intervals, str) and c.name in intervals)):
+            with np.errstate(all="ignore"):
+                c.uncertainty = uncertainty(make_model(c.law, s), c.params)
 
 
 def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...]:
@@ -311,14 +442,16 @@ def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...
 
 
 def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 0,
-        seed: int = 0, name: str = "sample", observation: Observation | None = None
-        ) -> FitReport:
+        seed: int = 0, name: str = "sample", observation: Observation | None = None,
+        intervals: str | Collection[str] = "best") -> FitReport:
     """Fit candidate laws by maximum likelihood and pick one (rule in the module docstring).
 
     ``observation``: how the values were recorded (default: exact values, or counts when
     ``discrete`` — None: integer values with at most 100 distinct ones). ``candidates``: law
     names (default: every law that can describe such a sample). ``bootstrap``: replicates of
-    the parametric bootstrap for p-values (0: off).
+    the parametric bootstrap for p-values and percentile intervals (0: off). ``intervals``:
+    whose parameters get standard errors and intervals: the chosen law's ("best"), every
+    candidate's ("all"), or those of the laws named and the chosen one.
     """
     x = np.asarray(sample, dtype=np.float64).ravel()
     if x.size < 2:
@@ -335,6 +468,10 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     s = Sample(x, observation=observation)
     names = candidates or default_candidates(observation, s.support_min)
     unknown = [c for c in names if c not in LAWS]
+    if intervals not in ("best", "all"):
+        if isinstance(intervals, str):
+            raise ValueError(f"intervals must be 'best', 'all' or law names, got {intervals!r}")
+        unknown += [c for c in intervals if c not in LAWS]
     if unknown:
         raise ValueError(f"unknown law(s) {', '.join(unknown)}; known: {', '.join(LAWS)}")
     edges = gof.bin_edges(s)
@@ -347,4 +484,5 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     if bootstrap:
         tasks = bootstrap_tasks(report, bootstrap, seed)
         apply_bootstrap(report, tasks, [run_bootstrap(t) for t in tasks])
+    add_intervals(report, s, intervals)
     return report

@@ -61,12 +61,66 @@ def _damaged(tmp_path, sample_model, edit):
     (lambda d: d["site"]["pages"][0]["objects"].append(10**6), "object that does not exist"),
     (lambda d: d.update(site=[]), "'site' is not an object"),
     (lambda d: d.pop("variables"), "'variables' is missing"),
+    (lambda d: d["variables"]["think"]["ci"].update(mu=[3.1, 2.9]), "'ci' must map"),
+    (lambda d: d["variables"]["think"]["se"].update(mu=-0.1), "'se' must map"),
+    (lambda d: d["variables"]["think"]["se"].update(shape=0.1), "'se' must map"),
+    (lambda d: d["variables"]["think"]["ci_method"].update(mu="guess"), "'ci_method' must map"),
 ])
 def test_damaged_models_give_one_line_errors(tmp_path, sample_model, edit, message):
     bad = _damaged(tmp_path, sample_model, edit)
     with pytest.raises(ModelError, match=message) as e:
         load_model(bad)
     assert "\n" not in str(e.value)
+
+
+def test_intervals_in_the_json_and_the_model(sample_model):
+    """Every chosen law's parameters carry a standard error and an interval around the
+    estimate, the same in ``--json`` and in the model read back."""
+    path, summary = sample_model
+    model = load_model(path)
+    assert model.data["version"] == 3
+    for name, v in summary["variables"].items():
+        assert set(v["ci_method"]) == set(v["params"]), name
+        read = model.variables[name]
+        assert read.se == v["se"] and read.ci_method == v["ci_method"]
+        for k, value in v["params"].items():
+            if v["ci_method"][k] == "fixed":
+                continue
+            lo, hi = read.ci[k]
+            assert [lo, hi] == v["ci"][k] and lo < value < hi and v["se"][k] > 0, (name, k)
+
+
+def test_intervals_printed_are_the_models(nasa_model):
+    """``wagon fit``'s table of the chosen laws' parameters: each number the model's, to the
+    four digits printed."""
+    path, printed = nasa_model
+    variables = load_model(path).variables
+    lines = printed.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("parameters of the chosen"))
+    name, seen = None, 0
+    for line in lines[at + 2:]:
+        if not line.strip():
+            break
+        if not line.startswith(" "):
+            name, line = line.split()[0], line[len(line.split()[0]):]
+        k, value, se, lo, hi, method = line.split()
+        v = variables[name]
+        assert [value, se, lo, hi, method] == [f"{v.params[k]:.4g}", f"{v.se[k]:.4g}",
+                                               f"{v.ci[k][0]:.4g}", f"{v.ci[k][1]:.4g}",
+                                               v.ci_method[k]], (name, k)
+        seen += 1
+    assert seen == sum(len(v.params) for v in variables.values()) == 12
+
+
+def test_version_2_models_read_without_intervals(tmp_path, sample_model):
+    def to_version_2(d):
+        d["version"] = 2
+        for v in d["variables"].values():
+            for key in ("se", "ci", "ci_method", "ci_note"):
+                v.pop(key, None)
+    old = load_model(_damaged(tmp_path, sample_model, to_version_2))
+    think = old.variables["think"]
+    assert think.law == "lognormal" and think.se == {} and think.ci == {}
 
 
 def test_foreign_files(tmp_path):
@@ -162,7 +216,8 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
                     lambda inner: st.lists(inner, max_size=4) |
                     st.dictionaries(st.sampled_from(["format", "version", "variables", "site",
                                                      "best", "params", "pages", "objects",
-                                                     "entry", "transitions", "url", "mu"]),
+                                                     "entry", "transitions", "url", "mu",
+                                                     "se", "ci", "ci_method"]),
                                     inner, max_size=5), max_leaves=20)
 
 

@@ -217,7 +217,7 @@ def test_fit_progress_follows_the_stages_in_decompressed_bytes(nasa, monkeypatch
 
 def test_bootstrap_chunks_give_the_same_p_values_in_any_order():
     """The bootstrap's chunks carry their own seeds: run in reverse order (as parallel workers
-    may finish), they give the p-values of the serial run."""
+    may finish), they give the p-values and percentile intervals of the serial run."""
     from wagon.fitting import fit
     from wagon.fitting.report import apply_bootstrap, bootstrap_tasks, run_bootstrap
     x = np.random.default_rng(8).weibull(0.8, 400) * 30
@@ -229,6 +229,8 @@ def test_bootstrap_chunks_give_the_same_p_values_in_any_order():
     apply_bootstrap(again, tasks, [results[id(t)] for t in tasks])
     assert [(c.p_a2, c.p_w2, c.p_method) for c in again.candidates] == \
         [(c.p_a2, c.p_w2, c.p_method) for c in serial.candidates]
+    assert [c.conf_int(bootstrap=True) for c in again.candidates] == \
+        [c.conf_int(bootstrap=True) for c in serial.candidates]
     assert serial.candidates[0].p_method == "bootstrap(60)"
 
 

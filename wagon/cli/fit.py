@@ -109,8 +109,14 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
               help="Pages the model keeps; the others are folded into a remainder.")
 @click.option("--base-month", default=None, metavar="YYYY-MM",
               help="Month and year for logs whose timestamps lack them (EPA).")
-@click.option("--bootstrap", type=int, default=default(FitOptions, "bootstrap"),
-              show_default=True, help="Parametric bootstrap replicates for p-values (0: off).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=default(FitOptions, "bootstrap"),
+              show_default=True,
+              help="Parametric bootstrap replicates for p-values and percentile intervals "
+                   "(0: off).")
+@click.option("--intervals", type=click.Choice(["best", "all"]),
+              default=default(FitOptions, "intervals"), show_default=True,
+              help="Whose parameters get standard errors and 95 % intervals: the chosen law's "
+                   "or every candidate's (all: with --bootstrap).")
 @click.option("--seed", type=int, default=default(FitOptions, "seed"), show_default=True,
               help="Seed of the bootstrap and of the spreading of whole-second starts.")
 @click.option("--plots", "plots_dir", default=None, metavar="DIR",
@@ -124,8 +130,8 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
                    "paths).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
-            keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, seed,
-            plots_dir, workers, cluster, as_json) -> None:
+            keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, intervals,
+            seed, plots_dir, workers, cluster, as_json) -> None:
     """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
@@ -134,7 +140,7 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
         raise click.BadParameter(str(e)) from None
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
-                         max_pages=max_pages)
+                         max_pages=max_pages, intervals=intervals)
     if workers is not None and cluster is not None:
         raise click.UsageError("give --workers or --cluster, not both")
     if workers is None:

@@ -9,7 +9,9 @@ and identifiers in their paths become placeholders (``/user/{id}/profile``).
 Version 2 adds, to the site, a page's ``variants`` (distinct logged URLs behind a templated page)
 and the ``remainder`` (the pages past ``--max-pages``, folded into one record). Version 3 adds
 ``agents``: sessions per browser family (``{"sessions": {"firefox": 412, ...}}``), family names
-only, never an agent string. Older files, without them, read as before.
+only, never an agent string; and the parameters' standard errors and intervals (``se``, ``ci``,
+``ci_method``, ``ci_note``, ``ci_bootstrap``). Files of earlier versions, without them, read as
+before.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,11 +30,16 @@ if TYPE_CHECKING:
     from ..fitting.observation import Observation
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
-           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION"]
+           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS"]
 
 MODEL_VERSION = 3           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
-                            # arrivals.profile; 3 adds agents.sessions
+                            # arrivals.profile; 3 adds, optional: agents.sessions,
+                            # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
+                            # bootstrap_replicates (and in their table rows)
+
+#: how a parameter's interval was found (docs/methods.md, "Uncertainty of the parameters")
+CI_METHODS = ("wald", "profile", "minimum", "fixed", "n/a")
 
 #: the variables fitted, with whether they are integer counts
 VARIABLES = {"interarrival": False, "clicks": True, "think": False, "page_size": False,
@@ -54,6 +61,10 @@ class Variable:
     n: int
     mean: float
     observation: Observation | None = None      # how the sample was recorded (None: not said)
+    se: dict = field(default_factory=dict)      # parameter → standard error (None: none)
+    ci: dict = field(default_factory=dict)      # parameter → (lower, upper) 95 % (None: none)
+    ci_method: dict = field(default_factory=dict)   # parameter → one of CI_METHODS
+    ci_bootstrap: dict = field(default_factory=dict)    # parameter → percentile (lo, hi)
 
     @property
     def parent(self):
@@ -88,7 +99,9 @@ class Model:
                 obs = v.get("observation")
                 out[name] = Variable(name, v["best"], v["params"], v.get("kind", "continuous"),
                                      v.get("n", 0), v.get("mean", math.nan),
-                                     _observation(obs) if obs else None)
+                                     _observation(obs) if obs else None, dict(v.get("se", {})),
+                                     _pairs(v.get("ci", {})), dict(v.get("ci_method", {})),
+                                     _pairs(v.get("ci_bootstrap", {})))
         return out
 
     @property
@@ -109,6 +122,13 @@ class Model:
     @property
     def provenance(self) -> dict:
         return self.data.get("provenance", {})
+
+
+def _pairs(d: dict) -> dict:
+    """[lower, upper] lists as tuples (null stays None; a null bound is an unbounded end)."""
+    return {k: None if v is None else tuple(
+        (-math.inf if i == 0 else math.inf) if b is None else b for i, b in enumerate(v))
+        for k, v in d.items()}
 
 
 def _laws() -> dict:
@@ -171,6 +191,7 @@ def validate(data: object, path: str = "model") -> None:
                 _observation(v["observation"])
             except ValueError as e:
                 raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
+        _check_intervals(v, f"variable {name!r}", path)
     _check_profile(data.get("arrivals", {}), path)
     _check_agents(data.get("agents", {}), path)
     site = data.get("site", {})
@@ -191,6 +212,32 @@ def validate(data: object, path: str = "model") -> None:
                    all(isinstance(v, int) for v in row) and all(0 <= v < len(pages)
                                                                 for v in row[:width - 1]),
                    path, f"site {key} row {row!r} is malformed")
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _interval(v: object) -> bool:
+    """[lower, upper]: numbers or null (an unbounded end), lower ≤ upper."""
+    return (isinstance(v, list) and len(v) == 2 and all(b is None or _number(b) for b in v)
+            and (None in v or v[0] <= v[1]))
+
+
+def _check_intervals(v: dict, what: str, path: str) -> None:
+    """The parameters' standard errors and intervals (version 3), where there are some: of
+    the variable's parameters, standard errors ≥ 0 or null, intervals [lower, upper]."""
+    params = v.get("params") or {}
+    checks = (("se", lambda s: s is None or (_number(s) and s >= 0), "a number >= 0 or null"),
+              ("ci", lambda c: c is None or _interval(c), "[lower, upper] or null"),
+              ("ci_method", lambda m: m in CI_METHODS, f"one of {', '.join(CI_METHODS)}"),
+              ("ci_note", lambda t: isinstance(t, str), "a string"),
+              ("ci_bootstrap", _interval, "[lower, upper]"))
+    for key, ok, expected in checks:
+        values = v.get(key, {})
+        _check(isinstance(values, dict) and set(values) <= set(params)
+               and all(ok(x) for x in values.values()), path,
+               f"{what}: '{key}' must map its parameters to {expected}")
 
 
 def _rows(rows: object, width: int, pages: int) -> bool:

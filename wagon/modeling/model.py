@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__
 from ..fitting import FitReport, Observation
 from ..fitting.arrivals import arrival_verdict
-from ..fitting.report import apply_bootstrap, bootstrap_tasks, format_params
+from ..fitting.report import INTERVALS_SAID, apply_bootstrap, bootstrap_tasks, format_params
 from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
@@ -75,12 +75,27 @@ class FitResult:
                        f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g} {p:>7s}  "
                        f"{format_params(b.params)}")
         out += [f"{name:17s} not fitted: {why}" for name, why in self.skipped.items()]
+        out += self._interval_lines()
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
         out.append("")
         out.append(f"model written to {output}" + (f"; plots in {os.path.dirname(plots[0])}"
                                                    if plots else ""))
         return "\n".join(out)
+
+
+    def _interval_lines(self) -> list[str]:
+        """The chosen laws' parameters with their standard errors and intervals, a table."""
+        chosen = {name: rep.best for name, rep in self.fits.items()
+                  if rep.best is not None and rep.best.uncertainty is not None}
+        out = []
+        for name, best in chosen.items():
+            head, *rows = best.interval_table()
+            if not out:
+                out = ["", f"parameters of the chosen laws: {INTERVALS_SAID}",
+                       f"{'variable':17s} {head}"]
+            out += [f"{name if i == 0 else '':17s} {row}" for i, row in enumerate(rows)]
+        return out
 
 
 def _on_grid(x: np.ndarray, step: float) -> bool:
@@ -107,12 +122,14 @@ def observations(sessions: Sessions) -> dict[str, Observation]:
 
 def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 0,
                 observed: dict[str, Observation] | None = None, runner: Runner | None = None,
-                progress: Progress | None = None
+                progress: Progress | None = None, intervals: str = "best"
                 ) -> tuple[dict[str, FitReport], dict[str, str]]:
     """Fit every model variable that has enough values, each by the likelihood of how it was
     recorded (``observed``; default: exact values, counts for the count variables); say why the
-    others were skipped. The fits, then the bootstrap chunks, run as ``runner`` tasks."""
-    fits, skipped, _ = _fit_variables(samples, bootstrap, seed, observed, runner, progress)
+    others were skipped. The fits, then the bootstrap chunks, run as ``runner`` tasks.
+    ``intervals``: whose parameters get standard errors and intervals (``fitting.fit``)."""
+    fits, skipped, _ = _fit_variables(samples, bootstrap, seed, observed, runner, progress,
+                                      intervals=intervals)
     return fits, skipped
 
 
@@ -125,10 +142,13 @@ def _kind(task: FitTask | ArrivalTask) -> str:
 
 def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                    observed: dict[str, Observation] | None, runner: Runner | None,
-                   progress: Progress | None, starts: np.ndarray | None = None
+                   progress: Progress | None, starts: np.ndarray | None = None,
+                   intervals: str = "best"
                    ) -> tuple[dict[str, FitReport], dict[str, str], dict]:
     """``fit_samples``, and with ``starts`` (more than one session start) the arrivals'
-    report, as a task run first beside the fits (empty without)."""
+    report, as a task run first beside the fits (empty without). With a bootstrap every
+    candidate gets intervals: the bootstrap's p-values may change the choice, here, where the
+    samples no longer are."""
     runner = runner or LocalRunner()
     tasks: list[FitTask | ArrivalTask] = []
     skipped = {}
@@ -141,7 +161,7 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                              else f"all {len(values)} values equal {values.min():g}")
             continue
         obs = (observed or {}).get(name) or (Observation.counts() if discrete else Observation())
-        tasks.append(FitTask(name, values, obs))
+        tasks.append(FitTask(name, values, obs, "all" if bootstrap else intervals))
     # handed out longest first (grid likelihoods, then the arrivals, counts, exact values), so
     # that no worker is left with a long task at the end; the results come back in task order
     order = sorted(range(len(tasks)), key=lambda i: _COST_RANK[_kind(tasks[i])])
@@ -251,7 +271,7 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
     checked, the model assembled with its provenance."""
     fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
                                              observations(sessions), runner, progress,
-                                             sessions.session_start)
+                                             sessions.session_start, options.intervals)
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {
@@ -260,7 +280,7 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
                     "format": stats.formats.get(p)} for p in paths],
         "options": {"format": options.fmt, "keep_query": options.keep_query,
                     "base_month": options.base_month, "bootstrap": options.bootstrap,
-                    "seed": options.seed, "client": options.client,
+                    "intervals": options.intervals, "seed": options.seed, "client": options.client,
                     "keep_paths": options.keep_paths, "max_pages": options.max_pages, **rules},
         **{k: v for k, v in stats.as_dict().items() if k not in ("formats", "examples")},
         **sessions.counts,

@@ -21,3 +21,5 @@ class FitOptions:
     rules: SessionRules = field(default_factory=SessionRules)
     bootstrap: int = 0
     seed: int = 0
+    intervals: str = "best"              # whose parameters get SEs and intervals: the chosen
+                                         # law's (best) or every candidate's (all)

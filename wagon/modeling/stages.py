@@ -115,11 +115,13 @@ def _one_blas_thread():
 
 @dataclass(frozen=True)
 class FitTask:
-    """One variable to fit: its name, values and how they were recorded."""
+    """One variable to fit: its name, values, how they were recorded and whose parameters get
+    intervals (``fitting.fit``'s ``intervals``)."""
 
     name: str
     values: np.ndarray
     observation: Observation
+    intervals: str = "best"
 
 
 def fit_stage(task: FitTask) -> FitReport:
@@ -128,7 +130,8 @@ def fit_stage(task: FitTask) -> FitReport:
     their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
     from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
     with _one_blas_thread():
-        return fit(task.values, observation=task.observation, name=task.name)
+        return fit(task.values, observation=task.observation, name=task.name,
+                   intervals=task.intervals)
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
     return arrivals_stage(task) if isinstance(task, ArrivalTask) else fit_stage(task)
 
 
-def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
     from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
     with _one_blas_thread():
