@@ -88,12 +88,13 @@ def _on_grid(x: np.ndarray, step: float) -> bool:
 
 
 def observations(sessions: Sessions) -> dict[str, Observation]:
-    """How each sample of ``sessions`` was recorded: gaps between timestamps on the log's grid
-    (whole seconds) or exact, think times kept only within the rules' [Tmin, Tmax], clicks ≥ 1,
-    objects per page ≥ 0; sizes exact. A time sample off the grid although the timestamps are
-    whole seconds — think times from a page's completion (start + logged duration), starts of
-    logs that record the end of a request — is taken as exact: its ±1 s recording error is not
-    modelled (docs/methods.md)."""
+    """How each sample of ``sessions`` was recorded: gaps between timestamps on the grid of the
+    log's resolution (whole seconds, milliseconds, ... microseconds; ties are cells of it) or
+    exact, think times kept only within the rules' [Tmin, Tmax], clicks ≥ 1, objects per page
+    ≥ 0; sizes exact. A time sample off that grid — think times from a page's completion
+    (start + a logged duration finer than the timestamps), starts of logs that record the end
+    of a request — is taken as exact: its recording error of up to a cell is not modelled
+    (docs/methods.md)."""
     r, rules, samples = sessions.resolution, sessions.rules, sessions.samples
     gaps, think = Observation.exact(), Observation.exact(rules.tmin, rules.tmax)
     if _on_grid(samples.get("interarrival", np.zeros(0)), r):
