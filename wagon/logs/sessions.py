@@ -108,6 +108,8 @@ class Sessions:
     site: Site | None = None
     resolution: float = 0.0                 # the grid of the logged timestamps (s): 1.0 for
                                             # whole seconds, 0.001 for ms, ...; 0.0: exact
+    recorded_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
+                                            # sorted, as logged: what the arrival check spreads
 
 
 #: float64 error of a difference of two epoch times before 2106 (each the double nearest a time
@@ -526,4 +528,4 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                                                     np.zeros(0, np.int32))
     return Sessions(rules=rules, counts=counts, click_time=click_time,
                     click_session=click_session, click_url=click_url, session_start=starts,
-                    samples=samples, site=site, resolution=resolution)
+                    samples=samples, site=site, resolution=resolution, recorded_start=recorded)

@@ -126,15 +126,15 @@ def _kind(task: FitTask | ArrivalTask) -> str:
 
 def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                    observed: dict[str, Observation] | None, runner: Runner | None,
-                   progress: Progress | None, starts: np.ndarray | None = None
+                   progress: Progress | None, arrivals: ArrivalTask | None = None
                    ) -> tuple[dict[str, FitReport], dict[str, str], dict]:
-    """``fit_samples``, and with ``starts`` (more than one session start) the arrivals'
+    """``fit_samples``, and with ``arrivals`` (more than one session start) the arrivals'
     report, as a task run first beside the fits (empty without)."""
     runner = runner or LocalRunner()
     tasks: list[FitTask | ArrivalTask] = []
     skipped = {}
-    if starts is not None and len(starts) > 1:
-        tasks.append(ArrivalTask(starts))
+    if arrivals is not None and len(arrivals.starts) > 1:
+        tasks.append(arrivals)
     for name, discrete in VARIABLES.items():
         values = samples.get(name, np.zeros(0))
         if len(values) < 2 or np.ptp(values) == 0:
@@ -150,7 +150,7 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
     for i, r in zip(order, runner.map(variable_stage, [tasks[i] for i in order], "fit",
                                       progress)):
         done[i] = r
-    arrivals = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
+    checked = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
     reports: list[FitReport] = done
     if bootstrap:
         chunks = [bootstrap_tasks(r, bootstrap, seed) for r in reports]
@@ -158,7 +158,7 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                                   progress))
         for report, mine in zip(reports, chunks):
             apply_bootstrap(report, mine, [next(results) for _ in mine])
-    return {r.name: r for r in reports}, skipped, arrivals
+    return {r.name: r for r in reports}, skipped, checked
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
@@ -248,9 +248,9 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
                  progress: Progress | None = None) -> FitResult:
     """``fit_logs`` from its sessions on: the variables fitted (``runner`` tasks), the arrivals
     checked, the model assembled with its provenance."""
+    check = ArrivalTask(sessions.recorded_start, sessions.resolution, options.seed)
     fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
-                                             observations(sessions), runner, progress,
-                                             sessions.session_start)
+                                             observations(sessions), runner, progress, check)
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {
