@@ -31,8 +31,7 @@ error_log {d}/error.log warn;
 pid {d}/nginx.pid;
 events {{ worker_connections {connections}; }}
 http {{
-  log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_time '
-                   '$request_uri';
+  log_format wagon '{log_format}';
   access_log {d}/access.log wagon;
   default_type application/octet-stream;
   sendfile on;
@@ -112,16 +111,22 @@ class Nginx:
             return int(re.search(rb"Active connections: (\d+)", r.read()).group(1))
 
 
+#: the access log ``Nginx.access`` reads
+ACCESS_FORMAT = ("$connection $connection_requests $status $body_bytes_sent $request_time "
+                 "$request_uri")
+
+
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
-          access_log: bool = True, keepalive_requests: int = 1_000_000):
+          access_log: bool = True, keepalive_requests: int = 1_000_000,
+          log_format: str = ACCESS_FORMAT):
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
                        connections=connections, nofile=min(connections * 2 + 100, 19_000),
-                       keepalive_requests=keepalive_requests)
+                       keepalive_requests=keepalive_requests, log_format=log_format)
     if not access_log:
         text = text.replace(f"access_log {workdir}/access.log wagon;", "access_log off;")
     conf.write_text(text)
