@@ -20,10 +20,14 @@ Poisson once that change is taken out.
   60 s and 600 s windows is also shown: it grows with the window when the rate drifts.
 - **Verdict**: Poisson when none of Ljung–Box, A² and the dispersion test rejects at ``alpha``;
   renewal when Ljung–Box does not.
+- **Ties**: starts recorded on a grid (whole seconds, milliseconds...) tie; they are judged as
+  what they are, points known to lie in a cell: each is spread uniformly inside its cell
+  (seeded), which for a Poisson process restores it exactly. Exact times that tie are not
+  judged, and the report says so.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -133,15 +137,27 @@ def _dispersion(t: np.ndarray, profile: RateProfile) -> tuple[float, float, int]
     return x2 / df, float(min(p, 1.0)), df
 
 
-def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01) -> dict:
+def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01,
+                   resolution: float = 0.0, seed: int = 0) -> dict:
     """Rate profile and Poisson/renewal diagnostics of session start times (module docstring).
-    Whole-second starts should be spread inside their second first (``wagon.logs.sessions``
-    does): for a Poisson process that reconstruction is exact."""
+
+    ``resolution``: the grid (s) the starts were recorded on, ties included (0: exact times).
+    Each start is then spread uniformly inside its cell, seeded by ``seed`` (both kept in the
+    report as ``spread``): for a Poisson process that reconstruction is exact, since given its
+    count in a cell its points are independent and uniform in it. The work is done on times
+    from the first start, where float64 still parts microseconds (near 1.7e9 s it holds four
+    values a microsecond). Exact starts that tie cannot be rescaled: the report says why
+    (``unjudged``) instead of judging."""
     t = np.sort(np.asarray(starts, float))
     n = len(t)
+    origin = float(t[0]) if n else 0.0
+    t = t - origin
+    if resolution > 0:
+        t = np.sort(t + np.random.default_rng(seed).uniform(0.0, resolution, n))
     profile = rate_profile(t)
     gaps = np.diff(profile.cumulative(t))
-    out = {"sessions": int(n), "profile": profile.as_dict(), "rate_bins": len(profile.counts)}
+    out = {"sessions": int(n), "profile": replace(profile, start=origin + profile.start).as_dict(),
+           "rate_bins": len(profile.counts)}
     span = float(t[-1] - t[0]) if n > 1 else 0.0
     out["rate_per_s"] = float((n - 1) / span) if span > 0 else None
     out["rate_min_max_per_s"] = [float(profile.rates.min()), float(profile.rates.max())]
@@ -155,10 +171,14 @@ def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01) -> d
             counts = np.bincount(((t - t[0]) // w).astype(np.int64))
             raw[f"{w:g}s"] = float(counts.var() / counts.mean())
     out["dispersion_raw"] = raw
-    if n < max(3 * lags, 30) or not np.all(gaps > 0):
+    if resolution > 0:
+        out["spread"] = {"cell_s": float(resolution), "seed": int(seed)}
+    why = _unjudged(n, gaps, lags)
+    if why:
         out.update(cv=None, acf=[], acf_band=None, acf_outside_band=0, ljung_box_p=None,
                    exponential_a2=None, exponential_p=None, dispersion_index=None,
-                   dispersion_p=None, renewal=None, exponential=None, poisson=None)
+                   dispersion_p=None, renewal=None, exponential=None, poisson=None,
+                   unjudged=why)
         return out
     rho = acf(gaps, lags)[1:]
     band = 1.96 / np.sqrt(len(gaps))
@@ -174,10 +194,23 @@ def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01) -> d
     return out
 
 
+def _unjudged(n: int, gaps: np.ndarray, lags: int) -> str | None:
+    """Why the starts cannot be judged (None: they can): too few, or exact times that tie (a
+    rescaled gap of 0 has no exponential likelihood)."""
+    least = max(3 * lags, 30)
+    if n < least:
+        return f"too few sessions to judge ({n}; the checks need {least})"
+    ties = int(np.sum(gaps <= 0))
+    if ties:
+        return (f"not judged: {ties:,} of {len(gaps):,} gaps between session starts are 0 (times "
+                "recorded on a grid; give its resolution to spread them inside their cells)")
+    return None
+
+
 def arrival_verdict(a: dict) -> str:
     """One line from an ``arrival_report``: the verdict and the figures behind it."""
     if a.get("poisson") is None:
-        return f"too few sessions to judge ({a.get('sessions', 0)})"
+        return a.get("unjudged") or f"too few sessions to judge ({a.get('sessions', 0)})"
     if a["poisson"]:
         verdict = "Poisson"
     elif not a["renewal"]:

@@ -34,8 +34,7 @@ error_log {d}/error.log warn;
 pid {d}/nginx.pid;
 events {{ worker_connections {connections}; }}
 http {{
-  log_format wagon '$connection $connection_requests $status $body_bytes_sent $request_time '
-                   '$request_uri';
+  log_format wagon '{log_format}';
   log_format combined_ms '$remote_addr - $remote_user [$time_local] "$request" $status '
                          '$body_bytes_sent "$http_referer" "$http_user_agent" "$http_cookie" '
                          '$msec';
@@ -155,19 +154,24 @@ class Nginx:
             return int(re.search(rb"Active connections: (\d+)", r.read()).group(1))
 
 
+#: the access log ``Nginx.access`` reads
+ACCESS_FORMAT = ("$connection $connection_requests $status $body_bytes_sent $request_time "
+                 "$request_uri")
+
+
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
           access_log: bool = True, keepalive_requests: int = 1_000_000,
-          set_cookie: str | None = None):
-    """nginx serving ``root``; ``set_cookie``: a Set-Cookie value added to every answer of
-    ``/`` and below (nginx variables allowed)."""
+          log_format: str = ACCESS_FORMAT, set_cookie: str | None = None):
+    """nginx serving ``root``; ``log_format``: access.log's layout; ``set_cookie``: a
+    Set-Cookie value added to every answer of ``/`` and below (nginx variables allowed)."""
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     conf = workdir / "nginx.conf"
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
                        connections=connections, nofile=min(connections * 2 + 100, 19_000),
-                       keepalive_requests=keepalive_requests,
+                       keepalive_requests=keepalive_requests, log_format=log_format,
                        cookie=f'location / {{ add_header Set-Cookie "{set_cookie}"; }}'
                        if set_cookie else "")
     if not access_log:

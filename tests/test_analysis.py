@@ -236,3 +236,15 @@ def test_cli_hurst_advise_compare(tmp_path, nasa, sample):
     assert len(rows) >= 15 and all({"effect", "interval", "margin", "p"} <= set(x) for x in rows)
     r = CliRunner().invoke(main, ["hurst", str(tmp_path / "none.log")])
     assert r.exit_code == 2 and "No such file" in r.stderr
+
+
+def test_a_logs_workload_has_the_grid_of_its_timestamps(tmp_path, sample):
+    """The finest meaningful bin of a log is its timestamps' grid, as the parser read it: 1 s
+    for the bundled combined log, 1 ms for nginx's $msec, 1 µs for Apache's usec_frac."""
+    assert load_workload(str(sample)).resolution == 1.0
+    for fmt, stamp, step in (('%h "%r" %>s %{msec}t', "1709632800123", 0.001),
+                             ('%h "%r" %>s [%{%d/%b/%Y:%H:%M:%S}t.%{usec_frac}t]',
+                              "[05/Mar/2024:10:00:00.000001]", 1e-6)):
+        log = tmp_path / f"{step}.log"
+        log.write_text(f'192.0.2.1 "GET / HTTP/1.1" 200 {stamp}\n')
+        assert load_workload(str(log), fmt).resolution == step

@@ -165,3 +165,47 @@ def test_model_file_keeps_observations_and_profile(tmp_path, day):
         v.pop("observation", None)
     (tmp_path / "v1.json").write_text(json.dumps(old))
     assert load_model(tmp_path / "v1.json").variables["think"].observation is None
+
+
+def _on_millisecond_grid(t: np.ndarray) -> np.ndarray:
+    """Times recorded as a log of milliseconds records them (floored), near 1.7e9 s."""
+    return np.floor((1_709_632_800 + t) * 1000) / 1000
+
+
+def test_poisson_arrivals_recorded_to_the_millisecond_with_ties_are_judged_poisson():
+    """25 sessions/s on a 1 ms grid: about 2.5 % of the gaps are 0 (the symptom of issue 22,
+    70 ties among 3,000 sessions). Given the grid, each start is spread inside its millisecond
+    (seeded, the seed kept in the report) and the process is called Poisson; without it the
+    check says that the ties stop it, never that 2,999 sessions are too few."""
+    calls = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        recorded = _on_millisecond_grid(np.cumsum(rng.exponential(1 / 25, 3000)))
+        ties = int(np.sum(np.diff(recorded) == 0))
+        assert 30 < ties < 120
+        a = arrival_report(recorded, resolution=0.001, seed=seed)
+        assert a["spread"] == {"cell_s": 0.001, "seed": seed}
+        calls.append(a["poisson"])
+        unjudged = arrival_report(recorded)
+        assert unjudged["poisson"] is None
+        assert arrival_verdict(unjudged).startswith(f"not judged: {ties} of 2,999 gaps")
+    assert sum(calls) >= 7, calls
+
+
+@pytest.mark.parametrize("name, gaps", [
+    ("deterministic", lambda rng: np.full(3000, 0.04)),
+    ("bursts of four", lambda rng: np.tile([0.0002, 0.0002, 0.0002, 0.1594], 750)),
+    ("renewal gamma(4)", lambda rng: rng.gamma(4.0, 0.01, 3000))])
+def test_non_poisson_arrivals_on_the_same_grid_are_rejected(name, gaps):
+    """The same 25/s recorded on the same grid, but regular, in bursts or renewal with gamma(4)
+    gaps: spreading inside the cell does not make them Poisson."""
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        recorded = _on_millisecond_grid(np.cumsum(gaps(rng)))
+        a = arrival_report(recorded, resolution=0.001, seed=seed)
+        assert a["poisson"] is False, (name, arrival_verdict(a))
+
+
+def test_too_few_sessions_says_how_many_are_needed():
+    a = arrival_report(np.arange(12.0))
+    assert arrival_verdict(a) == "too few sessions to judge (12; the checks need 30)"

@@ -75,7 +75,7 @@ def test_extended_apache_log_with_microseconds_and_twenty_more_fields():
     assert req.time.tolist() == [utc(0.123456), utc(31.000001)]
     assert req.duration.tolist() == [pytest.approx(0.001834)] * 2    # %D beats %{ms}T
     assert req.content_types == ["text/html; charset=UTF-8"]
-    assert req.resolution == 0.0
+    assert req.resolution == 1e-6                  # usec_frac: a microsecond grid
 
 
 @pytest.mark.parametrize("spec, text, seconds", [

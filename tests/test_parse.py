@@ -252,3 +252,78 @@ def test_strftime_times_match_datetime(when, zone_minutes, spec, micros):
     req, stats = parse_bytes(line.encode(), f'%h [%{{{spec}}}t.%{{usec_frac}}t] "%r" %>s %b')
     assert stats.parsed == 1, stats.examples
     assert req.time[0] == pytest.approx(when.timestamp() + micros / 1e6, abs=1e-6)
+
+
+# ---- the timestamps' resolution -------------------------------------------------------------
+
+EPOCH0 = 1_709_632_800                      # 2024-03-05 10:00:00 UTC
+#: layout → (how it writes a line, the most decimal places of a second it can write)
+RESOLUTION_LAYOUTS = {
+    '$remote_addr "$request" $status $msec': ('{host} "GET / HTTP/1.1" 200 {stamp}', 9),
+    '%h [%{%d/%b/%Y:%H:%M:%S}t.%{usec_frac}t] "%r" %>s %b':
+        ('{host} [{stamp}] "GET / HTTP/1.1" 200 1', 6),
+    '%h %{msec}t "%r" %>s %b': ('{host} {stamp} "GET / HTTP/1.1" 200 1', 3),
+    '$remote_addr [$time_iso8601] "$request" $status': ('{host} [{stamp}] "GET / HTTP/1.1" 200', 9),
+    "caddy": ('{{"ts": {stamp}, "request": {{"remote_ip": "{host}", "method": "GET", '
+              '"uri": "/"}}, "status": 200, "size": 1}}', 6),
+}
+
+
+def _stamp(layout: str, ticks: int, places: int) -> str:
+    """A time ``ticks`` × 10^-places s after EPOCH0 as ``layout`` writes it."""
+    whole, frac = divmod(ticks, 10 ** places)
+    digits = f"{frac:0{places}d}" if places else ""
+    when = datetime.fromtimestamp(EPOCH0 + whole, timezone.utc)
+    if "usec_frac" in layout:
+        return when.strftime("%d/%b/%Y:%H:%M:%S") + "." + (digits + "000000")[:6]
+    if "%{msec}t" in layout:
+        return str((EPOCH0 + whole) * 1000 + int((digits + "000")[:3]))
+    if "iso8601" in layout:
+        return when.strftime("%Y-%m-%dT%H:%M:%S") + ("." + digits if places else "") + "+00:00"
+    return f"{EPOCH0 + whole}" + ("." + digits if places else "")
+
+
+def _resolution_log(layout: str, stamps: list[str]) -> bytes:
+    row = RESOLUTION_LAYOUTS[layout][0]
+    return "".join(row.format(host=f"192.0.2.{i % 9}", stamp=s) + "\n"
+                   for i, s in enumerate(stamps)).encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(RESOLUTION_LAYOUTS)), st.integers(0, 9),
+       st.lists(st.integers(0, 10 ** 6), min_size=1, max_size=30), st.data())
+def test_the_detected_resolution_is_the_grid_written(layout, places, ticks, data):
+    """Times written on a grid of 10^-p s, one of them needing all p places: the parser reports
+    that grid (p ≤ 6; finer times are exact, 0.0), read from the digits, not from float64
+    times that cannot hold microseconds at 1.7e9 s."""
+    places = min(places, RESOLUTION_LAYOUTS[layout][1])
+    scale = 10 ** places
+    ticks = [t * scale + data.draw(st.integers(0, scale - 1)) for t in ticks]
+    if places:
+        ticks[0] = ticks[0] // 10 * 10 + data.draw(st.integers(1, 9))   # needs all p places
+    req, stats = parse_bytes(_resolution_log(layout, [_stamp(layout, t, places)
+                                                      for t in ticks]), layout)
+    assert stats.parsed == len(ticks), stats.examples
+    assert req.resolution == (10.0 ** -places if places <= 6 else 0.0)
+
+
+def test_mixed_inputs_have_the_finest_resolution_and_empty_ones_none(tmp_path):
+    """A log to the second and one to the millisecond: the millisecond grid holds both (decimal
+    grids nest), whatever the order of the inputs; the pieces of one file agree."""
+    seconds, millis = tmp_path / "s.log", tmp_path / "ms.log"
+    seconds.write_bytes(_resolution_log('%h %{msec}t "%r" %>s %b',
+                                        [str((EPOCH0 + i) * 1000) for i in range(50)]))
+    millis.write_bytes(_resolution_log('%h %{msec}t "%r" %>s %b',
+                                       [str(EPOCH0 * 1000 + 7 * i + 1) for i in range(50)]))
+    fmt = '%h %{msec}t "%r" %>s %b'
+    for paths in ([seconds, millis], [millis, seconds]):
+        assert parse_logs([str(p) for p in paths], fmt)[0].resolution == 0.001
+    assert parse_logs([str(seconds)], fmt)[0].resolution == 1.0
+    from wagon.logs.parse import ParseOptions, parse_piece
+    from wagon.logs.partition import shared_context
+    from wagon.logs.pieces import plan
+    pieces = plan([str(seconds), str(millis)], piece_bytes=700)
+    results = [parse_piece(p, ParseOptions(fmt=fmt)) for p in pieces]
+    assert len(pieces) > 4 and {r.places for r in results} == {0, 3}
+    assert shared_context(results)[0].resolution == 0.001
+    assert parse_bytes(b"not a log line\n", fmt)[0].resolution is None

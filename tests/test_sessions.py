@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wagon import SessionRules, parse_bytes, parse_logs, sessionize
-from wagon.fitting import fit
+from wagon.fitting import Observation, fit
 
 
 
@@ -329,3 +329,91 @@ def test_whole_second_logs_with_durations_fit_their_off_grid_think_times():
     assert obs["think"].kind == "exact" and obs["think"].lower == s.rules.tmin
     assert not np.allclose(s.samples["think"], np.round(s.samples["think"]))
     assert fit(s.samples["think"], observation=obs["think"], name="think").best is not None
+
+
+# ---- logs of any time resolution ------------------------------------------------------------
+
+MSEC = '$remote_addr "$request" $status $body_bytes_sent $request_time $msec'
+EPOCH_MS = 1_709_632_800_000                      # 2024-03-05 10:00:00 UTC, in ms
+
+
+def _msec_log(rows) -> bytes:
+    """nginx lines from (end in ms after EPOCH_MS, host, url, duration text): $msec is when the
+    response ended, $request_time how long it took."""
+    out = []
+    for end, host, url, duration in sorted(rows):
+        ms = EPOCH_MS + end
+        out.append(f'{host} "GET {url} HTTP/1.1" 200 100 {duration} {ms // 1000}.{ms % 1000:03d}')
+    return ("\n".join(out) + "\n").encode()
+
+
+def _two_click_sessions(rng, n: int, duration) -> tuple[list, np.ndarray, np.ndarray]:
+    """Rows of ``n`` one-client sessions of two pages, their session starts and think times in
+    whole ms as written (starts 0 to 12 ms apart: ties on the grid)."""
+    starts = np.cumsum(rng.integers(0, 13, n))
+    rows, think = [], []
+    for i, start in enumerate(starts):
+        d1, d2 = duration(rng), duration(rng)
+        end1 = int(start) + d1
+        gap = int(rng.integers(2_000, 60_000))                     # think, ms
+        rows += [(end1, f"10.0.{i // 256}.{i % 256}", "/a.html", f"{d1 / 1000:.3f}"),
+                 (end1 + gap + d2, f"10.0.{i // 256}.{i % 256}", "/b.html", f"{d2 / 1000:.3f}")]
+        think.append(gap)
+    return rows, starts, np.array(think)
+
+
+def test_a_millisecond_log_gives_samples_on_its_grid_ties_included():
+    """Starts (end − $request_time, both in ms) 0 to 12 ms apart and think times of whole ms:
+    the samples are exactly the multiples of 1 ms written (the float64 noise of differences of
+    times near 1.7e9 s taken out), a tie is a gap of 0; the starts are spread inside their
+    millisecond; both time samples are observed on the 1 ms grid."""
+    from wagon.modeling import observations
+    rows, starts, think = _two_click_sessions(np.random.default_rng(5), 600,
+                                              lambda rng: int(rng.integers(0, 900)))
+    req, stats = parse_bytes(_msec_log(rows), MSEC)
+    s = sessionize(req, seed=2)
+    assert stats.parsed == 1200 and s.resolution == 0.001 == req.resolution
+    assert np.array_equal(s.samples["interarrival"], np.diff(starts) * 0.001)
+    assert np.array_equal(np.sort(s.samples["think"]), np.sort(think) * 0.001)
+    assert 10 < np.sum(s.samples["interarrival"] == 0) < 100
+    recorded = (EPOCH_MS + starts) / 1000
+    spread = s.session_start - recorded
+    assert np.all(spread > -1e-6) and np.all(spread < 0.001 + 1e-6) and spread.std() > 2e-4
+    obs = observations(s)
+    assert obs["interarrival"] == Observation.grid(0.001, lower=0.0)
+    assert obs["think"] == Observation.grid(0.001, lower=2.0, upper=600.0)
+
+
+def test_durations_finer_than_the_timestamps_leave_the_samples_exact():
+    """A $request_time of 0.1 ms puts the starts (end − duration) off the millisecond grid: the
+    gaps and think times are differences of times known only to a cell, not cells; they are
+    fitted as exact values, unchanged."""
+    from wagon.modeling import observations
+    rows, _, _ = _two_click_sessions(np.random.default_rng(6), 200,
+                                     lambda rng: int(rng.integers(0, 900)))
+    rows = [(end, host, url, f"{float(d) + i % 7 * 1e-4:.4f}")
+            for i, (end, host, url, d) in enumerate(rows)]
+    s = sessionize(parse_bytes(_msec_log(rows), MSEC)[0])
+    assert s.resolution == 0.001
+    obs = observations(s)
+    assert obs["interarrival"].kind == "exact" and obs["think"].kind == "exact"
+    cells = s.samples["think"] / 0.001
+    assert not np.allclose(cells, np.round(cells), rtol=0, atol=1e-6)
+
+
+def test_requests_built_without_a_resolution_get_the_grid_of_their_float_times():
+    """For ``Requests`` made by hand: the coarsest decimal grid the float times lie on within
+    their float64 rounding (1 s, 1 ms, 1 µs at 1.7e9 s), exact values otherwise."""
+    from wagon.logs.sessions import float_resolution
+    rng = np.random.default_rng(7)
+    ticks = rng.integers(0, 10**9, 500)
+    base = EPOCH_MS / 1000
+    assert float_resolution(base + ticks // 1000 * 1.0) == 1.0
+    assert float_resolution(base + ticks * 1e-3) == 0.001
+    assert float_resolution(base + ticks * 1e-6) == 1e-6
+    assert float_resolution(1000 + rng.random(500)) == 0.0
+    assert float_resolution(np.zeros(0)) == 1.0                   # no time: no constraint
+    rows, _, _ = _two_click_sessions(rng, 50, lambda rng: 0)
+    req, _ = parse_bytes(_msec_log(rows), MSEC)
+    req.resolution = None
+    assert sessionize(req).resolution == 0.001

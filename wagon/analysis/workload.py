@@ -37,7 +37,7 @@ class Workload:
     starts: np.ndarray
     clicks: np.ndarray
     think: np.ndarray
-    resolution: float              # finest meaningful time bin (s)
+    resolution: float              # finest meaningful time bin (s; a log: its grid, 0: exact)
     source: str = ""               # the file it was read from
     speedup: float = 1.0           # its scenario's times were divided by this
 
@@ -67,12 +67,10 @@ def _kind(path: str) -> str:
 def _from_log(paths: list[str], fmt: str, base_month: str | None) -> Workload:
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     s = sessionize(req)
-    whole = bool(np.all(req.time == np.floor(req.time)))
     is_obj = extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,
                     ~is_obj, req.status.astype(int), req.size.astype(float),
-                    s.session_start, s.samples["clicks"], s.samples["think"],
-                    1.0 if whole else 0.001)
+                    s.session_start, s.samples["clicks"], s.samples["think"], s.resolution)
 
 
 def _replay_speedup(run: dict | None) -> float:

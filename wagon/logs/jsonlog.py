@@ -182,8 +182,9 @@ def _text(value) -> str:
         return "-"
     if isinstance(value, list):
         return _text(value[0]) if value else "-"
-    if isinstance(value, float):
-        return f"{value:.9f}"
+    if isinstance(value, float):      # the shortest digits that give the value back (a time's
+        text = repr(value)            # resolution is read from them), without an exponent
+        return text if "e" not in text else f"{value:.9f}"
     return str(value)
 
 

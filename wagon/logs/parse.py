@@ -29,7 +29,7 @@ from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
            "REASONS", "ParseOptions", "Chunk", "PieceResult", "parse_piece", "partition_of",
-           "sorted_table"]
+           "sorted_table", "resolution_of", "finest", "MAX_PLACES"]
 
 CHUNK_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20
@@ -212,7 +212,8 @@ class Requests:
     referers: list[str] = field(default_factory=list)
     vhosts: list[str] = field(default_factory=list)
     content_types: list[str] = field(default_factory=list)
-    #: of the logged timestamps (s): 1.0 when all are whole seconds, 0.0 when finer; None: unknown
+    #: the grid of the logged timestamps (s, ``resolution_of``): 1.0 for whole seconds, 0.001
+    #: for milliseconds, ... 1e-6; 0.0 when finer (exact values); None: unknown
     resolution: float | None = None
 
     def __post_init__(self) -> None:
@@ -231,6 +232,23 @@ class Requests:
         cols = {k: getattr(self, k)[idx] for k in _COLUMNS}
         return Requests(**cols, **{k: getattr(self, k) for k in _VOCABS},
                         resolution=self.resolution)
+
+
+MAX_PLACES = 6                      # timestamps on a grid down to 1 µs; finer ones are exact
+
+
+def finest(a: int | None, b: int | None) -> int | None:
+    """The decimal places that hold times written with ``a`` and with ``b`` places (None: no
+    time): decimal grids nest, so the finer grid holds both."""
+    return b if a is None else a if b is None else max(a, b)
+
+
+def resolution_of(places: int | None) -> float | None:
+    """The grid (s) of times written with ``places`` decimal places: 10^-places s down to 1 µs,
+    0.0 for finer times (exact values), None when no time was read."""
+    if places is None:
+        return None
+    return 10.0 ** -places if places <= MAX_PLACES else 0.0
 
 
 _COLUMNS = ("time", "host", "url", "method", "status", "size", "agent", "duration", "file",
@@ -450,7 +468,7 @@ class _Chunk:
         self.starts, self.ends = _line_bounds(self.arr)
         n = len(self.starts)
         self.reason = np.zeros(n, np.uint8) if reason is None else reason
-        self.whole = True                 # all logged times of the parsed lines whole seconds
+        self.places: int | None = None    # decimal places of the parsed lines' logged times
         self.reason[(self.ends == self.starts) & (self.reason == 0)] = EMPTY
         self.reason[self.ends - self.starts > MAX_LINE_BYTES] = TOO_LONG
         self._occ: dict[bytes, np.ndarray] = {}
@@ -580,7 +598,9 @@ class _Chunk:
             if role == "time":
                 comps, ok = self._time(f, a, b)
                 self.fail(rows, ~ok, BAD_TIME)
-                groups.setdefault(f.time.group, {}).update(comps)
+                group = groups.setdefault(f.time.group, {})
+                places = np.maximum(group.get("places", 0), comps.pop("places", 0))
+                group.update(comps, places=places)
             elif role == "status":
                 out["status"], ok = _parse_uint(arr, a, b, 3)
                 self.fail(rows, ~ok | (b - a != 3) | (out["status"] < 100), BAD_STATUS)
@@ -635,14 +655,15 @@ class _Chunk:
             t, real = assemble(comps, n, self.opts.epa_base)
             self.fail(rows, ~(real & comps.get("real", True)), IMPOSSIBLE_DATE)
             times[group] = t
-        logged = times.get("begin", times.get("end"))
+        logged_group = "begin" if "begin" in times else "end"
+        logged = times[logged_group]
         if "begin" in times and "end" in times and "duration" not in out:
             out["duration"] = np.maximum(times["end"] - times["begin"], 0.0)
         start = logged
         if "begin" not in times and "duration" in out:
             start = logged - np.nan_to_num(out["duration"])
         out["time"] = start
-        out["logged"] = logged
+        out["places"] = np.broadcast_to(groups[logged_group]["places"], n).astype(np.int8)
 
     def columns(self) -> dict[str, np.ndarray]:
         """Decode every line; returns the columns of the lines that parsed."""
@@ -661,8 +682,8 @@ class _Chunk:
         n = int(good.sum())
         if n == len(good):              # every line parsed (most chunks): no copy to make
             good = slice(None)
-        logged = cols.pop("logged")[good]
-        self.whole = bool(np.all(logged == np.floor(logged)))
+        places = cols.pop("places")[good]
+        self.places = int(places.max()) if len(places) else None
         out = {k: v[good] for k, v in cols.items() if not k.endswith(("_a", "_b"))}
         out.setdefault("size", np.zeros(n, np.int64))
         out.setdefault("duration", np.full(n, np.nan))
@@ -826,7 +847,7 @@ class _Collector:
         self.vocabs = _Vocabs()
         self.parts: list[dict[str, np.ndarray]] = []
         self.stats = ParseStats()
-        self.whole = True
+        self.places: int | None = None    # of every chunk's logged times (None: no record)
 
     def add(self, raw: bytes, layout: _Layout, name: str, file_index: int, first_line: int
             ) -> int:
@@ -838,7 +859,7 @@ class _Collector:
             reason = np.where(bad, NOT_JSON, 0).astype(np.uint8)
         chunk = _Chunk(raw, layout.fmt, self.vocabs, self.opts, reason)
         cols = chunk.columns()
-        self.whole &= chunk.whole
+        self.places = finest(self.places, chunk.places)
         cols["file"] = np.full(len(cols["time"]), file_index, np.int16)
         cols["line"] = first_line + 1 + np.flatnonzero(chunk.reason == 0)
         self.parts.append(cols)
@@ -861,7 +882,7 @@ class _Collector:
         """Every chunk's columns as one ``Requests``, once all are added: each column of the
         chunks is let go as soon as it is joined, so that memory holds one copy of the
         records and a column, not two copies."""
-        resolution = (1.0 if self.whole else 0.0) if self.parts else None
+        resolution = resolution_of(self.places)
         cols = {}
         for k in _COLUMNS:
             parts = [p.pop(k) for p in self.parts if k in p]
@@ -1019,13 +1040,13 @@ class Chunk:
 @dataclass
 class PieceResult:
     """What parsing a piece gives: its statistics, its distinct start times with their counts
-    (the time-outlier rule needs the whole file's), whether every logged time was a whole
-    second (None: no record), and one chunk per partition (None once handed to a runner)."""
+    (the time-outlier rule needs the whole file's), the decimal places of a second its logged
+    times need (None: no record), and one chunk per partition (None once handed to a runner)."""
 
     piece: Piece
     stats: ParseStats
     times: tuple[np.ndarray, np.ndarray]
-    whole: bool | None
+    places: int | None
     chunks: list[Chunk] | None = None
 
 
@@ -1094,5 +1115,4 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
     bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
     chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
               for k in range(n_partitions)]
-    return PieceResult(piece, col.stats, distinct_times(req.time),
-                       req.resolution == 1.0 if len(req) else None, chunks)
+    return PieceResult(piece, col.stats, distinct_times(req.time), col.places, chunks)

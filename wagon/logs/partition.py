@@ -14,6 +14,7 @@ runs these steps, in one process or on a cluster).
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
-                    _DTYPES, sorted_table)
+                    _DTYPES, finest, resolution_of, sorted_table)
 from .paths import template_requests
 from .sessions import Partial, SessionRules, Sessions, merge_partials, sessionize_requests
 
@@ -39,7 +40,7 @@ class Shared:
     inputs: tuple[str, ...]
     keep: dict[int, tuple[float, float]]           # input → run of its median time
     line_offset: dict[tuple[int, int], int]        # piece key → lines before it in its input
-    resolution: float | None                       # 1.0: whole seconds, 0.0: finer
+    resolution: float | None                       # of the logged times (parse.resolution_of)
 
 
 @dataclass
@@ -106,9 +107,8 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
         values, counts = merge_counted([r.times for r in ordered if r.piece.index == index])
         keep[index] = median_run(values, counts)
         del values, counts
-    wholes = [r.whole for r in ordered if r.whole is not None]
-    resolution = (1.0 if all(wholes) else 0.0) if wholes else None
-    return Shared(inputs, keep, _line_offsets(ordered), resolution), stats
+    places = functools.reduce(finest, (r.places for r in ordered), None)
+    return Shared(inputs, keep, _line_offsets(ordered), resolution_of(places)), stats
 
 
 def _joined(chunks: list[Chunk], shared: Shared) -> Requests:

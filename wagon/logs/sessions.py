@@ -23,11 +23,12 @@ Rules (documented in docs/methods.md, "Sessions"):
 - think times are the idle times inside sessions; those below ``tmin`` (the user clicked
   before or just as the previous page completed) are counted, not sampled, so the sample lies
   in [tmin, tmax];
-- the inter-arrival sample holds the gaps between session starts as recorded (whole seconds
-  in most logs: the fit treats them as interval-censored); ``session_start`` of a whole-second
-  log is spread uniformly within each second (seeded): for a Poisson process this reconstruction
-  is exact (given its count in a second, its points are independent and uniform in it), which
-  is what the arrival checks need;
+- the inter-arrival sample holds the gaps between session starts as recorded, on the grid of
+  the log's timestamps (whole seconds in most logs, milliseconds or microseconds in others: the
+  fit treats them as interval-censored, ties included); ``session_start`` is spread uniformly
+  within each cell of that grid (seeded): for a Poisson process this reconstruction is exact
+  (given its count in a cell, its points are independent and uniform in it), which is what the
+  arrival checks need;
 - a session's browser family is that of the agent of its first request (``wagon.logs.agents``);
 - client codes are ranks of the clients' identity strings, so that nothing depends on the order
   in which clients first appear in the input (the spreading draws for the sorted starts).
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .agents import FAMILIES, family_codes
-from .parse import Requests, sorted_table
+from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
@@ -107,10 +108,43 @@ class Sessions:
     session_start: np.ndarray               # float64, sorted
     samples: dict[str, np.ndarray] = field(default_factory=dict)
     site: Site | None = None
-    resolution: float = 0.0                 # of the timestamps (s): 1.0 for whole seconds,
-                                            # 0.0 when finer than the analysis needs
+    resolution: float = 0.0                 # the grid of the logged timestamps (s): 1.0 for
+                                            # whole seconds, 0.001 for ms, ...; 0.0: exact
+    recorded_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
+                                            # sorted, as logged: what the arrival check spreads
     agents: dict[str, int] = field(default_factory=dict)   # sessions per browser family (of
                                             # the agent of their first request); {} without agents
+
+
+#: float64 error of a difference of two epoch times before 2106 (each the double nearest a time
+#: computed in a few roundings: the logged time, less a duration, plus a duration): 4 ulps
+TIME_SLACK = 4 * float(np.spacing(2.0 ** 32))
+
+
+def on_grid(x: np.ndarray, step: float) -> np.ndarray:
+    """Differences of logged times ``x`` with each value that lies on the ``step`` grid but for
+    float64 noise (``TIME_SLACK``, or half a step if that is less) put exactly on it; the other
+    values (times less a duration off the grid) unchanged; ``x`` itself when ``step`` is 0."""
+    if not step > 0:
+        return x
+    cells = np.round(x / step)
+    near = np.abs(x - cells * step) <= min(TIME_SLACK, step / 2)
+    return np.where(near, cells * step, x)
+
+
+def float_resolution(t: np.ndarray) -> float:
+    """The coarsest grid of 1 s, 0.1 s, ... 1 µs that float times ``t`` lie on within their
+    float64 rounding (two ulps of the largest); 0.0 (exact) when none: for ``Requests`` built
+    without a ``resolution`` (the parser's comes from the digits it read)."""
+    if not len(t):
+        return 1.0                        # no time: no constraint (the coarsest grid)
+    fraction = t - np.floor(t)
+    slack = 2 * float(np.spacing(np.abs(t).max()))
+    for places in range(MAX_PLACES + 1):
+        units = fraction * 10.0 ** places
+        if np.all(np.abs(units - np.round(units)) <= slack * 10.0 ** places + 1e-9):
+            return 10.0 ** -places
+    return 0.0
 
 
 def _ranks(strings: list[str]) -> np.ndarray:
@@ -323,9 +357,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                  .astype(np.int64) if n else np.zeros(0, np.int64))
     page_ok = ok200[cs] & (page_size > 0)
     obj_ok = member & ok200 & (size > 0)
-    inside = idle[~new_session]
-    resolution = req.resolution if req.resolution is not None else (
-        1.0 if n and np.all(t == np.floor(t)) else 0.0)
+    resolution = req.resolution if req.resolution is not None else float_resolution(t)
+    inside = on_grid(idle[~new_session], resolution)
     samples = {
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": inside[inside >= rules.tmin],
@@ -406,7 +439,7 @@ class Partial:
 
     counts: dict
     urls: list[str]
-    session_start: np.ndarray               # recorded (whole seconds in most logs), unsorted
+    session_start: np.ndarray               # recorded (on the log's grid), unsorted
     samples: dict[str, np.ndarray]          # every sample but the inter-arrival gaps
     resolution: float
     agents: np.ndarray                      # sessions per browser family (FAMILIES' order)
@@ -494,13 +527,14 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 page_hits=page_hits, entry=dict(zip(entry[:, 0].tolist(), entry[:, 1].tolist())),
                 transitions=merged("transitions", 2).reshape(-1, 3))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
-    resolution = min(p.resolution for p in partials)
+    resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded
     if resolution:
-        # whole-second timestamps: each start spread uniformly inside its second (seeded, drawn
-        # for the sorted starts); the inter-arrival sample keeps the recorded gaps
-        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, 1.0, len(recorded)))
-    samples = {"interarrival": np.diff(recorded)}
+        # timestamps on a grid: each start spread uniformly inside its cell (seeded, drawn for
+        # the sorted starts); the inter-arrival sample keeps the recorded gaps
+        starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
+                                                                         len(recorded)))
+    samples = {"interarrival": on_grid(np.diff(recorded), resolution)}
     for name in partials[0].samples:
         samples[name] = np.concatenate([p.samples[name] for p in partials])
     families = sum(p.agents for p in partials)
@@ -510,4 +544,5 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                                                     np.zeros(0, np.int32))
     return Sessions(rules=rules, counts=counts, click_time=click_time,
                     click_session=click_session, click_url=click_url, session_start=starts,
-                    samples=samples, site=site, resolution=resolution, agents=agents)
+                    samples=samples, site=site, resolution=resolution, recorded_start=recorded,
+                    agents=agents)

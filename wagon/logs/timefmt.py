@@ -188,12 +188,29 @@ def _fraction(arr: np.ndarray, p: np.ndarray, n: np.ndarray) -> np.ndarray:
     return v
 
 
+def _places(arr: np.ndarray, p: np.ndarray, n: np.ndarray | int, width: int = 12) -> np.ndarray:
+    """Decimal places the ``n`` digits at ``p`` need: where their last non-zero digit is (0
+    when all are zeros), read from the digits, not from a float."""
+    k = np.arange(1, width + 1)
+    nonzero = (_gather(arr, p, width) != ord("0")) & (k <= np.reshape(n, (-1, 1)))
+    return np.max(np.where(nonzero, k, 0), axis=1)
+
+
+def _unit_places(v: np.ndarray, places: int) -> np.ndarray:
+    """Decimal places of a second that integer counts ``v`` of 10^-``places`` s need (a count
+    of milliseconds ending in 0 needs two places)."""
+    zeros = sum((np.fmod(v, 10.0 ** k) == 0).astype(np.int64) for k in range(1, places + 1))
+    return places - zeros
+
+
 def decode_time(arr: np.ndarray, a: np.ndarray, b: np.ndarray, tf: TimeFormat
                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Components (Y, mon, day, H, M, S, zone, frac, epoch …) of the fields [a, b) and whether
-    each line could be read."""
+    each line could be read; ``places``: the decimal places of a second each time was written
+    with (trailing zeros aside)."""
     p = a.copy()
     ok = np.ones(len(a), bool)
+    places = np.zeros(len(a), np.int64)
     c: dict[str, np.ndarray] = {}
     for tok in tf.tokens:
         kind = tok[0]
@@ -249,11 +266,14 @@ def decode_time(arr: np.ndarray, a: np.ndarray, b: np.ndarray, tf: TimeFormat
             for k in range(20):
                 v = np.where(k < n, v * 10 + M[:, k], v)
             scale = tok[1] if kind == "epoch" else 1.0
+            if scale < 1:                          # %{msec}t, %{usec}t: counts of a unit
+                places = np.maximum(places, _unit_places(v, round(-np.log10(scale))))
             p = p + n
             dot = arr[np.minimum(p, len(arr) - 1)] == ord(".")
             if kind == "epoch" and tok[2] and dot.any():   # JSON: 1709632800.123456
                 nf = np.where(dot, _run(arr, p + 1, _DIGIT, 12), 0)
                 v = v + _fraction(arr, p + 1, nf)
+                places = np.maximum(places, _places(arr, p + 1, nf))
                 p = p + np.where(dot & (nf > 0), nf + 1, 0)
             c["epoch"] = v * scale
         elif kind == "frac":
@@ -261,13 +281,16 @@ def decode_time(arr: np.ndarray, a: np.ndarray, b: np.ndarray, tf: TimeFormat
             v, good = _digits(M)
             ok &= good
             c["frac"] = v / 10.0 ** tok[1]
+            places = np.maximum(places, _places(arr, p, tok[1], tok[1]))
             p = p + tok[1]
         elif kind == "ofrac":
             dot = np.isin(arr[np.minimum(p, len(arr) - 1)], (ord("."), ord(",")))
             n = np.where(dot, _run(arr, p + 1, _DIGIT, 12), 0)
             c["frac"] = _fraction(arr, p + 1, n)
+            places = np.maximum(places, _places(arr, p + 1, n))
             p = p + np.where(dot & (n > 0), n + 1, 0)
     ok &= p == b
+    c["places"] = places
     return c, ok
 
 

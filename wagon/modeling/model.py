@@ -103,12 +103,13 @@ def _on_grid(x: np.ndarray, step: float) -> bool:
 
 
 def observations(sessions: Sessions) -> dict[str, Observation]:
-    """How each sample of ``sessions`` was recorded: gaps between timestamps on the log's grid
-    (whole seconds) or exact, think times kept only within the rules' [Tmin, Tmax], clicks ≥ 1,
-    objects per page ≥ 0; sizes exact. A time sample off the grid although the timestamps are
-    whole seconds — think times from a page's completion (start + logged duration), starts of
-    logs that record the end of a request — is taken as exact: its ±1 s recording error is not
-    modelled (docs/methods.md)."""
+    """How each sample of ``sessions`` was recorded: gaps between timestamps on the grid of the
+    log's resolution (whole seconds, milliseconds, ... microseconds; ties are cells of it) or
+    exact, think times kept only within the rules' [Tmin, Tmax], clicks ≥ 1, objects per page
+    ≥ 0; sizes exact. A time sample off that grid — think times from a page's completion
+    (start + a logged duration finer than the timestamps), starts of logs that record the end
+    of a request — is taken as exact: its recording error of up to a cell is not modelled
+    (docs/methods.md)."""
     r, rules, samples = sessions.resolution, sessions.rules, sessions.samples
     gaps, think = Observation.exact(), Observation.exact(rules.tmin, rules.tmax)
     if _on_grid(samples.get("interarrival", np.zeros(0)), r):
@@ -142,18 +143,18 @@ def _kind(task: FitTask | ArrivalTask) -> str:
 
 def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                    observed: dict[str, Observation] | None, runner: Runner | None,
-                   progress: Progress | None, starts: np.ndarray | None = None,
+                   progress: Progress | None, arrivals: ArrivalTask | None = None,
                    intervals: str = "best"
                    ) -> tuple[dict[str, FitReport], dict[str, str], dict]:
-    """``fit_samples``, and with ``starts`` (more than one session start) the arrivals'
+    """``fit_samples``, and with ``arrivals`` (more than one session start) the arrivals'
     report, as a task run first beside the fits (empty without). With a bootstrap every
     candidate gets intervals: the bootstrap's p-values may change the choice, here, where the
     samples no longer are."""
     runner = runner or LocalRunner()
     tasks: list[FitTask | ArrivalTask] = []
     skipped = {}
-    if starts is not None and len(starts) > 1:
-        tasks.append(ArrivalTask(starts))
+    if arrivals is not None and len(arrivals.starts) > 1:
+        tasks.append(arrivals)
     for name, discrete in VARIABLES.items():
         values = samples.get(name, np.zeros(0))
         if len(values) < 2 or np.ptp(values) == 0:
@@ -169,7 +170,7 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
     for i, r in zip(order, runner.map(variable_stage, [tasks[i] for i in order], "fit",
                                       progress)):
         done[i] = r
-    arrivals = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
+    checked = done.pop(0) if tasks and isinstance(tasks[0], ArrivalTask) else {}
     reports: list[FitReport] = done
     if bootstrap:
         chunks = [bootstrap_tasks(r, bootstrap, seed) for r in reports]
@@ -177,7 +178,7 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
                                   progress))
         for report, mine in zip(reports, chunks):
             apply_bootstrap(report, mine, [next(results) for _ in mine])
-    return {r.name: r for r in reports}, skipped, arrivals
+    return {r.name: r for r in reports}, skipped, checked
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
@@ -269,9 +270,10 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
                  progress: Progress | None = None) -> FitResult:
     """``fit_logs`` from its sessions on: the variables fitted (``runner`` tasks), the arrivals
     checked, the model assembled with its provenance."""
+    check = ArrivalTask(sessions.recorded_start, sessions.resolution, options.seed)
     fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
-                                             observations(sessions), runner, progress,
-                                             sessions.session_start, options.intervals)
+                                             observations(sessions), runner, progress, check,
+                                             options.intervals)
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {

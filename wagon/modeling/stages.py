@@ -136,9 +136,12 @@ def fit_stage(task: FitTask) -> FitReport:
 
 @dataclass(frozen=True)
 class ArrivalTask:
-    """The session start times, checked for a Poisson or renewal process."""
+    """The session start times as logged, on a grid of ``resolution`` s (0: exact), checked for
+    a Poisson or renewal process once spread inside their cells (``seed``)."""
 
     starts: np.ndarray
+    resolution: float = 0.0
+    seed: int = 0
 
 
 def arrivals_stage(task: ArrivalTask) -> dict:
@@ -146,7 +149,7 @@ def arrivals_stage(task: ArrivalTask) -> dict:
     BLAS on one thread (``fit_stage``)."""
     from ..fitting.arrivals import arrival_report  # lazy: SciPy, as in fit_stage
     with _one_blas_thread():
-        return arrival_report(task.starts)
+        return arrival_report(task.starts, resolution=task.resolution, seed=task.seed)
 
 
 def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
