@@ -40,6 +40,8 @@ class Workload:
     resolution: float              # finest meaningful time bin (s; a log: its grid, 0: exact)
     source: str = ""               # the file it was read from
     speedup: float = 1.0           # its scenario's times were divided by this
+    referer: np.ndarray | None = None   # a log's: each request's code into ``referers`` (-1:
+    referers: list[str] | None = None   # the layout has none)
 
     def modeled(self) -> "Workload":
         """The workload with its times multiplied by ``speedup``: a scenario synthesized with
@@ -72,7 +74,8 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
     is_obj = extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,
                     ~is_obj, req.status.astype(int), req.size.astype(float),
-                    s.session_start, s.samples["clicks"], s.samples["think"], s.resolution)
+                    s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
+                    referer=req.referer, referers=list(req.referers))
 
 
 def _replay_speedup(run: dict | None) -> float:
