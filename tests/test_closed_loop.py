@@ -12,13 +12,15 @@ import sys
 import numpy as np
 import pytest
 
+from wagon.fitting import fit
 from wagon.formats.scenario import read_scenario
 from wagon.formats.site import build_site
 from wagon.logs.sessions import SessionRules
 from wagon.modeling import FitOptions, fit_logs
+from wagon.modeling.model import observations
 from wagon.replay import ReplayOptions, replay
 from wagon.synth import Generator, SynthOptions, synthesize
-from wagon.synth.reference import wagon_model
+from wagon.synth.reference import WAGON_TRUTH, wagon_model
 from wagon.synth.site import resolve_site
 
 from .servers import free_port, nginx, wait_port
@@ -40,9 +42,9 @@ def loop_scenario(tmp_path_factory):
 
 
 def _refit(log) -> object:
-    """``wagon fit`` of a server log of the replay, the session rules scaled by the speedup."""
-    rules = SessionRules(tmin=TMIN / SPEEDUP, tmax=TMAX / SPEEDUP)
-    return fit_logs([str(log)], FitOptions(rules=rules))
+    """``wagon fit --speedup`` of a server log of the replay: in the scenario's seconds."""
+    return fit_logs([str(log)], FitOptions(rules=SessionRules(tmin=TMIN, tmax=TMAX),
+                                           speedup=SPEEDUP))
 
 
 def _truth(d) -> dict:
@@ -51,7 +53,7 @@ def _truth(d) -> dict:
     clicks = np.array([len(s.clicks) for s in sessions])
     starts = np.array([s.start for s in sessions])
     return {"sessions": len(sessions), "clicks": clicks,
-            "rate": (len(starts) - 1) / (starts[-1] - starts[0])}
+            "rate": (len(starts) - 1) / (starts[-1] - starts[0]) / SPEEDUP}
 
 
 def _check_sessions(fitted, truth: dict) -> None:
@@ -63,6 +65,13 @@ def _check_sessions(fitted, truth: dict) -> None:
     rate = (len(starts) - 1) / (starts[-1] - starts[0])
     assert rate == pytest.approx(truth["rate"], rel=0.05)
     assert s.agents and set(s.agents) <= {"firefox", "chrome", "safari"}
+    observed = observations(s)
+    for var in ("clicks", "think"):            # the generator's families, fitted alone
+        law, params = WAGON_TRUTH[var]
+        ci = fit(s.samples[var], candidates=[law], observation=observed[var],
+                 name=var).best.conf_int(alpha=0.001)
+        for p, true in params.items():
+            assert ci[p][0] <= true <= ci[p][1], (var, p, ci[p])
 
 
 def test_nginx_log_gives_back_the_sessions(loop_scenario):
@@ -89,3 +98,35 @@ def test_wagon_serve_log_gives_back_the_sessions(loop_scenario, tmp_path):
         proc.wait(10)
     assert summary["errors"]["total"] == 0
     _check_sessions(_refit(tmp_path / "serve.log"), _truth(d))
+
+
+def _wagon_layout_log(path, starts: np.ndarray, thinks: list[np.ndarray], tick: float,
+                      base: float = 1_700_000_000.0) -> None:
+    """A log in the `wagon` layout: client i clicks at starts[i] + cumsum(thinks[i]), each
+    request ending one ``tick`` after it began; times are multiples of ``tick``."""
+    lines = []
+    for i, (s, th) in enumerate(zip(starts, thinks)):
+        for k, t in enumerate(s + np.cumsum(th)):
+            begin = base + round(t / tick) * tick
+            lines.append((begin, f'10.1.{i // 250}.{i % 250} - - [{begin + tick:.3f}] '
+                                 f'"GET /p{k % 7}.html HTTP/1.1" 200 900 "-" "Mozilla/5.0 (X11; '
+                                 f'Linux) Firefox/133.0" {tick:.3f} {i} {k + 1}'))
+    path.write_text("\n".join(line for _, line in sorted(lines)) + "\n")
+
+
+def test_fit_speedup_reads_a_fast_log_in_the_scenario_seconds(tmp_path):
+    """The same sessions logged at modeled speed (times on a 10 ms grid) and 10 times faster
+    (on a 1 ms grid): wagon fit --speedup 10 of the fast log gives the model of the other."""
+    rng = np.random.default_rng(8)
+    starts = np.cumsum(rng.exponential(2.0, 400))
+    thinks = [np.r_[0.0, rng.lognormal(3.0, 1.1, rng.integers(0, 6))] for _ in starts]
+    _wagon_layout_log(tmp_path / "slow.log", starts, thinks, 0.010)
+    _wagon_layout_log(tmp_path / "fast.log", starts / 10, [t / 10 for t in thinks], 0.001)
+    slow = fit_logs([str(tmp_path / "slow.log")])
+    fast = fit_logs([str(tmp_path / "fast.log")], FitOptions(speedup=10.0))
+    assert fast.sessions.resolution == pytest.approx(slow.sessions.resolution) == 0.01
+    for name in ("interarrival", "clicks", "think"):
+        a, b = slow.fits[name].best, fast.fits[name].best
+        assert a.name == b.name, name
+        assert b.params == pytest.approx(a.params, rel=1e-6), name
+    assert fast.model.data["provenance"]["options"]["speedup"] == 10.0

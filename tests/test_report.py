@@ -5,6 +5,7 @@ and with percentiles recomputed from the results CSV."""
 from __future__ import annotations
 
 import collections
+import gzip
 import html
 import re
 import subprocess
@@ -221,3 +222,29 @@ def test_other_reports_render_with_their_plots(tmp_path, sample, sample_model, r
         images, errors, dom = rendered(out, tmp_path)
         assert images >= want and errors is None, (name, images, errors)
         assert dom.count("How to read:") >= images - (name == "model"), name
+
+
+def _table(text: str, ident: str) -> list[list[str]]:
+    """The rows of the report's table ``ident``, as text."""
+    body = re.search(rf"<table id='{ident}'>(.*?)</table>", text, re.S).group(1)
+    return [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body)[1:]]
+
+
+def test_a_log_report_opens_with_its_traffic_as_a_regex_counts_it(tmp_path, sample):
+    """Status codes, totals and referrers of ``wagon report LOG`` against the log read line by
+    line with a regular expression of the test's own; then the fit's laws, then Hurst."""
+    r = CliRunner().invoke(main, ["report", str(sample), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "r.html").read_text()
+    line = re.compile(rb'^\S+ \S+ \S+ \[[0-3]\d/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
+                      rb'/\d{4}:[^]]+\] "GET \S+ HTTP/1\.[01]" (\d{3}) (\d+) "([^"]*)"')
+    rows = [m.groups() for m in map(line.match, gzip.open(sample).read().splitlines()) if m]
+    statuses = collections.Counter(int(s) for s, _, _ in rows)
+    assert {int(c): int(n) for c, n, _ in _table(text, "statuses")} == statuses
+    assert int(_table(text, "totals")[0][2]) == sum(int(b) for _, b, _ in rows)
+    referers = collections.Counter(ref.decode() for _, _, ref in rows if ref not in (b"", b"-"))
+    shown = {ref: int(n) for ref, n in _table(text, "referrers")}
+    assert shown == dict(referers.most_common(len(shown))) and len(shown) == 15
+    order = [text.index(h) for h in ("<h2>Traffic", "<h2>Fitted laws", "<h2>Self-similarity")]
+    assert order == sorted(order)

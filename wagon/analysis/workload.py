@@ -11,7 +11,7 @@ from ..formats.kind import what_is
 from ..formats.results import pages_path, read_results
 from ..formats.scenario import ScenarioError, read_scenario
 from ..logs.parse import parse_logs
-from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags, sessionize
+from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, sessionize
 from ..synth.timeline import offered_requests
 
 __all__ = ["Workload", "load_workload", "WorkloadError"]
@@ -40,6 +40,8 @@ class Workload:
     resolution: float              # finest meaningful time bin (s; a log: its grid, 0: exact)
     source: str = ""               # the file it was read from
     speedup: float = 1.0           # its scenario's times were divided by this
+    referer: np.ndarray | None = None   # a log's: each request's code into ``referers`` (-1:
+    referers: list[str] | None = None   # the layout has none)
 
     def modeled(self) -> "Workload":
         """The workload with its times multiplied by ``speedup``: a scenario synthesized with
@@ -64,13 +66,16 @@ def _kind(path: str) -> str:
     return "log"
 
 
-def _from_log(paths: list[str], fmt: str, base_month: str | None) -> Workload:
+def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
+              ) -> Workload:
     req, _ = parse_logs(paths, fmt, base_month=base_month)
+    req = dilate(req, speedup)
     s = sessionize(req)
     is_obj = extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,
                     ~is_obj, req.status.astype(int), req.size.astype(float),
-                    s.session_start, s.samples["clicks"], s.samples["think"], s.resolution)
+                    s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
+                    referer=req.referer, referers=list(req.referers))
 
 
 def _replay_speedup(run: dict | None) -> float:
@@ -126,9 +131,11 @@ def _from_replay(path: str) -> Workload:
                     think, 1e-6, path, _replay_speedup(req.attrs["run"]))
 
 
-def load_workload(paths: list[str] | str, fmt: str = "auto",
-                  base_month: str | None = None) -> Workload:
-    """A workload from a scenario, a replay results CSV, or access logs (kind detected)."""
+def load_workload(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,
+                  log_speedup: float = 1.0) -> Workload:
+    """A workload from a scenario, a replay results CSV, or access logs (kind detected);
+    ``log_speedup``: logs written during a replay at that speedup, read in the scenario's
+    seconds (``sessions.dilate``: sessions rebuilt by the rules in those seconds)."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     for p in paths:
         if not Path(p).exists():
@@ -140,4 +147,4 @@ def load_workload(paths: list[str] | str, fmt: str = "auto",
         return _from_scenario(paths[0])
     if kind == "replay":
         return _from_replay(paths[0])
-    return _from_log(paths, fmt, base_month)
+    return _from_log(paths, fmt, base_month, log_speedup)

@@ -25,9 +25,15 @@ from .common import default
               default=default(CompareOptions, "tolerance"), show_default=True,
               help="Relative difference still 'close' (half, absolute, for shares and "
                    "exponents).")
+@click.option("--speedup", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True,
+              help="Log inputs were written by a server during a replay at this --speedup: "
+                   "their times are multiplied by it before sessions are rebuilt (a scenario "
+                   "and a replay's results say their own).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
-def command(a, b, fmt, alpha, margin, tolerance, as_json) -> None:
+def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
-    rows = compare(inputs.workload([a], fmt), inputs.workload([b], fmt),
+    rows = compare(inputs.workload([a], fmt, log_speedup=speedup),
+                   inputs.workload([b], fmt, log_speedup=speedup),
                    CompareOptions(alpha, tolerance, margin))
     click.echo(dumps({"a": a, "b": b, "rows": rows}) if as_json else rows_text(rows))

@@ -128,10 +128,15 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
               help="Run the stages on Dask workers instead: N local worker processes, or the "
                    "workers of a running scheduler (which must see the LOGS at the same "
                    "paths).")
+@click.option("--speedup", type=click.FloatRange(min=0, min_open=True),
+              default=default(FitOptions, "speedup"), show_default=True,
+              help="The LOGS were written by a server during a replay at this --speedup: every "
+                   "time is multiplied by it, so the rules, laws and grid are in the "
+                   "scenario's seconds (docs/fidelity.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
             keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, intervals,
-            seed, plots_dir, workers, cluster, as_json) -> None:
+            seed, plots_dir, workers, cluster, speedup, as_json) -> None:
     """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
@@ -140,7 +145,7 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
         raise click.BadParameter(str(e)) from None
     options = FitOptions(fmt=fmt, keep_query=keep_query, base_month=base_month, rules=rules,
                          bootstrap=bootstrap, seed=seed, client=client, keep_paths=keep_paths,
-                         max_pages=max_pages, intervals=intervals)
+                         max_pages=max_pages, intervals=intervals, speedup=speedup)
     if workers is not None and cluster is not None:
         raise click.UsageError("give --workers or --cluster, not both")
     if workers is None:

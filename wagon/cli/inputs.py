@@ -25,9 +25,10 @@ def scenario(path: str) -> Scenario:
         raise WagonError(str(e)) from None
 
 
-def workload(paths: list[str], fmt: str = "auto", base_month: str | None = None) -> Workload:
+def workload(paths: list[str], fmt: str = "auto", base_month: str | None = None,
+             log_speedup: float = 1.0) -> Workload:
     """A log (or logs), a scenario or replay results."""
     try:
-        return load_workload(list(paths), fmt, base_month)
+        return load_workload(list(paths), fmt, base_month, log_speedup)
     except (WorkloadError, LogError, ScenarioError, ResultsError) as e:
         raise WagonError(str(e)) from None

@@ -24,7 +24,8 @@ from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, finest, resolution_of, sorted_table)
 from .paths import template_requests
-from .sessions import Partial, SessionRules, Sessions, merge_partials, sessionize_requests
+from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
+                       sessionize_requests)
 
 __all__ = ["Shared", "PartitionResult", "shared_context", "sessionize_partition",
            "merge_partitions"]
@@ -137,11 +138,15 @@ def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
 
 
 def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Shared,
-                         keep_paths: bool = False) -> PartitionResult:
-    """The sessions of one partition's clients (module docstring)."""
+                         keep_paths: bool = False, speedup: float = 1.0) -> PartitionResult:
+    """The sessions of one partition's clients (module docstring); ``speedup``: the log was
+    written during a replay that fast, its times are dilated back (``sessions.dilate``) from
+    the earliest kept second of every input, the same for every partition."""
     req = _joined(chunks, shared)
     stats = ParseStats(inputs=list(shared.inputs))
     req, stats = clean_requests(req, stats, shared.keep)
+    if shared.keep:
+        req = dilate(req, speedup, float(np.floor(min(lo for lo, _ in shared.keep.values()))))
     raw = list(req.urls)
     templates = raw
     if not keep_paths:

@@ -35,7 +35,7 @@ Rules (documented in docs/methods.md, "Sessions"):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
 __all__ = ["SessionRules", "Sessions", "Site", "Partial", "sessionize", "sessionize_requests",
+           "dilate",
            "merge_partials", "OBJECT_EXTENSIONS",
            "extension_flags", "object_flags"]
 
@@ -130,6 +131,20 @@ def on_grid(x: np.ndarray, step: float) -> np.ndarray:
     cells = np.round(x / step)
     near = np.abs(x - cells * step) <= min(TIME_SLACK, step / 2)
     return np.where(near, cells * step, x)
+
+
+def dilate(req: Requests, k: float, base: float | None = None) -> Requests:
+    """``req`` with every time ``k`` times as long from ``base`` (a whole second: the grid
+    stays aligned; default the first second of ``req``): a log a server wrote during a replay
+    at ``--speedup k``, back in the scenario's seconds, so that session rules, laws and the
+    grid are in modeled seconds."""
+    if k == 1.0 or not len(req):
+        return req
+    base = float(np.floor(req.time.min())) if base is None else base
+    # on the grid first: an epoch time's float64 error (0.2 µs) would grow k-fold
+    since = on_grid(req.time - base, req.resolution or 0.0)
+    return replace(req, time=base + since * k, duration=req.duration * k,
+                   resolution=None if req.resolution is None else req.resolution * k)
 
 
 def float_resolution(t: np.ndarray) -> float:

@@ -21,5 +21,7 @@ class FitOptions:
     rules: SessionRules = field(default_factory=SessionRules)
     bootstrap: int = 0
     seed: int = 0
+    speedup: float = 1.0                 # the log was written during a replay this much faster
+                                         # than its scenario's time: times dilated back
     intervals: str = "best"              # whose parameters get SEs and intervals: the chosen
                                          # law's (best) or every candidate's (all)

@@ -99,7 +99,8 @@ def parse_stage(piece: Piece, options: Any, partitions: int,
 
 def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
     """Stage 4: the sessions of one partition (its chunk from every piece)."""
-    return sessionize_partition(chunks, options.rules, shared, options.keep_paths)
+    return sessionize_partition(chunks, options.rules, shared, options.keep_paths,
+                                options.speedup)
 
 
 @functools.cache

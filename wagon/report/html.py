@@ -22,6 +22,7 @@ from .common import fig as _fig
 from .common import howto, hurst_table, img, page, png, table
 from .plots import plot_fit
 from .replay import plot_width, replay_sections, summary_rows
+from .traffic import traffic_sections
 
 __all__ = ["model_report", "workload_report", "compare_report", "law_sections"]
 
@@ -135,22 +136,24 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
 
 def workload_report(w: Workload, title: str | None = None, model: Model | None = None,
                     samples: dict[str, np.ndarray] | None = None) -> str:
-    """A replay: ``replay.replay_sections``. A log or a scenario: load over time, variance-time
-    and autocorrelation, Hurst estimates, fitted laws: ``model``'s (a log's, as ``wagon fit``
-    fitted them, with their ``samples``) or, without one, exact-value fits of the scenario's
-    inter-arrival and think times."""
+    """A replay: ``replay.replay_sections``. A log: its traffic as GoAccess shows it
+    (``traffic``), the laws of ``model`` (as ``wagon fit`` fitted them, with their
+    ``samples``), then load over time, variance-time, autocorrelation and Hurst estimates. A
+    scenario: the same with exact-value fits of its inter-arrival and think times."""
     if w.kind == "replay":
         return page(title or f"wagon report: {w.name}", replay_sections(w.source))
     body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>",
             table(["requests", "sessions", "mean clicks", "median think (s)"],
                   [[len(w.time), len(w.starts), float(np.mean(w.clicks)) if len(w.clicks) else
                     float("nan"), float(np.median(w.think)) if len(w.think) else float("nan")]]),
-            _series_plots(w.time, w.name)]
-    if model is not None:
-        body += ["<h2>Fitted laws (those <code>wagon fit</code> chose)</h2>",
+            ]
+    if model is not None:                     # a log: GoAccess's view first, then the laws
+        body += [*traffic_sections(w, model.data.get("agents", {}).get("sessions")),
+                 "<h2>Fitted laws (those <code>wagon fit</code> chose)</h2>",
                  *law_sections(model, samples)]
     else:
         body.append(_fits(w))
+    body += ["<h2>Self-similarity</h2>", _series_plots(w.time, w.name)]
     return page(title or f"wagon report: {w.name}", body)
 
 
