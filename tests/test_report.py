@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wagon import read_results
+from wagon import load_model, read_results
 from wagon.cli import main
 from wagon.formats.results import read_run, write_run
 from wagon.formats.site import build_site
@@ -248,3 +248,19 @@ def test_a_log_report_opens_with_its_traffic_as_a_regex_counts_it(tmp_path, samp
     assert shown == dict(referers.most_common(len(shown))) and len(shown) == 15
     order = [text.index(h) for h in ("<h2>Traffic", "<h2>Fitted laws", "<h2>Self-similarity")]
     assert order == sorted(order)
+
+
+def test_the_model_report_shows_the_intervals_the_model_holds(tmp_path, sample_model):
+    """Every chosen law's parameters with the standard errors and intervals of the model file,
+    to the digits shown (one number, everywhere it appears)."""
+    path, _ = sample_model
+    r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "m.html")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "m.html").read_text()
+    for name, var in load_model(path).variables.items():
+        shown = {row[0]: row[1:] for row in _table(text, f"intervals-{name}")}
+        assert set(shown) == {p for p, m in var.ci_method.items() if m != "fixed"}, name
+        for p, (est, se, ci, how) in shown.items():
+            assert est == f"{var.params[p]:.4g}" and how == var.ci_method[p]
+            assert se == ("" if var.se[p] is None else f"{var.se[p]:.4g}")
+            assert ci == ("" if var.ci[p] is None else "[{:.4g}, {:.4g}]".format(*var.ci[p]))

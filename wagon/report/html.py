@@ -107,6 +107,13 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
         var = model.variables[name]
         body.append(f"<h2>{html.escape(name)}: {html.escape(v['best'])} "
                     f"({html.escape(format_params(v['params']))})</h2>")
+        if var.ci_method:
+            body.append(table(["parameter", "estimate", "standard error", "95 % interval",
+                               "how"],
+                              [[p, var.params[p], var.se.get(p), "" if var.ci.get(p) is None
+                                else "[{:.4g}, {:.4g}]".format(*var.ci[p]), var.ci_method[p]]
+                               for p in var.ci_method if var.ci_method[p] != "fixed"],
+                              f"intervals-{name}"))
         body.append(table(["law", "parameters", "λ²", "W²", "A²", "AIC", "p(A²)", "note"],
                            [[r["law"], ", ".join(f"{k}={p:.4g}" for k, p in r["params"].items()),
                              r["lambda2"], r["w2"], r["a2"], r["aic"], r["p_a2"],
