@@ -311,7 +311,8 @@ class Client:
         return [c for part in parts for c in part]
 
     def _page_done(self, visit: PageVisit) -> None:
-        visit.errors = sum(c.error is not None for c in self.page_calls)
+        visit.errors = sum(c.error is not None and c.error not in (IN_FLIGHT, NOT_STARTED)
+                           for c in self.page_calls)      # failed; the stop's cuts are not
         self.visit_now, self.page_calls = None, []
         self.t.hooks.emit("page_done", visit)
 

@@ -61,7 +61,8 @@ class PageVisit:
     done: float | None = None        # last byte of the HTML or of the last object
     last_object_first_byte: float | None = None
     objects: int = 0
-    errors: int = 0                  # its requests (redirects included) that did not succeed
+    errors: int = 0                  # its requests (redirects included) that failed (not those
+                                     # the run's stop cut off: in_flight, not_started)
 
     @property
     def response_time(self) -> float | None:

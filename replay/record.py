@@ -162,7 +162,9 @@ class Stats:
         held_until = int(np.max(np.nonzero(held)[0], initial=-1)) + 1
         per_s = 1.0 / duration if duration else 0.0
         out = {
-            "requests": {"total": self.c["requests"], "ok": self.c["ok"],
+            "requests": {"total": self.c["requests"],
+                         "sent": self.c["requests"] - self.c[NOT_STARTED], "ok": self.c["ok"],
+                         "failed": sum(self.errors.values()),
                          IN_FLIGHT: self.c[IN_FLIGHT], NOT_STARTED: self.c[NOT_STARTED],
                          "bytes": self.c["bytes"]},
             "errors": {"total": sum(self.errors.values()), "by_kind": dict(self.errors)},
@@ -257,9 +259,11 @@ def summary_text(s: dict) -> str:
         return (f"  {name:30s}" + "".join(f"{d[k]:10.2f}" for k in ("p50", "p90", "p99", "max")))
     r, e, t, lat, g = s["requests"], s["errors"], s["throughput"], s["latency"], s["generator"]
     ss = s["sessions"]
-    cut = (f"; cut off by the stop: {r['in_flight']:,} in flight, {r['not_started']:,} not "
-           "started" if r["in_flight"] or r["not_started"] else "")
-    lines = [f"requests {r['total']:,} (ok {r['ok']:,}{cut}), {r['bytes'] / 1e6:,.1f} MB in "
+    sent = r["total"] - r["not_started"]
+    cut = (f", in flight at the stop {r['in_flight']:,}; not started {r['not_started']:,} of "
+           f"{r['total']:,} due" if r["in_flight"] or r["not_started"] else "")
+    lines = [f"requests sent {sent:,} (ok {r['ok']:,}, failed {e['total']:,}{cut}), "
+             f"{r['bytes'] / 1e6:,.1f} MB in "
              f"{s['duration_s']:.1f} s: {t['requests_per_s']:,.1f} ok/s, "
              f"{8 * t['bytes_per_s'] / 1e6:,.2f} Mbit/s; connections {s['connections']:,}",
              f"sessions started {ss['started']:,}, completed {ss['completed']:,}, "

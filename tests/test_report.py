@@ -59,6 +59,9 @@ def table_rows(dom: str, ident: str) -> list[list[str]]:
             for row in re.findall(r"<tr>(.*?)</tr>", t, re.S)[1:]]
 
 
+SENT = "requests sent (ok, failed, in flight at the stop)"
+
+
 @pytest.fixture(scope="module")
 def replays(tmp_path_factory):
     """Two replays against nginx (40 and 12 sessions, two client classes): (results paths,
@@ -77,7 +80,7 @@ def replays(tmp_path_factory):
             r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
                                           "--results", str(results)])
             assert r.exit_code == 0, r.output
-            total = int(re.match(r"requests ([\d,]+)", r.stdout).group(1).replace(",", ""))
+            total = int(re.match(r"requests sent ([\d,]+)", r.stdout).group(1).replace(",", ""))
             log = server.access(expect=total)
             access = access or log
         paths.append(results)
@@ -111,8 +114,9 @@ def test_summary_table_has_the_figures_of_wagon_replay(replays, replay_page):
         key = next(k for k in rows if k.endswith(f" {name}: p50, p90, p99, max"))
         assert rows[key].split(", ") == printed, name
     first = text.splitlines()[0]
-    total, ok = re.match(r"requests ([\d,]+) \(ok ([\d,]+)", first).groups()
-    assert rows["requests (ok)"] == f"{total} ({ok})"
+    sent, ok, failed = re.match(r"requests sent ([\d,]+) \(ok ([\d,]+), failed ([\d,]+)",
+                                first).groups()
+    assert rows[SENT] == f"{sent} ({ok}, {failed}, 0)"
     assert rows["throughput (ok/s)"] == re.search(r"([\d.,]+) ok/s", first).group(1)
     assert rows["connections"] == re.search(r"connections ([\d,]+)", first).group(1)
     assert rows["client classes"] == "lan/http11, t1-dsl/http10x2"
@@ -124,7 +128,7 @@ def test_replay_report_against_nginx_and_numpy(replays, replay_page):
     (path, _), _, access = replays[0], replays[1], replays[2]
     dom = replay_page[2]
     rows = dict(table_rows(dom, "summary"))
-    assert rows["requests (ok)"].startswith(f"{len(access):,} ")
+    assert rows[SENT].startswith(f"{len(access):,} ")
     served = collections.Counter(a.uri for a in access)
     pages = table_rows(dom, "pages")
     assert pages and all(int(visits) == served[url] for url, visits, *_ in pages)
@@ -137,7 +141,7 @@ def test_replay_report_against_nginx_and_numpy(replays, replay_page):
     want = np.percentile(lat, [50, 90])
     assert abs(p50 - want[0]) <= 0.02 * want[0] and abs(p90 - want[1]) <= 0.02 * want[1]
     assert np.sort(lat)[-3] * 0.98 <= p99 <= lat.max() * 1.02     # p99 of ~300 values
-    for cls, _, _, _, c50, _ in table_rows(dom, "classes"):
+    for cls, _, _, _, _, _, c50, _ in table_rows(dom, "classes"):
         v = 1e3 * (ok.loc[ok["class"] == cls, "last_byte"] - ok.loc[ok["class"] == cls, "start"])
         assert float(c50) == pytest.approx(np.percentile(v, 50), rel=1e-3)
 
@@ -150,8 +154,8 @@ def test_comparison_puts_both_replays_in_one_table(replays, tmp_path):
     images, errors, dom = rendered(out, tmp_path)
     assert errors is None and images >= 3
     rows = {row[0]: row[1:] for row in table_rows(dom, "summaries")}
-    got = [v.split(" ")[0] for v in rows["requests (ok)"]]
-    want = [re.match(r"requests ([\d,]+)", t).group(1) for t in texts]
+    got = [v.split(" ")[0] for v in rows[SENT]]
+    want = [re.match(r"requests sent ([\d,]+)", t).group(1) for t in texts]
     assert got == want and got[0] != got[1]
     assert table_rows(dom, "compare")
 
@@ -177,7 +181,7 @@ def test_errors_by_kind_and_status_as_replay_prints_them(tmp_path):
     got = ", ".join(f"{k[len('errors: '):]} {v}" for k, v in rows.items()
                     if k.startswith("errors: "))
     assert got == printed and "reset" in got, (got, printed)
-    assert int(rows["requests (ok)"].split()[0]) == served
+    assert int(rows[SENT].split()[0]) == served
     failed = sum(int(r[3]) for r in table_rows(dom, "pages"))
     assert failed == int(rows["errors"])
 
@@ -264,3 +268,46 @@ def test_the_model_report_shows_the_intervals_the_model_holds(tmp_path, sample_m
             assert est == f"{var.params[p]:.4g}" and how == var.ci_method[p]
             assert se == ("" if var.se[p] is None else f"{var.se[p]:.4g}")
             assert ci == ("" if var.ci[p] is None else "[{:.4g}, {:.4g}]".format(*var.ci[p]))
+
+
+def test_one_count_of_each_thing_in_console_report_and_csv(tmp_path):
+    """A run cut by --max-time: sent, ok, failed, in flight and not started are the same
+    numbers in the console's headline, the report's summary and class tables and the CSV's
+    rows; the verdict comes first."""
+    model = hand_model(think=(-1.0, 0.3), rate=20.0, clicks_p=0.3)
+    build_site(resolve_site(model, pages=20).spec, tmp_path / "site")
+    scenario = tmp_path / "s.jsonl"
+    with open(scenario, "w") as f:
+        synthesize(Generator(model, SynthOptions(sessions=60, seed=2, pages=20,
+                                                 classes="modem/http11,lan/http10x2")), f)
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
+                                      "--results", str(tmp_path / "r.csv"), "--max-time", "1.5",
+                                      "--quiet"])
+    assert r.exit_code == 0, r.output                          # a planned end, thresholds met
+    req = read_results(tmp_path / "r.csv")
+    outcome = req["error"]
+    counts = {"ok": int((outcome == "").sum()), "in_flight": int((outcome == "in_flight").sum()),
+              "not_started": int((outcome == "not_started").sum())}
+    counts["failed"] = len(req) - sum(counts.values())
+    counts["sent"] = len(req) - counts["not_started"]
+    assert counts["not_started"] > 0 and counts["in_flight"] + counts["ok"] > 0
+    head = re.match(r"requests sent ([\d,]+) \(ok ([\d,]+), failed ([\d,]+), in flight at the "
+                    r"stop ([\d,]+); not started ([\d,]+) of ([\d,]+) due", r.output)
+    num = [int(g.replace(",", "")) for g in head.groups()]
+    assert num == [counts["sent"], counts["ok"], counts["failed"], counts["in_flight"],
+                   counts["not_started"], len(req)]
+    out = tmp_path / "r.html"
+    assert CliRunner().invoke(main, ["report", str(tmp_path / "r.csv"), "-o",
+                                     str(out)]).exit_code == 0
+    text = out.read_text()
+    assert text.index("id='verdict'") < text.index("id='summary'")
+    rows = dict(_table(text, "summary"))
+    assert rows[SENT] == (f"{counts['sent']:,} ({counts['ok']:,}, {counts['failed']:,}, "
+                          f"{counts['in_flight']:,})")
+    assert rows["requests not started (of those due)"] == (f"{counts['not_started']:,} "
+                                                           f"({len(req):,})")
+    classes = _table(text, "classes")
+    assert sum(int(c[3]) for c in classes) == counts["ok"]
+    assert sum(int(c[4]) for c in classes) == counts["failed"]
+    assert sum(int(c[5]) for c in classes) == counts["in_flight"] + counts["not_started"]

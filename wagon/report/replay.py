@@ -49,9 +49,9 @@ def summary_rows(run: dict) -> list[list[str]]:
     r, e, t, g, ss = s["requests"], s["errors"], s["throughput"], s["generator"], s["sessions"]
     rows = meta + [
         ["duration (s)", f"{s['duration_s']:.1f}"],
-        ["requests (ok)", f"{r['total']:,} ({r['ok']:,})"],
-        ["cut off by the stop (in flight, not started)", f"{r['in_flight']:,}, "
-                                                          f"{r['not_started']:,}"],
+        ["requests sent (ok, failed, in flight at the stop)",
+         f"{r['total'] - r['not_started']:,} ({r['ok']:,}, {e['total']:,}, {r['in_flight']:,})"],
+        ["requests not started (of those due)", f"{r['not_started']:,} ({r['total']:,})"],
         ["throughput (ok/s)", f"{t['requests_per_s']:,.1f}"],
         ["throughput (Mbit/s)", f"{8 * t['bytes_per_s'] / 1e6:,.2f}"],
         ["connections", f"{s['connections']:,}"],
@@ -70,6 +70,24 @@ def summary_rows(run: dict) -> list[list[str]]:
         rows.append(["generator CPU (% of a core)", f"{100 * g['cpu']:.0f}"])
     rows += [["WARNING", w] for w in s["warnings"]]
     return rows
+
+
+def _verdict(summary: dict | None) -> str:
+    """The run's verdict first: each threshold with the value measured, and how it ended."""
+    if summary is None:
+        return "<p class='verdict'>No verdict: the run did not end (no summary).</p>"
+    checks = summary.get("thresholds") or []
+    failed = [c for c in checks if c["failed"]]
+    stop = summary.get("stopped_by")
+    how = {None: "ran to its end", "max_time": "ended at --max-time (planned)",
+           "duration": "ended at its steady duration (planned)", "signal": "was interrupted",
+           "worker_died": "lost a worker"}.get(stop, f"stopped ({stop})")
+    head = (f"FAILED {len(failed)} of {len(checks)} thresholds" if failed else
+            f"passed its {len(checks)} threshold{'s' * (len(checks) != 1)}")
+    return (f"<h2 id='verdict'>Verdict: the run {html.escape(how)} and {head}</h2>"
+            + table(["threshold", "measured", "verdict"],
+                    [[c["threshold"], c["value"], "FAILED" if c["failed"] else "ok"]
+                     for c in checks], "thresholds"))
 
 
 def _active(starts: np.ndarray, ends: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -222,7 +240,8 @@ def replay_sections(path: str) -> list[str]:
     req = read_results(path)
     pages = read_results(pages_path(path))
     run = req.attrs["run"] or {}
-    body = ["<h2>Summary</h2>", table(["figure", "value"], summary_rows(run), "summary"),
+    body = [_verdict(run.get("summary")),
+            "<h2>Summary</h2>", table(["figure", "value"], summary_rows(run), "summary"),
             howto("the figures of wagon replay's own summary (latencies from its histograms, "
                   "within 1 %); the tables and plots below are computed from the results CSV.")]
     classes = []
@@ -230,12 +249,15 @@ def replay_sections(path: str) -> list[str]:
         good = rows[rows["error"] == ""]
         lat = 1e3 * (good["last_byte"] - good["start"]).dropna().to_numpy()
         q = np.percentile(lat, [50, 99]) if len(lat) else [np.nan, np.nan]
-        classes.append([name, rows["session"].nunique(), len(rows), len(rows) - len(good),
-                        q[0], q[1]])
+        cut = int(rows["error"].isin(UNFINISHED).sum())
+        classes.append([name, rows["session"].nunique(), len(rows), len(good),
+                        len(rows) - len(good) - cut, cut, q[0], q[1]])
     body += ["<h2>Client classes</h2>", table(
-        ["class", "sessions", "requests", "not ok", "p50 (ms)", "p99 (ms)"], classes, "classes"),
-        howto("requests and latency (successful requests, from send to last byte) of each "
-              "client class of the scenario.")]
+        ["class", "sessions", "requests", "ok", "failed", "cut by the stop", "p50 (ms)",
+         "p99 (ms)"], classes, "classes"),
+        howto("requests of each client class of the scenario: ok, failed (the summary's "
+              "errors), and cut by the run's stop (in flight or not started: no error); "
+              "latency of the successful ones, from send to last byte.")]
     end = req["last_byte"].max()
     duration = float(end) if np.isfinite(end) else 0.0
     width = plot_width(duration)
