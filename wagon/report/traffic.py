@@ -17,7 +17,7 @@ TOP = 15                   # rows of each "most requested" table
 def _over_time(w: Workload) -> str:
     """Requests and session starts per second, in bins of a readable width."""
     t0 = float(w.time.min())
-    width = plot_width(len(counts_per_bin(w.time - t0, 1.0)))
+    width = plot_width(float(w.time.max()) - t0)
     req = counts_per_bin(w.time - t0, width) / width
     ses = counts_per_bin(np.asarray(w.starts, float) - t0, width)[: len(req)] / width
     f, ax = fig(1, 9, 3.2)
