@@ -26,7 +26,7 @@ from urllib.parse import quote, urljoin, urlsplit
 from ..formats.classes import Network, Protocol
 from ..formats.site import SiteSpec
 from .emulation import ClientNet
-from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, Call, Hooks, PageVisit, clock
+from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
 from .identity import DEFAULT_AGENT, CookieJar, SourcePool
 
@@ -311,7 +311,7 @@ class Client:
         return [c for part in parts for c in part]
 
     def _page_done(self, visit: PageVisit) -> None:
-        visit.errors = sum(c.error is not None and c.error not in (IN_FLIGHT, NOT_STARTED)
+        visit.errors = sum(c.error is not None and c.error not in UNFINISHED
                            for c in self.page_calls)      # failed; the stop's cuts are not
         self.visit_now, self.page_calls = None, []
         self.t.hooks.emit("page_done", visit)

@@ -6,7 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Call", "PageVisit", "Hooks", "clock", "NOT_STARTED", "IN_FLIGHT", "SKIPPED"]
+__all__ = ["Call", "PageVisit", "Hooks", "clock", "NOT_STARTED", "IN_FLIGHT", "SKIPPED",
+           "UNFINISHED"]
 
 #: every timestamp the engine records: CLOCK_MONOTONIC at full resolution. (uvloop's loop.time()
 #: is libuv's cached millisecond clock: fine for timers, too coarse to measure with.)
@@ -15,6 +16,7 @@ clock = time.perf_counter
 NOT_STARTED = "not_started"     # the run stopped before the request was issued
 IN_FLIGHT = "in_flight"         # issued, and not complete when the run stopped
 SKIPPED = "skipped"             # an object of a page whose HTML failed (never learnt of)
+UNFINISHED = (IN_FLIGHT, NOT_STARTED)   # outcomes of the run's stop, not of the server
 
 
 class Call:

@@ -26,8 +26,8 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from http.cookies import CookieError, SimpleCookie
 
-__all__ = ["SourcePool", "source_pool", "bind_source", "CookieJar", "LOOPBACK_POOL", "DEFAULT_AGENT",
-           "IdentityError"]
+__all__ = ["SourcePool", "source_pool", "bind_source", "CookieJar", "LOOPBACK_POOL",
+           "DEFAULT_AGENT", "IdentityError"]
 
 LOOPBACK_POOL = ipaddress.ip_network("127.64.0.0/10")
 DEFAULT_AGENT = "wagon-replay"

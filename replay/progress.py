@@ -15,9 +15,8 @@ import time
 from collections import Counter
 from typing import TextIO
 
-from .events import Call, Hooks
+from .events import UNFINISHED, Call, Hooks
 from .histogram import Histogram
-from .record import UNFINISHED
 
 __all__ = ["Progress", "ProgressLine", "Board", "merged"]
 

@@ -14,14 +14,13 @@ from typing import TextIO
 import numpy as np
 
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
-from .events import IN_FLIGHT, NOT_STARTED, Call, Hooks, PageVisit, clock
+from .events import IN_FLIGHT, NOT_STARTED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .histogram import Histogram
 
 __all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES", "LATENCY_LABELS",
            "GENERATOR_LABELS"]
 
 LATE_S = 0.010                      # a session starting this late is counted as late
-UNFINISHED = (IN_FLIGHT, NOT_STARTED)  # outcomes of the run's stop, not of the server
 #: the summary's latency and generator entries, with the names the summary text and the report
 #: give them (what each measures: docs/replay.md)
 LATENCY_LABELS = {"request": "request (successful)", "request_all": "request (every outcome)",

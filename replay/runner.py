@@ -215,8 +215,9 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
             loop.add_signal_handler(sig, sched.halt, "signal")
     if opts.max_time is not None:
         loop.call_later(t0 + opts.max_time - clock(), sched.halt, "max_time")
-    if steady_end(sc) is not None:
-        loop.call_later(t0 + steady_end(sc) - clock(), sched.halt, "duration")
+    end = steady_end(sc)
+    if end is not None:
+        loop.call_later(t0 + end - clock(), sched.halt, "duration")
     if control is not None:
         loop.add_reader(control.fileno(), _on_control, control, sched)
     report = _progress_reporter(hooks, t0, control) if opts.progress else None

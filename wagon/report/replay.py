@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_report
 from ..formats.results import pages_path, read_results
-from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS, UNFINISHED
+from ..replay.events import UNFINISHED
+from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS
 from .common import fig, howto, hurst_table, png, table
 
 __all__ = ["replay_sections", "summary_rows", "plot_width", "successful", "MAX_POINTS"]
