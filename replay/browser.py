@@ -110,7 +110,7 @@ class Client:
         self.t, self.session, self.cls, self.p, self.loop = target, session, cls, protocol, loop
         self.net = ClientNet(network if target.emulation else None)
         self.agent = target.agent(agent)
-        self.source = target.sources.address(session) if target.sources else None
+        self.source = target.sources.address(session, cls) if target.sources else None
         self.jar = CookieJar() if target.identity else None
         self.last_page: tuple[int, str] | None = None     # the previous click's page and URL
         self.kept: list[Connection | None] = [None] * max(1, protocol.connections)

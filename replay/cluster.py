@@ -33,8 +33,8 @@ from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, page
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
 from .progress import Board
-from .runner import (START_MARGIN, ReplayOptions, WorkerDied, concat, finish,
-                     no_full_collections, play, prepare, run_info)
+from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, concat, finish,
+                     no_full_collections, play, preflight, prepare, run_info)
 
 __all__ = ["replay_on_cluster"]
 
@@ -127,6 +127,10 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
     """Play the scenario at ``path`` on every worker of ``client``'s cluster (``replay``'s
     contract: the merged summary, ReplayError when it cannot start)."""
     sc, thresholds = prepare(path, opts)
+    if opts.network == "packet":
+        raise ReplayError("--network packet emulates the path on this machine: not with "
+                          "--cluster")
+    preflight(opts.target, opts.connect_timeout)
     with open(path, "rb") as f:
         scenario = f.read()
     addresses = sorted(client.scheduler_info()["workers"])
@@ -162,7 +166,7 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
             signal.signal(s, handler)
     if opts.results:
         _write(opts.results, parts)
-    return finish(states, dead, worker_opts, thresholds, info,
+    return finish(states, dead, info, worker_opts, thresholds,
                   {"cluster": {"scheduler": client.scheduler.address,
                                "workers": _offsets(sched, clocks)}})
 

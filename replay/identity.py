@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from http.cookies import CookieError, SimpleCookie
 
-__all__ = ["SourcePool", "source_pool", "bind_source", "CookieJar", "LOOPBACK_POOL",
+__all__ = ["SourcePool", "source_pool", "bind_source", "loopback", "CookieJar", "LOOPBACK_POOL",
            "DEFAULT_AGENT", "IdentityError"]
 
 LOOPBACK_POOL = ipaddress.ip_network("127.64.0.0/10")
@@ -40,19 +40,22 @@ class IdentityError(ValueError):
 
 class SourcePool:
     """Source addresses handed out by session id: the addresses ``first`` .. ``first + size``
-    (a network's hosts), or an explicit list."""
+    (a network's hosts), or an explicit list. With ``class_shift`` each client class has a
+    block of its own, class k's starting at ``first + (k << class_shift)`` (the packet path
+    tells a client's class by its address)."""
 
     def __init__(self, first: int = 0, size: int = 0, listed: tuple[str, ...] = (),
-                 describe: str = "", warning: str | None = None) -> None:
+                 describe: str = "", warning: str | None = None, class_shift: int = 0) -> None:
         self.first, self.size, self.listed = first, size, listed
-        self.describe, self.warning = describe, warning
+        self.describe, self.warning, self.class_shift = describe, warning, class_shift
 
-    def address(self, session: int) -> str | None:
+    def address(self, session: int, cls: int = 0) -> str | None:
         """The source address of ``session``'s connections (None: the kernel's choice)."""
         if self.listed:
             return self.listed[session % len(self.listed)]
         if self.size:
-            return str(ipaddress.IPv4Address(self.first + session % self.size))
+            block = cls << self.class_shift if self.class_shift else 0
+            return str(ipaddress.IPv4Address(self.first + block + session % self.size))
         return None
 
 
@@ -73,7 +76,8 @@ def _bindable(address: str) -> None:
                                 f"machine ({e.strerror or e})") from None
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
+    """Whether ``host`` names an address of 127.0.0.0/8."""
     try:
         return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
     except (OSError, ValueError):
@@ -104,7 +108,7 @@ def source_pool(host: str, spec: str | None) -> SourcePool:
         if not listed:
             raise IdentityError("--source-addresses: no address given")
         return SourcePool(listed=listed, describe=f"{len(listed):,} listed addresses")
-    if _loopback(host):
+    if loopback(host):
         first, size = _hosts(LOOPBACK_POOL)
         return SourcePool(first, size, describe=f"one address per session in {LOOPBACK_POOL}")
     return SourcePool(describe="one address", warning=(

@@ -281,6 +281,14 @@ def summary_text(s: dict) -> str:
                               f"from {ident['sources']}; browsers "
                               f"{', '.join(ident['agents']) or 'wagon-replay'}; Referer and "
                               "cookies per session"))
+    net = s.get("network")
+    if net:
+        relay = net["relay"] or {}
+        lines.append(f"network: every packet through its client's path, {net['clients']}; "
+                     f"relayed {relay.get('packets', 0):,} packets, lost "
+                     f"{relay.get('lost', 0):,}, dropped by full queues "
+                     f"{relay.get('queue_drops', 0):,}; relay lag mean "
+                     f"{relay.get('lag_mean_ms', 0):.2f} ms, max {relay.get('lag_max_ms', 0):.1f} ms")
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")

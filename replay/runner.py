@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from array import array
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from multiprocessing.connection import wait as wait_any
 from typing import Callable
@@ -38,7 +38,8 @@ from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pag
 from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
-from .identity import IdentityError, SourcePool, source_pool
+from .identity import IdentityError, SourcePool, loopback, source_pool
+from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
@@ -91,6 +92,13 @@ class ReplayOptions:
     identity: bool = True                      # each user its own address, agent, referer,
                                                # cookies (replay.identity)
     source_addresses: str | None = None        # a CIDR or list (non-loopback targets)
+    network: str = "client"                    # "client": emulated in this process
+                                               # (replay.emulation); "packet": every packet
+                                               # through its client's path (replay.netpath)
+    loss: float = 0.0                          # packet: loss of classes that give none
+    queue_ms: float = 200.0                    # packet: each link's queue, in its time
+    path_block: str | None = None              # packet: the path's client block (set by the
+    path_shift: int = 0                        # run) and its classes' spacing
 
 
 def _target(url: str) -> tuple[str, int, str, str]:
@@ -116,6 +124,8 @@ def sources_for(opts: ReplayOptions) -> SourcePool | None:
         if opts.source_addresses:
             raise ReplayError("--source-addresses goes with identity (not --no-identity)")
         return None
+    if opts.path_block:
+        return path_sources(opts.path_block, opts.path_shift)
     try:
         return source_pool(_target(opts.target)[0], opts.source_addresses)
     except IdentityError as e:
@@ -128,6 +138,29 @@ def identity_info(sc: Scenario, pool: SourcePool | None) -> dict | None:
         return None
     return {"sources": pool.describe, "agents": [a["family"] for a in sc.agents],
             "warning": pool.warning}
+
+
+def check_network(opts: ReplayOptions) -> None:
+    """ReplayError for a ``network`` mode that cannot go with the other options."""
+    if opts.network not in NETWORK_MODES:
+        raise ReplayError(f"--network {opts.network!r}: use {' or '.join(NETWORK_MODES)}")
+    if not 0 <= opts.loss < 1:
+        raise ReplayError(f"--loss {opts.loss:g}: a probability below 1")
+    if not opts.queue_ms > 0:
+        raise ReplayError(f"--queue-ms {opts.queue_ms:g}: must be positive")
+    if opts.network != "packet":
+        if opts.loss:
+            raise ReplayError("--loss needs --network packet (in-process emulation has no "
+                              "packets to lose)")
+        return
+    if not opts.emulation:
+        raise ReplayError("--network packet emulates the network: not with --no-emulation")
+    if not opts.identity or opts.source_addresses:
+        raise ReplayError("--network packet gives every session its own address in the "
+                          "path's range: not with --no-identity or --source-addresses")
+    if not loopback(_target(opts.target)[0]):
+        raise ReplayError(f"--target {opts.target}: --network packet reaches servers on this "
+                          "machine's loopback (127.0.0.0/8) through the emulated path")
 
 
 def preflight(url: str, connect_timeout: float) -> None:
@@ -162,6 +195,7 @@ def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     return int(np.cumsum(deltas[np.argsort(times, kind="stable")]).max())
 
 
+NETWORK_MODES = ("client", "packet")
 PLANNED_STOPS = frozenset(("max_time", "duration"))  # ends the user asked for, not cuts
 
 
@@ -205,7 +239,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     classes = class_override(sc.classes, protocol)
     target = Target(host, port, netloc, opts.connect_timeout, opts.timeout or None,
                     opts.request_timeout, hooks, sc.site,
-                    itertools.count(max(worker, 0) * 10**9), opts.emulation,
+                    itertools.count(max(worker, 0) * 10**9),
+                    opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
                     sources_for(opts), prefix)
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
@@ -333,10 +368,9 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError(str(e)) from None
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
+    check_network(opts)
     sources_for(opts)
-    sc = read_scenario(path)
-    preflight(opts.target, opts.connect_timeout)
-    return sc, thresholds
+    return read_scenario(path), thresholds
 
 
 # ---- the whole run -------------------------------------------------------------------------
@@ -344,6 +378,26 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
     status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
     sc, thresholds = prepare(path, opts)
+    if opts.network != "packet":
+        preflight(opts.target, opts.connect_timeout)
+        return finish(*_play_all(path, sc, opts), opts, thresholds)
+    networks = [c.network for c in sc.classes]
+    try:
+        with PacketPath(networks, PathOptions(opts.queue_ms, loss=opts.loss)) as net:
+            opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
+            with net.inside():
+                preflight(opts.target, opts.connect_timeout)
+                played = _play_all(path, sc, opts)
+    except PathError as e:
+        raise ReplayError(str(e)) from None
+    return finish(*played, opts, thresholds, extra={"network": {
+        "mode": "packet", "clients": net.sources().describe, "relay": net.report}})
+
+
+def _play_all(path: str, sc: Scenario, opts: ReplayOptions
+              ) -> tuple[list[dict], list[str], dict]:
+    """Play in this process or in ``opts.workers`` processes: their states, the dead workers
+    and the run's info."""
     info: dict = {}
 
     def started(t0_wall: float) -> None:
@@ -358,11 +412,11 @@ def replay(path: str, opts: ReplayOptions) -> dict:
             states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
     else:
         states, dead = _Workers(path, opts).run(started)
-    return finish(states, dead, opts, thresholds, info)
+    return states, dead, info
 
 
-def finish(states: list[dict], dead: list[str], opts: ReplayOptions,
-            thresholds: list[Threshold], info: dict, extra: dict | None = None) -> dict:
+def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
+            thresholds: list[Threshold], extra: dict | None = None) -> dict:
     """The merged summary of the processes' ``states`` (plus ``extra`` keys), written to the
     run file."""
     merged = Stats.merged(states)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -150,8 +153,15 @@ class Nginx:
     def active(self) -> int:
         """Connections nginx holds now (stub_status's "Active connections", this one
         included)."""
+        return self._status(rb"Active connections: (\d+)")
+
+    def held(self) -> int:
+        """Connections nginx is reading or writing now (stub_status, this one included)."""
+        return self._status(rb"Reading: (\d+)") + self._status(rb"Writing: (\d+)")
+
+    def _status(self, pattern: bytes) -> int:
         with urllib.request.urlopen(self.url + "nginx-status", timeout=5) as r:
-            return int(re.search(rb"Active connections: (\d+)", r.read()).group(1))
+            return int(re.search(pattern, r.read()).group(1))
 
 
 #: the access log ``Nginx.access`` reads
@@ -179,18 +189,113 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
         text = text.replace(f"access_log {workdir}/combined.log combined_ms;", "")
         text = text.replace(f"access_log {workdir}/wagon.log wagon_layout;", "")
     conf.write_text(text)
-    proc = subprocess.Popen([binary, "-c", str(conf), "-p", str(workdir)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with running([binary, "-c", str(conf), "-p", str(workdir)], port, Nginx(port, workdir)) as ng:
+        yield ng
+
+
+@contextlib.contextmanager
+def running(argv: list[str], port: int, server):
+    """Run a server started by a test until the block ends: ``server`` once ``port`` listens;
+    then SIGTERM (by its PID), SIGKILL after 10 s."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_port(port)
-        yield Nginx(port, workdir)
+        yield server
     finally:
         proc.terminate()
         try:
-            proc.wait(5)
+            proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+APACHE_CONF = """ServerRoot {d}
+LoadModule mpm_prefork_module {m}/mod_mpm_prefork.so
+LoadModule authz_core_module {m}/mod_authz_core.so
+LoadModule status_module {m}/mod_status.so
+LoadModule mime_module {m}/mod_mime.so
+TypesConfig /etc/mime.types
+Listen 127.0.0.1:{port}
+ServerName localhost
+PidFile {d}/httpd.pid
+ErrorLog {d}/error.log
+User www-data
+Group www-data
+DocumentRoot {root}
+<Directory />
+  AllowOverride None
+</Directory>
+<Directory {root}>
+  Require all granted
+</Directory>
+StartServers {workers}
+MinSpareServers {workers}
+MaxSpareServers {workers}
+ServerLimit {workers}
+MaxRequestWorkers {workers}
+KeepAlive {keepalive}
+KeepAliveTimeout {keepalive_timeout}
+ExtendedStatus On
+<Location /server-status>
+  SetHandler server-status
+</Location>
+LogFormat "%a %>s %B %D %U" wagon
+CustomLog {d}/access.log wagon
+"""
+
+
+@dataclass
+class Apache:
+    port: int
+    workdir: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def status(self) -> dict[str, str]:
+        """mod_status's machine-readable page (``?auto``), its fields by name."""
+        with urllib.request.urlopen(self.url + "server-status?auto", timeout=5) as r:
+            lines = r.read().decode().splitlines()
+        return dict(line.split(": ", 1) for line in lines if ": " in line)
+
+    def held(self) -> int:
+        """Workers busy now (mod_status's BusyWorkers, this request's included)."""
+        return int(self.status()["BusyWorkers"])
+
+    def access(self) -> list[tuple[str, int, int, float, str]]:
+        """Access-log rows: client address, status, bytes, time taken (s, %D), path."""
+        rows = []
+        for line in (self.workdir / "access.log").read_text().splitlines():
+            a, st, b, us, uri = line.split(" ", 4)
+            rows.append((a, int(st), 0 if b == "-" else int(b), int(us) / 1e6, uri))
+        return rows
+
+
+@contextlib.contextmanager
+def apache(root: Path, workdir: Path, workers: int = 150, keepalive: bool = False,
+           keepalive_timeout: int = 15):
+    """Debian's Apache, prefork MPM with ``workers`` processes (all started at once: none is
+    forked during a measurement), mod_status, serving ``root`` on a free loopback port."""
+    binary = require_tool("apache2")
+    workdir.mkdir(parents=True, exist_ok=True)
+    served = Path(tempfile.mkdtemp(prefix="wagon-apache-"))   # www-data must reach it: a
+    os.chmod(served, 0o755)                                   # test's tmp_path is root's
+    shutil.copytree(root, served, dirs_exist_ok=True)
+    root = served
+    port = free_port()
+    conf = workdir / "httpd.conf"
+    conf.write_text(APACHE_CONF.format(d=workdir, m="/usr/lib/apache2/modules", port=port,
+                                       root=root, workers=workers,
+                                       keepalive="On" if keepalive else "Off",
+                                       keepalive_timeout=keepalive_timeout))
+    try:
+        with running([binary, "-f", str(conf), "-DFOREGROUND"], port,
+                     Apache(port, workdir)) as ap:
+            yield ap
+    finally:
+        shutil.rmtree(served, ignore_errors=True)
 
 
 FAULT_BODY = b"x" * 100
@@ -299,3 +404,51 @@ def write_scenario_file(path: Path, pages: list[tuple[str, int, list[int]]],
                                     for i, (st, c, clicks) in enumerate(sessions)]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+class Sender:
+    """A listener on this machine's loopback for path measurements: each connection that
+    writes a byte gets ``send`` bytes (or one byte, ``y``), from a socket using congestion
+    control ``cc`` (e.g. ``reno``)."""
+
+    def __init__(self, send: int = 0, cc: str | None = None) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0), backlog=64)
+        self.port, self.send, self.cc = self.sock.getsockname()[1], send, cc
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                if self.cc:
+                    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
+                if conn.recv(1) and self.send:
+                    conn.sendall(b"x" * self.send)
+                else:
+                    conn.sendall(b"y")
+
+
+def bound_client(source: str | None) -> socket.socket:
+    """A TCP socket bound to ``source`` (its port left to connect)."""
+    s = socket.socket()
+    if source:
+        s.setsockopt(socket.IPPROTO_IP, 24, 1)             # IP_BIND_ADDRESS_NO_PORT
+        s.bind((source, 0))
+    return s
+
+
+def download(source: str | None, port: int, request: bytes = b"?") -> list[tuple[float, int]]:
+    """Send ``request`` to loopback ``port`` from ``source``, read to the end: (time, bytes so
+    far) after each read; the first mark is the request's send."""
+    s = bound_client(source)
+    s.connect(("127.0.0.1", port))
+    s.sendall(request)
+    got, marks = 0, [(time.perf_counter(), 0)]
+    while chunk := s.recv(1 << 16):
+        got += len(chunk)
+        marks.append((time.perf_counter(), got))
+    s.close()
+    return marks

@@ -10,7 +10,7 @@ from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
-from ..replay.runner import estimate_connections, sources_for
+from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
 from .common import WagonError, default
 
 PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
@@ -46,6 +46,20 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "of a running scheduler.")
 @click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
+@click.option("--network", type=click.Choice(NETWORK_MODES),
+              default=default(ReplayOptions, "network"), show_default=True,
+              help="How the classes' networks are emulated: 'client' in this process (delay "
+                   "and bandwidth as the client sees them), 'packet' every packet through "
+                   "its client's path, felt by the server's TCP (root; a loopback target; "
+                   "docs/replay.md, 'Packet-level paths').")
+@click.option("--loss", type=click.FloatRange(0, 1, max_open=True),
+              default=default(ReplayOptions, "loss"), show_default=True,
+              help="--network packet: packet loss probability of classes that give none "
+                   "(e.g. 0.01).")
+@click.option("--queue-ms", type=click.FloatRange(0, min_open=True),
+              default=default(ReplayOptions, "queue_ms"), show_default=True,
+              help="--network packet: each link's tail-drop queue, in ms of its rate (at "
+                   "least 16 packets).")
 @click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
 @click.option("--no-identity", is_flag=True,
               help="Every user as one client: one source address, User-Agent wagon-replay, no "
@@ -76,8 +90,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               default=default(ReplayOptions, "progress_every"), show_default=True,
               help="Seconds between progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def command(scenario, target, results, workers, cluster, protocol, no_emulation, no_follow,
-            no_identity, source_addresses, connect_timeout, timeout, request_timeout, fail_on,
+def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
+            queue_ms, no_follow, no_identity, source_addresses, connect_timeout, timeout, request_timeout, fail_on,
             max_time, quiet, progress_every, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
@@ -99,8 +113,10 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          request_timeout=request_timeout, fail_on=tuple(fail_on),
                          max_time=max_time, progress=not quiet,
                          progress_every=progress_every, identity=not no_identity,
-                         source_addresses=source_addresses)
+                         source_addresses=source_addresses, network=network, loss=loss,
+                         queue_ms=queue_ms)
     try:
+        check_network(opts)
         pool = sources_for(opts)
     except ReplayError as e:
         raise WagonError(str(e)) from None

@@ -3,7 +3,8 @@ and a browser protocol profile.
 
 A class is written ``NETWORK[/PROTOCOL][:WEIGHT]``, several separated by commas, e.g.
 ``modem/http10x4:0.3,t1-dsl/http11:0.5,satellite/pipeline:0.2``. NETWORK is a preset or
-``RTTms-DOWNkbps[-UPkbps]`` (e.g. ``100ms-1000kbps-256kbps``); PROTOCOL is ``http10xK`` (HTTP/1.0,
+``RTTms-DOWNkbps[-UPkbps][-LOSS%]`` (e.g. ``100ms-1000kbps-256kbps``; ``40ms-10000kbps-1%``
+loses 1 % of packets, felt with ``--network packet`` only); PROTOCOL is ``http10xK`` (HTTP/1.0,
 one connection per object, up to K at once), ``http11`` (one persistent connection),
 ``http11xK`` (K persistent connections), ``pipeline`` (one persistent connection, pipelined
 requests) or ``early-close`` (persistent, closed by the client after each page).
@@ -23,12 +24,14 @@ class ClassError(ValueError):
 
 @dataclass(frozen=True)
 class Network:
-    """Round-trip propagation delay and bandwidths of a client's access link."""
+    """Round-trip propagation delay, bandwidths and packet loss probability of a client's
+    access link (loss is emulated by ``--network packet`` only)."""
 
     name: str
     rtt_ms: float
     down_kbps: float
     up_kbps: float
+    loss: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,10 @@ class ClientClass:
     protocol: Protocol
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "weight": self.weight, "network": asdict(self.network),
+        network = asdict(self.network)
+        if not network["loss"]:
+            del network["loss"]                # lossless links are written as before loss was
+        return {"name": self.name, "weight": self.weight, "network": network,
                 "protocol": asdict(self.protocol)}
 
     @classmethod
@@ -69,7 +75,8 @@ NETWORKS = {
 
 DEFAULT_CLASSES = "modem/http10x4:0.25,t1-dsl/http11:0.35,wan/http11x2:0.25,satellite/pipeline:0.15"
 
-_CUSTOM_NET = re.compile(r"^(?P<rtt>[\d.]+)ms-(?P<down>[\d.]+)kbps(?:-(?P<up>[\d.]+)kbps)?$")
+_CUSTOM_NET = re.compile(r"^(?P<rtt>[\d.]+)ms-(?P<down>[\d.]+)kbps(?:-(?P<up>[\d.]+)kbps)?"
+                         r"(?:-(?P<loss>[\d.]+)%)?$")
 
 
 def _network(text: str) -> Network:
@@ -78,9 +85,13 @@ def _network(text: str) -> Network:
     m = _CUSTOM_NET.match(text)
     if not m:
         raise ClassError(f"unknown network {text!r}: use {', '.join(NETWORKS)} or "
-                         "RTTms-DOWNkbps[-UPkbps]")
-    down = float(m["down"])
-    return Network(text, float(m["rtt"]), down, float(m["up"]) if m["up"] else down)
+                         "RTTms-DOWNkbps[-UPkbps][-LOSS%]")
+    down, loss = float(m["down"]), float(m["loss"] or 0) / 100
+    if not (down > 0 and (not m["up"] or float(m["up"]) > 0)):
+        raise ClassError(f"network {text!r}: bandwidths must be positive")
+    if not 0 <= loss < 1:
+        raise ClassError(f"network {text!r}: loss must be below 100 %")
+    return Network(text, float(m["rtt"]), down, float(m["up"]) if m["up"] else down, loss)
 
 
 def parse_protocol(text: str) -> Protocol:

@@ -1,0 +1,200 @@
+"""The packet path (``--network packet``) against physics, against nginx, and its own cost.
+
+1. tcping: the best of 10 TCP connects per WAGON class against RTT + SYN/SYN-ACK serialization;
+2. a 6 MB bulk transfer over 20 ms / 8 Mbit/s: payload rate × MTU/MSS against the link rate;
+3. Reno under random loss p (both ways) at RTT R: throughput against Mathis et al.'s
+   MSS / (R·sqrt(2p/3)), several (p, R);
+4. the server feels the transfer: nginx's $request_time over the time it would spend if it
+   felt all of it (the client's request-to-last-byte time less one RTT) by object size and class, and the byte-weighted ratio over objects drawn from the bundled
+   NASA trace's (tests/data) response sizes;
+6. the S-Client experiment (Banga & Druschel 1999): HTTP/1.0 clients at a fixed rate and RTT
+   0–200 ms; the connections Apache (busy workers, 1 KB pages, 40/s) and nginx (reading +
+   writing, 256 KB objects at 10 Mbit/s, 10/s) hold, against Little's law from their own logs,
+   with --network packet and --network client side by side;
+5. cost: packets relayed per CPU second of the relay (its /proc utime+stime) at saturation
+   (a LAN-speed path), beside the same transfer over plain loopback; the relay's state for
+   10,000 clients (tracemalloc of ``Relay.take`` fed 10,000 addresses).
+
+    sudo python bench/netpath_bench.py [--part 1 2 3 4 5 6]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from wagon.formats.classes import NETWORKS, parse_classes  # noqa: E402
+from wagon.replay.netpath import PacketPath, PathOptions, relay_config  # noqa: E402
+from wagon.replay.relay import ClientPath, Relay  # noqa: E402
+from tests.servers import Sender, bound_client, download, nginx  # noqa: E402
+from tests.test_netpath import held_connections, mathis  # noqa: E402
+
+MSS, MTU, SYN = 1448, 1500, 60
+
+
+def fetch(source: str | None, port: int, request: bytes, rtt: float) -> float:
+    """The time the server would spend on one request if it felt the whole transfer: from the
+    request's arrival (R/2 after its send) to the last byte's leaving (R/2 before it came)."""
+    marks = download(source, port, request)
+    return marks[-1][0] - marks[0][0] - rtt
+
+
+def part1() -> None:
+    print("| class | RTT + serialization (ms) | best of 10 connects (ms) | difference (ms) |")
+    print("|---|---:|---:|---:|")
+    server = Sender()
+    for name in ("modem", "t1-dsl", "wan", "satellite"):
+        net = NETWORKS[name]
+        want = net.rtt_ms + 1000 * SYN / (net.up_kbps * 125) + 1000 * SYN / (net.down_kbps * 125)
+        times = []
+        with PacketPath([net]) as path, path.inside():
+            for k in range(10):
+                s = bound_client(path.sources().address(k, 0))
+                t = time.perf_counter()
+                s.connect(("127.0.0.1", server.port))
+                times.append(1000 * (time.perf_counter() - t))
+                s.close()
+        print(f"| {name} | {want:.2f} | {min(times):.2f} | {min(times) - want:+.2f} |")
+
+
+def part2() -> None:
+    net = parse_classes("20ms-8000kbps")[0].network
+    size = 6_000_000
+    server = Sender(size)
+    with PacketPath([net]) as path, path.inside():
+        marks = download(path.sources().address(0, 0), server.port)
+    t0, b0 = next(m for m in marks if m[1] >= size // 5)
+    rate = (marks[-1][1] - b0) / (marks[-1][0] - t0) * MTU / MSS * 8 / 1000
+    print(f"bulk 6 MB over 20 ms / 8000 kbit/s: wire rate past slow start {rate:.0f} kbit/s "
+          f"({100 * (rate / 8000 - 1):+.2f} %); relay {path.report}")
+
+
+def part3() -> None:
+    print("| p | R (ms) | Mathis (kbit/s) | measured (kbit/s) | ratio | losses |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for p, rtt in ((0.01, 0.02), (0.02, 0.02), (0.01, 0.05), (0.02, 0.1), (0.05, 0.05)):
+        law, rate, lost = mathis(p, rtt, losses=400, seed=11)
+        print(f"| {p} | {rtt * 1000:g} | {law * 8 / 1000:.0f} | {rate * 8 / 1000:.0f} | "
+              f"{rate / law:.2f} | {lost} |")
+
+
+def nasa_sizes(n: int) -> list[int]:
+    """``n`` response sizes drawn from the NASA trace's 200 answers (tests/data, seeded)."""
+    import gzip
+    import random
+    import re
+    sample = ROOT / "tests" / "data" / "nasa-aug95-morning.log.gz"
+    sizes = []
+    with gzip.open(sample, "rt", errors="replace") as f:
+        for line in f:
+            m = re.search(r'" 200 (\d+)$', line.strip())
+            if m and int(m[1]) > 0:
+                sizes.append(int(m[1]))
+    return random.Random(5).sample(sizes, n)
+
+
+def part4() -> None:
+    sizes_kb = (16, 32, 64, 128, 256, 512, 1024)
+    root = Path(tempfile.mkdtemp())
+    for kb in sizes_kb:
+        (root / f"f{kb}.bin").write_bytes(os.urandom(kb * 1024))
+    mix = nasa_sizes(60)
+    for i, size in enumerate(mix):
+        (root / f"n{i}.bin").write_bytes(os.urandom(size))
+    print("| class | " + " | ".join(f"{kb} KB" for kb in sizes_kb) +
+          " | NASA mix, byte-weighted |")
+    print("|---|" + "---:|" * (len(sizes_kb) + 1))
+    for name in ("modem", "t1-dsl", "wan", "satellite"):
+        net = NETWORKS[name]
+        rtt = net.rtt_ms / 1000
+        wanted = sizes_kb if net.down_kbps >= 1000 else sizes_kb[:4]
+        picks = list(range(len(mix))) if net.down_kbps >= 1000 else [
+            i for i, s in enumerate(mix) if s < 60_000][:30]
+        with nginx(root, Path(tempfile.mkdtemp())) as ng, PacketPath([net]) as path:
+            pool, n, cells = path.sources(), 0, []
+            felt_sum = full_sum = 0.0
+            with path.inside():
+                for name_, weighted in ([(f"f{kb}", False) for kb in wanted] +
+                                        [(f"n{i}", True) for i in picks]):
+                    full = fetch(pool.address(n, 0), ng.port,
+                                 f"GET /{name_}.bin HTTP/1.0\r\n\r\n".encode(), rtt)
+                    n += 1
+                    felt = ng.access(expect=n)[-1].request_time
+                    if weighted:
+                        felt_sum, full_sum = felt_sum + felt, full_sum + full
+                    else:
+                        cells.append(f"{felt / full:.2f}")
+        cells += ["–"] * (len(sizes_kb) - len(wanted))
+        print(f"| {name} | " + " | ".join(cells) + f" | {felt_sum / full_sum:.2f} "
+              f"({len(picks)} objects) |")
+
+
+def _cpu(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def part5() -> None:
+    size = 200_000_000
+    server = Sender(size)
+    best_plain = best_path = 0.0
+    for _ in range(3):
+        marks = download(None, server.port)
+        best_plain = max(best_plain, size / (marks[-1][0] - marks[1][0]))
+        with PacketPath([NETWORKS["lan"]]) as path:
+            relay = path._relay.pid
+            with path.inside():
+                cpu0 = _cpu(relay)
+                marks = download(path.sources().address(0, 0), server.port)
+                cpu = _cpu(relay) - cpu0
+        rate = size / (marks[-1][0] - marks[1][0])
+        pps = path.report["packets"] / cpu
+        best_path = max(best_path, rate)
+        print(f"through the path {rate * 8 / 1e6:.0f} Mbit/s, {path.report['packets']:,} "
+              f"packets, relay CPU {cpu:.2f} s: {pps:,.0f} packets per CPU second; lag max "
+              f"{path.report['lag_max_ms']} ms")
+    print(f"best: path {best_path * 8 / 1e6:.0f} Mbit/s, plain loopback "
+          f"{best_plain * 8 / 1e6:.0f} Mbit/s")
+    cfg = relay_config([NETWORKS["t1-dsl"]], 0xC6120000, 15, PathOptions())
+    relay = Relay([ClientPath(**p) for p in cfg["paths"]], cfg["base"], cfg["shift"], 0)
+    packet = bytearray(60)
+    packet[0] = 0x45
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    for k in range(10_000):
+        packet[12:16] = (0xC6120001 + k).to_bytes(4, "big")
+        relay.take(bytes(packet), True, -1, 0.0)
+    relay.due.clear()
+    grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
+    print(f"relay state for {len(relay.links):,} clients: {grown / 1e6:.2f} MB "
+          f"({grown / len(relay.links):.0f} bytes each)")
+
+
+def part6() -> None:
+    tmp = Path(tempfile.mkdtemp())
+    print("| server | RTT (ms) | packet: held | Little's law | client: held | Little's law |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for server, size, rate, kbps in (("apache", 1024, 40, 100_000),
+                                     ("nginx", 256 * 1024, 10, 10_000)):
+        for rtt in (0, 50, 100, 200):
+            cells = []
+            for network in ("packet", "client"):
+                held, law = held_connections(tmp, server, rtt, network, size, rate, 6, kbps)
+                cells += [f"{held:.2f}", f"{law:.2f}"]
+            print(f"| {server} | {rtt} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6])
+    for part in ap.parse_args().part:
+        print(f"\n## part {part}")
+        globals()[f"part{part}"]()

@@ -1,0 +1,165 @@
+"""The packet relay of ``--network packet``: every IP packet between the clients' namespace and
+the server's side passes here and gets its client's path, as Mahimahi's delay and link shells.
+
+Per client address and direction: random loss with the class's probability, then a FIFO link of
+the class's bandwidth whose queue holds at most ``queue`` bytes (a packet that does not fit is
+dropped at the tail), then the class's one-way delay (half its round trip). A packet leaves the
+link when its last byte is through, ``len/rate`` after the previous one's, so every client's
+packets stay in order; the server's real TCP sees the losses, the queue and the delay and does
+the rest (handshake, slow start, retransmission, send buffer, close).
+
+Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD``) holding the
+two TUN devices' descriptors: when it ends the devices, and their routes, are gone. It stops when
+its standard input closes (the parent ends, however it ends) and writes its counts on standard
+output as one JSON line.
+"""
+from __future__ import annotations
+
+import ctypes
+import heapq
+import json
+import os
+import random
+import select
+import signal
+import sys
+import time
+
+__all__ = ["ClientPath", "Relay", "main"]
+
+BATCH = 256               # packets read from one device before the other is looked at
+PR_SET_PDEATHSIG = 1
+
+
+class ClientPath:
+    """One class's path: one-way delay (s), rates (bytes/s), loss probability, queue (bytes)."""
+
+    __slots__ = ("delay", "up", "down", "loss", "queue_up", "queue_down")
+
+    def __init__(self, delay: float, up: float, down: float, loss: float, queue_up: float,
+                 queue_down: float) -> None:
+        self.delay, self.up, self.down, self.loss = delay, up, down, loss
+        self.queue_up, self.queue_down = queue_up, queue_down
+
+
+class Relay:
+    """The relay's state: a link per client address and direction, and the packets in flight
+    ordered by when they are due (a heap: every client's link keeps its own order)."""
+
+    def __init__(self, paths: list[ClientPath], base: int, shift: int, seed: int) -> None:
+        self.paths, self.base, self.shift = paths, base, shift
+        self.random = random.Random(seed).random
+        self.links: dict[bytes, list] = {}      # address → [path, up free at, down free at]
+        self.due: list[tuple[float, int, int, bytes]] = []
+        self.seq = 0
+        self.counts = {"packets": 0, "bytes": 0, "lost": 0, "queue_drops": 0, "foreign": 0,
+                       "write_drops": 0, "clients": 0}
+        self.lag_max = 0.0
+        self.lag_sum = 0.0
+
+    def _link(self, address: bytes) -> list | None:
+        link = self.links.get(address)
+        if link is None:
+            k = (int.from_bytes(address, "big") - self.base) >> self.shift
+            if not 0 <= k < len(self.paths):
+                return None
+            link = self.links[address] = [self.paths[k], 0.0, 0.0]
+            self.counts["clients"] += 1
+        return link
+
+    def take(self, packet: bytes, upward: bool, out: int, now: float) -> None:
+        """Put one packet read at ``now`` on its client's link (upward: from the client)."""
+        counts = self.counts
+        if len(packet) < 20 or packet[0] >> 4 != 4:
+            counts["foreign"] += 1                     # not IPv4 (IPv6 neighbour discovery…)
+            return
+        link = self._link(packet[12:16] if upward else packet[16:20])
+        if link is None:
+            counts["foreign"] += 1
+            return
+        path = link[0]
+        if path.loss and self.random() < path.loss:
+            counts["lost"] += 1
+            return
+        side = 1 if upward else 2
+        rate = path.up if upward else path.down
+        free = link[side]
+        size = len(packet)
+        if free > now:
+            if (free - now) * rate + size > (path.queue_up if upward else path.queue_down):
+                counts["queue_drops"] += 1
+                return
+        else:
+            free = now
+        free += size / rate
+        link[side] = free
+        self.seq += 1
+        heapq.heappush(self.due, (free + path.delay, self.seq, out, packet))
+
+    def deliver(self, now: float) -> None:
+        """Write every packet due by ``now`` to its device; note how late each went out."""
+        due = self.due
+        while due and due[0][0] <= now:
+            when, _, out, packet = heapq.heappop(due)
+            try:
+                os.write(out, packet)
+            except (BlockingIOError, OSError):
+                self.counts["write_drops"] += 1
+                continue
+            lag = now - when
+            self.lag_sum += lag
+            if lag > self.lag_max:
+                self.lag_max = lag
+            self.counts["packets"] += 1
+            self.counts["bytes"] += len(packet)
+
+    def report(self) -> dict:
+        n = self.counts["packets"]
+        return {**self.counts, "lag_max_ms": round(self.lag_max * 1000, 3),
+                "lag_mean_ms": round(self.lag_sum / n * 1000, 4) if n else 0.0}
+
+
+def run(relay: Relay, client: int, server: int, stop: int) -> None:
+    """Relay between the devices until ``stop`` (a descriptor) is readable or closed."""
+    clock = time.monotonic
+    watch = [client, server, stop]
+    while True:
+        due = relay.due
+        timeout = max(due[0][0] - clock(), 0.0) if due else None
+        ready = select.select(watch, [], [], timeout)[0]
+        if stop in ready:
+            return
+        for fd in ready:
+            upward = fd == client
+            out = server if upward else client
+            now = clock()
+            for _ in range(BATCH):
+                try:
+                    packet = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                relay.take(packet, upward, out, now)
+        relay.deliver(clock())
+
+
+def main(argv: list[str]) -> int:
+    """``CONFIG CLIENT_FD SERVER_FD``: CONFIG is the JSON of ``netpath.relay_config``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)        # never outlive the run
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # the run's ^C is the parent's to handle
+    cfg = json.loads(argv[0])
+    client, server = int(argv[1]), int(argv[2])
+    paths = [ClientPath(**p) for p in cfg["paths"]]
+    relay = Relay(paths, cfg["base"], cfg["shift"], cfg["seed"])
+    os.set_blocking(client, False)
+    os.set_blocking(server, False)
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
+    run(relay, client, server, sys.stdin.fileno())
+    sys.stdout.write(json.dumps(relay.report()) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

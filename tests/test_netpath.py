@@ -1,0 +1,234 @@
+"""The packet path (``--network packet``, replay.netpath and replay.relay) against physics and
+against the server: a round trip is the class's RTT plus the packets' serialization, a bulk
+transfer runs at the link's rate, TCP under random loss follows Mathis' law, nginx's own log
+sees one client per session from its class's block, and a run killed with SIGKILL leaves no
+device, route or relay behind. The sender in the physics tests is the test's own socket in this
+machine's namespace; the clock and the byte counts are the test's."""
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from wagon.formats.classes import NETWORKS, parse_classes
+from wagon.replay import ReplayOptions, replay
+from wagon.replay.netpath import CLIENT_RANGE, PacketPath, PathOptions
+
+from .conftest import IN_CI
+from .servers import Sender, apache, bound_client, download, nginx, write_scenario_file
+
+pytestmark = pytest.mark.skipif(    # under CI=true they run, and fail if they cannot
+    not IN_CI and (os.geteuid() != 0 or not os.path.exists("/dev/net/tun")),
+    reason="the packet path needs root and /dev/net/tun")
+
+MSS = 1448                   # TCP payload of a 1500-byte packet with timestamps
+SYN = 60                     # bytes of a SYN and of a SYN-ACK with Linux's options
+
+
+@pytest.mark.parametrize("name", ["modem", "t1-dsl", "wan", "satellite"])
+def test_a_round_trip_is_the_class_rtt_within_a_millisecond(name):
+    """A TCP connect (as tcping) on an idle path: the RTT, the SYN up and the SYN-ACK down; the
+    best of five, as ping's minimum (the machine is shared: a late wake-up only adds)."""
+    net = NETWORKS[name]
+    up, down = net.up_kbps * 125, net.down_kbps * 125
+    server = Sender()
+    times = []
+    with PacketPath([net]) as path, path.inside():
+        pool = path.sources()
+        for k in range(5):
+            s = bound_client(pool.address(k, 0))
+            t = time.perf_counter()
+            s.connect(("127.0.0.1", server.port))
+            times.append(time.perf_counter() - t)
+            s.close()
+    assert min(times) == pytest.approx(net.rtt_ms / 1000 + SYN / up + SYN / down, abs=1e-3)
+
+
+def test_a_bulk_transfer_runs_at_the_link_rate():
+    """Past slow start, the payload arrives at the link's rate × MSS/MTU, within 5 %."""
+    net = parse_classes("20ms-8000kbps")[0].network
+    size = 1_500_000
+    server = Sender(size)
+    with PacketPath([net]) as path, path.inside():
+        marks = download(path.sources().address(0, 0), server.port)
+    assert marks[-1][1] == size
+    t0, b0 = next(m for m in marks if m[1] >= size // 5)
+    t1, b1 = marks[-1]
+    rate = (b1 - b0) / (t1 - t0) * 1500 / MSS
+    assert rate == pytest.approx(net.down_kbps * 125, rel=0.05)
+    assert path.report["queue_drops"] == 0 and path.report["lost"] == 0
+
+
+def mathis(p: float, rtt: float, losses: int, seed: int = 7) -> tuple[float, float, int]:
+    """A Reno download of about ``losses``/p segments over a path of loss p (both ways) and
+    round trip ``rtt`` whose link is far faster than the law's rate: Mathis et al.'s
+    MSS / (R·sqrt(2p/3)) (bytes/s), the measured rate, and the losses."""
+    net = parse_classes(f"{rtt * 1000:g}ms-100000kbps-{p * 100:g}%")[0].network
+    size = int(losses / p) * MSS
+    server = Sender(size, cc="reno")
+    with PacketPath([net], PathOptions(seed=seed)) as path, path.inside():
+        marks = download(path.sources().address(0, 0), server.port)
+    assert marks[-1][1] == size
+    rate = size / (marks[-1][0] - marks[0][0])
+    return MSS / (rtt * math.sqrt(2 * p / 3)), rate, path.report["lost"]
+
+
+def test_reno_under_random_loss_follows_mathis_law():
+    """Throughput = MSS / (R · sqrt(2p/3)) (Mathis et al. 1997) within 25 %."""
+    law, rate, lost = mathis(0.02, 0.02, losses=40)
+    assert lost > 40 and rate == pytest.approx(law, rel=0.25)
+
+
+def test_nginx_feels_a_large_transfer_and_sees_a_client_per_session(tmp_path):
+    """nginx's own $request_time for a 1 MiB object over T1-DSL is most of the emulated
+    transfer (its send buffer holds the rest, as over a real path); replayed sessions reach it
+    from addresses of their own in the benchmarking range."""
+    net = NETWORKS["t1-dsl"]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "big.bin").write_bytes(os.urandom(1 << 20))
+    with nginx(root, tmp_path / "ng") as ng, PacketPath([net]) as path:
+        with path.inside():
+            got = download(path.sources().address(0, 0), ng.port,
+                           b"GET /big.bin HTTP/1.0\r\nHost: t\r\n\r\n")[-1][1]
+        felt = ng.access(expect=1)[0].request_time
+    transfer = (1 << 20) / (net.down_kbps * 125) * 1500 / MSS
+    assert got > 1 << 20 and felt / transfer >= 0.8
+
+
+def test_a_replay_through_the_path_is_one_client_per_session_to_nginx(tmp_path):
+    from .test_identity import _served_scenario
+    scenario, sc = _served_scenario(tmp_path, "t1-dsl/http11,40ms-5000kbps/http10x4",
+                                    sessions=6)
+    with nginx(tmp_path / "site", tmp_path / "ng") as ng:
+        s = replay(scenario, ReplayOptions(target=ng.url, network="packet"))
+        hits = ng.combined()
+    assert s["errors"]["total"] == 0 and len(hits) == s["requests"]["ok"]
+    addresses = {ipaddress.IPv4Address(h.address) for h in hits}
+    assert len(addresses) == 6 and all(a in CLIENT_RANGE for a in addresses)
+    relay = s["network"]["relay"]
+    assert relay["clients"] >= 6 and relay["queue_drops"] == relay["lost"] == 0
+
+
+def _namespaces() -> set[int]:
+    out = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                out.add(os.stat(f"/proc/{pid}/ns/net").st_ino)
+            except OSError:
+                pass
+    return out
+
+
+def test_a_killed_run_leaves_no_namespace_device_route_or_relay(tmp_path):
+    from .test_identity import _served_scenario
+    scenario, _ = _served_scenario(tmp_path, "modem/http11", sessions=4)
+    before = _namespaces()
+    with nginx(tmp_path / "site", tmp_path / "ng") as ng:
+        run = subprocess.Popen([sys.executable, "-m", "wagon", "replay", scenario,
+                                "--target", ng.url, "--network", "packet", "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        device = f"wagon-s{run.pid}"[:15]
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(ng.combined()) < 2:
+            time.sleep(0.1)                                 # playing through the path
+        inside = os.stat(f"/proc/{run.pid}/ns/net").st_ino
+        relay = _relay_of(run.pid)
+        assert inside not in before and os.path.exists(f"/sys/class/net/{device}")
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (os.path.exists(f"/sys/class/net/{device}") or
+                                               inside in _namespaces() or not _gone(relay)):
+            time.sleep(0.1)
+    assert not os.path.exists(f"/sys/class/net/{device}")
+    assert inside not in _namespaces()
+    routes = subprocess.run(["ip", "route", "show", str(CLIENT_RANGE)], capture_output=True,
+                            text=True).stdout
+    assert device not in routes
+    assert _gone(relay)
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or a zombie (dead, waiting for its new parent to reap it)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _relay_of(parent: int) -> int:
+    """The pid of ``parent``'s relay process."""
+    for pid in os.listdir("/proc"):
+        try:
+            if (pid.isdigit() and open(f"/proc/{pid}/stat").read().split()[3] == str(parent)
+                    and b"wagon.replay.relay" in open(f"/proc/{pid}/cmdline", "rb").read()):
+                return int(pid)
+        except OSError:
+            continue
+    raise AssertionError(f"no relay process under {parent}")
+
+
+def held_connections(tmp_path, server: str, rtt_ms: float, network: str, size: int = 1024,
+                     rate: float = 40.0, seconds: float = 4.0, kbps: float = 100_000
+                     ) -> tuple[float, float]:
+    """Banga & Druschel's S-Client experiment: HTTP/1.0 clients at ``rtt_ms`` arriving at
+    ``rate``/s for ``seconds`` over ``kbps`` links, each fetching one object of ``size`` bytes,
+    from ``server`` ("apache": prefork, no keep-alive; "nginx"). Returns the connections the server holds
+    (Apache's busy workers, nginx's reading + writing connections, from its status page
+    sampled every 50 ms in the run's middle, the status request itself left out) and Little's
+    law's prediction from the server's own log: connections/s × the time each is held —
+    Apache's %D plus the round trip its lingering close waits for the client's FIN; nginx's
+    $request_time (nginx closes at once)."""
+    import random
+    tag = f"{server}{rtt_ms:g}{network}{size}-{kbps:g}"
+    root = tmp_path / f"root-{tag}"
+    root.mkdir()
+    (root / "o.bin").write_bytes(b"x" * size)
+    rng = random.Random(3)
+    gaps = [rng.expovariate(rate) for _ in range(int(rate * seconds * 1.5))]
+    starts = [t for t in itertools.accumulate(gaps) if t < seconds]
+    scenario = write_scenario_file(
+        tmp_path / f"s-{tag}.jsonl", [("/o.bin", size, [])], [],
+        [f"{rtt_ms:g}ms-{kbps:g}kbps/http10x1"], [(t, 0, [(0, 0.0)]) for t in starts])
+    samples: list[int] = []
+    start = apache if server == "apache" else nginx
+    with start(root, tmp_path / f"srv-{tag}") as srv:
+        done = threading.Event()
+
+        def sample() -> None:
+            t0 = time.monotonic()
+            while not done.is_set():
+                held = srv.held() - 1
+                if seconds * 0.25 < time.monotonic() - t0 < seconds * 0.9:
+                    samples.append(held)
+                time.sleep(0.05)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            replay(str(scenario), ReplayOptions(target=srv.url, network=network))
+        finally:
+            done.set()
+            sampler.join()
+        if server == "apache":
+            held = [r[3] + rtt_ms / 1000 for r in srv.access() if r[4] == "/o.bin"]
+        else:
+            held = [a.request_time for a in srv.access(expect=len(starts))]
+    return sum(samples) / len(samples), len(held) / seconds * sum(held) / len(held)
+
+
+def test_apache_holds_workers_for_the_round_trip_as_littles_law_says(tmp_path):
+    """The S-Client effect (Banga & Druschel 1999): at a fixed rate, Apache's busy workers grow
+    with the clients' RTT — λ × (R + service) within 20 %."""
+    busy, predicted = held_connections(tmp_path, "apache", 200, "packet")
+    assert predicted > 5 and busy == pytest.approx(predicted, rel=0.2)
