@@ -18,7 +18,8 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from wagon.logs.parse import parse_bytes, parse_logs
+from wagon.logs.parse import parse_bytes, parse_logs, parse_piece
+from wagon.logs.pieces import plan
 from wagon.logs.paths import template_path
 from wagon.logs.sessions import SessionRules, sessionize
 from wagon.logs.urls import LONG, MAX_URL_CHARS
@@ -233,6 +234,16 @@ def test_a_w3c_file_is_reread_when_its_fields_change_and_its_directives_are_not_
     assert size["/Orders/List.aspx"] == 18211                  # sc-bytes: second #Fields only
 
 
+def test_a_piece_of_a_w3c_file_is_read_with_the_fields_line_before_it():
+    path = str(LAYOUTS / "w3c-iis.log")
+    pieces = plan([path], piece_bytes=400)
+    assert len(pieces) == 5                  # cut inside each #Fields block
+    whole, _ = parse_logs([path])
+    parts = [parse_piece(p).chunks[0].requests for p in pieces]
+    ours = sorted((r.urls[u], s) for r in parts for u, s in zip(r.url.tolist(), r.size.tolist()))
+    assert ours == sorted(zip((whole.urls[u] for u in whole.url), whole.size.tolist()))
+
+
 def test_a_file_mixing_common_and_combined_lines_reads_both(nasa):
     common = gzip.decompress(nasa.read_bytes()).splitlines()[:3000]
     combined = [b'198.51.100.7 - - [01/Aug/1995:00:00:%02d -0400] "GET /c%d.html HTTP/1.0" 200 '
@@ -266,9 +277,8 @@ def test_people_behind_one_address_stay_apart_and_a_crawler_takes_only_its_own_r
         agent = f"Mozilla/5.0 (X11; Linux x86_64; rv:{60 + k}.0) Gecko/20100101 Firefox/{60 + k}.0"
         for j, page in enumerate(("/", f"/p{k}.html")):
             rows.append((k * 10 + j * 5, page, agent))
-    rows.append((3, "/robots.txt", "Mozilla/5.0 (compatible; Googlebot/2.1; "
-                                   "+http://www.google.com/bot.html)"))
-    rows.append((4, "/", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"))
+    bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+    rows += [(3, "/robots.txt", bot), (4, "/", bot)]
     log = "".join(f'10.0.0.1 - - [05/Mar/2024:10:{t // 60:02d}:{t % 60:02d} +0000] "GET {p} '
                   f'HTTP/1.1" 200 100 "-" "{a}"\n' for t, p, a in sorted(rows))
     req, _ = parse_bytes(log.encode())

@@ -214,16 +214,17 @@ def to_text(buf: bytes, layout: JsonLayout) -> tuple[bytes, np.ndarray]:
     kind = np.zeros(len(lines), np.uint8)
     out = []
     getters = _getters(layout.paths)
-    needed = [g for g, f in zip(getters, layout.fmt.fields) if f.role in _NEEDED]
+    needed = [k for k, f in enumerate(layout.fmt.fields) if f.role in _NEEDED]
     seps = len(getters) - 1
     for i, rec in enumerate(records):
-        if rec is None or all(g(rec) is None for g in needed):
+        values = [g(rec) for g in getters] if rec is not None else None
+        if values is None or (values[needed[0]] is None
+                              and all(values[k] is None for k in needed)):
             kind[i] = NOT_JSON if rec is None else NOT_ACCESS
             if rec is None and not lines[i].strip():
                 kind[i] = RECORD                   # an empty line: counted as such
             out.append("")
             continue
-        values = [g(rec) for g in getters]
         line = SEP.join([v if v.__class__ is str else _text(v) for v in values])
         if line.count(SEP) != seps or "\n" in line or "\r" in line:
             line = SEP.join(_clean(_text(v)) for v in values)

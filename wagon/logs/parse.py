@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
+import mmap
 import re
 import sys
 import zlib
@@ -68,8 +69,10 @@ REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad re
 SKIPS = (REASONS[HEADER], REASONS[NOT_ACCESS])
 #: how a line starts when it is a header (W3C directives, Google Cloud Storage's CSV header)
 _HEADER_STARTS = (b"#", b'"time_micros"')
-#: lines that another known layout may read (a file that mixes layouts)
-_RETRY = (STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT)
+#: lines the layout's regex, or another known layout, may read (a quote in a request, a file
+#: that mixes layouts)
+_RETRY = (STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
+          IMPOSSIBLE_DATE)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -701,13 +704,14 @@ class _Chunk:
         out["time"] = start
         out["places"] = np.broadcast_to(groups[logged_group]["places"], n).astype(np.int8)
 
-    def columns(self) -> dict[str, np.ndarray]:
-        """Decode every line; returns the columns of the lines that parsed."""
+    def columns(self, slow: bool = True) -> dict[str, np.ndarray]:
+        """Decode every line; returns the columns of the lines that parsed. ``slow``: split
+        the lines the vectorised walk cannot with the layout's regex."""
         spans = self.spans()
         rows = np.arange(len(self.starts))
         cols = self.decode(spans, rows)
-        retry = rows[np.isin(self.reason, _RETRY) | (self.reason == IMPOSSIBLE_DATE)]
-        if len(retry):
+        retry = rows[np.isin(self.reason, _RETRY)]
+        if slow and len(retry):
             fixed, fixed_spans = self.regex_spans(retry)
             if len(fixed):
                 self.reason[fixed] = 0
@@ -871,14 +875,16 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     layouts that fit, when only layouts whose client is not an address fit (an
     X-Forwarded-For list, a ``vhost:port``) rather than guess a client.
 
-    Returns (layout, lines parsed, lines tried)."""
+    Lines are counted as the vectorised walk reads them (the regex of each candidate would
+    backtrack at length on lines of another layout). Returns (layout, lines parsed, lines
+    tried)."""
     opts = opts or _Options()
     head = _sample_lines(sample)
     fields = _FIELDS.search(head)
     if fields is not None:
         layout = _w3c_layout(fields.group(1), head[fields.end():])
         chunk = _Chunk(head[fields.start():], layout.fmt, _Vocabs(), opts)
-        chunk.columns()
+        chunk.columns(slow=False)
         return layout, int((chunk.reason == 0).sum()), _tried(chunk.reason)
     first = head.lstrip()[:1]
     if first == b"{":
@@ -886,14 +892,15 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
         if layout is not None:
             text, kind = to_text(head, layout)
             chunk = _Chunk(text, layout.fmt, _Vocabs(), opts, reason=_json_reasons(kind))
-            chunk.columns()
-            return _Layout(layout.fmt, layout), int((chunk.reason == 0).sum()), _tried(chunk.reason)
+            chunk.columns(slow=False)
+            return (_Layout(layout.fmt, layout), int((chunk.reason == 0).sum()),
+                    _tried(chunk.reason))
     scores = []
     for name in AUTO_CANDIDATES:
         fmt = named_format(name)
         vocabs = _Vocabs()
         chunk = _Chunk(head, fmt, vocabs, opts)
-        cols = chunk.columns()
+        cols = chunk.columns(slow=False)
         bad = [h for h in {vocabs.hosts.strings()[c] for c in set(cols["host"].tolist())}
                if not _address_like(h)]
         bad += [v for v in vocabs.vhosts.strings() if not _address_like(v)]
@@ -908,6 +915,13 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     pool = good or fitting or scores
     name, fmt, ok, _, tried = max(pool, key=lambda sc: sc[2])  # first of the best on ties
     return _Layout(fmt), ok, tried
+
+
+def _lines_of(chunk: _Chunk, rows: np.ndarray) -> bytes:
+    """Lines ``rows`` of a chunk as a buffer of whole lines."""
+    raw = chunk.raw
+    return b"".join(raw[a:b] + b"\n" for a, b in zip(chunk.starts[rows].tolist(),
+                                                     chunk.ends[rows].tolist()))
 
 
 def _json_reasons(kind: np.ndarray) -> np.ndarray:
@@ -935,11 +949,12 @@ class _Collector:
             raw, kind = to_text(raw, layout.json)
             reason = _json_reasons(kind)
         chunk = _Chunk(raw, layout.fmt, self.vocabs, self.opts, reason)
-        cols = chunk.columns()
+        mixed = self.opts.mixed and layout.json is None and not layout.w3c
+        cols = chunk.columns(slow=not mixed)
         self.places = finest(self.places, chunk.places)
         cols["line"] = first_line + 1 + np.flatnonzero(chunk.reason == 0)
-        if self.opts.mixed and layout.json is None and not layout.w3c:
-            cols = self._other_layout(chunk, cols, layout, name, first_line)
+        if mixed:
+            cols = self._rescue(chunk, cols, layout, name, first_line)
         cols["file"] = np.full(len(cols["time"]), file_index, np.int16)
         self.parts.append(cols)
         n = len(chunk.reason)
@@ -957,29 +972,35 @@ class _Collector:
                                             chunk.line_text(int(i), source)))
         return n
 
-    def _other_layout(self, chunk: _Chunk, cols: dict[str, np.ndarray], layout: _Layout,
-                      name: str, first_line: int) -> dict[str, np.ndarray]:
-        """``cols`` with the lines of ``chunk`` its layout could not read that another known
-        layout reads (the one that reads most of them): a file that mixes two layouts, as
-        Common and Combined lines, is read line by line with each."""
+    def _rescue(self, chunk: _Chunk, cols: dict[str, np.ndarray], layout: _Layout, name: str,
+                first_line: int) -> dict[str, np.ndarray]:
+        """``cols`` with the lines of ``chunk`` the vectorised walk of its layout could not
+        read, read by another known layout (the one that reads most of them: a file that
+        mixes two layouts, as Common and Combined lines, is read line by line with each), then
+        the rest by the layout's regex (after, so that the other layout's lines do not go
+        through a backtracking regex that fails on them)."""
         rows = np.flatnonzero(np.isin(chunk.reason, _RETRY))
         if not len(rows):
             return cols
-        raw = chunk.raw
-        sub = b"".join(raw[s:e] + b"\n" for s, e in zip(chunk.starts[rows].tolist(),
-                                                         chunk.ends[rows].tolist()))
-        other, ok, _ = detect_format(sub, self.opts)
-        if not ok or other.json is not None or other.fmt.name == layout.fmt.name:
-            return cols
-        again = _Chunk(sub, other.fmt, self.vocabs, self.opts)
-        more = again.columns()
-        won = rows[again.reason == 0]
-        chunk.reason[won] = 0
-        self.places = finest(self.places, again.places)
-        more["line"] = first_line + 1 + won
-        self.mixed.setdefault(name, Counter())[other.fmt.name] += len(won)
-        order = np.argsort(np.concatenate([cols["line"], more["line"]]), kind="stable")
-        return {k: np.concatenate([cols[k], more[k]])[order] for k in cols}
+        other, ok, _ = detect_format(_lines_of(chunk, rows), self.opts)
+        found = ok and other.json is None and other.fmt.name != layout.fmt.name
+        for fmt, slow in ((other.fmt, False),) * found + ((layout.fmt, True),):
+            if not len(rows):
+                break
+            again = _Chunk(_lines_of(chunk, rows), fmt, self.vocabs, self.opts)
+            more = again.columns(slow)
+            won = rows[again.reason == 0]
+            if slow:                           # the file's layout: its reasons are final
+                chunk.reason[rows] = again.reason
+            chunk.reason[won] = 0
+            self.places = finest(self.places, again.places)
+            more["line"] = first_line + 1 + won
+            if not slow:
+                self.mixed.setdefault(name, Counter())[fmt.name] += len(won)
+            cols = {k: np.concatenate([cols[k], more[k]]) for k in cols}
+            rows = rows[again.reason != 0]
+        order = np.argsort(cols["line"], kind="stable")
+        return {k: v[order] for k, v in cols.items()}
 
     def requests(self) -> Requests:
         """Every chunk's columns as one ``Requests``, once all are added: each column of the
@@ -1114,6 +1135,9 @@ def _parse_stream(col: _Collector, stream: BinaryIO, name: str, index: int,
     col.stats.formats[name] = layout.fmt.name if layout else "empty input"
     if head is not None and (layout is None or isinstance(layout.json, str)):
         layout = _resolve(layout, head, col, name, strict)
+    elif head is not None and layout.w3c and _FIELDS.search(head):
+        fields = _FIELDS.search(head)
+        layout = _w3c_layout(fields.group(1), head[fields.end():])
     for buf in _chunks(stream, name, at_start=at_start):
         if layout is None or isinstance(layout.json, str):
             layout = _resolve(layout, buf, col, name, strict)
@@ -1187,6 +1211,18 @@ def _file_head(path: str) -> bytes:
     return _sample_lines(head) if head else head
 
 
+def _w3c_head(path: str, offset: int) -> bytes:
+    """The lines of a W3C file from its last ``#Fields:`` line before ``offset`` (the layout of
+    a piece that starts there)."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        at = offset
+        while at > 0:
+            at = m.rfind(b"#Fields:", 0, at)
+            if at <= 0 or m[at - 1] == 10:
+                break
+        return _sample_lines(m[max(at, 0):max(at, 0) + (1 << 16)])
+
+
 def _pruned(req: Requests, rows: np.ndarray) -> Requests:
     """Rows ``rows`` of ``req`` with string tables holding only the strings they use."""
     out = req.take(rows)
@@ -1218,6 +1254,8 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
         stream = _sniff(piece.path, sys.stdin.buffer)
     elif piece.start or piece.stop is not None:
         head = _file_head(piece.path)
+        if _FIELDS.search(head):
+            head = _w3c_head(piece.path, piece.start)
         stream = open_range(_open(piece.path)[1], piece)        # type: ignore[arg-type]
     else:
         stream = _open(piece.path)[0]

@@ -105,6 +105,6 @@ PADDED: dict[str, tuple[str, ...]] = {"squid": ("%{ms}T",), "squid-syslog": ("%{
 #: presets ``--format auto`` tries, before Apache's and nginx's defaults (first wins on ties:
 #: combined-T and combined-ms read the same lines as combined-D, whole numbers, and are only
 #: given by name; nginx-timed's $request_time has a fraction)
-AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awss3", "cloudstorage", "squid", "squid-syslog", "haproxy",
-              "haproxy-raw", "traefik-clf", "netnea-extended", "netnea-combined", "nginx-timing",
+AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awss3", "cloudstorage", "squid",
+              "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended", "netnea-combined", "nginx-timing",
               "nginx-main-timed", "combined-D", "nginx-timed")
