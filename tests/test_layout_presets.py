@@ -288,3 +288,14 @@ def test_people_behind_one_address_stay_apart_and_a_crawler_takes_only_its_own_r
     one = sessionize(req, SessionRules(identity="host"))      # the address alone: all lost
     assert one.counts["robot_requests"] == 122 and one.counts["sessions"] == 0
     assert np.all(people.samples["clicks"] == 2)
+
+
+def test_nginx_times_need_their_decimals():
+    """nginx writes $request_time as %.3f: whole numbers after a quoted field are not taken for
+    nginx-main-timed's seconds (512 s)."""
+    line = ('198.51.100.7 - - [05/Mar/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 5120 "-" '
+            '"Mozilla/5.0 (X11)" "x" {} 77 abc\n')
+    _, stats = parse_bytes(line.format(512).encode())
+    assert not stats.formats["<bytes>"].startswith("nginx-main-timed")
+    req, stats = parse_bytes(line.format("0.512").encode())
+    assert stats.formats["<bytes>"].startswith("nginx-main-timed") and req.duration[0] == 0.512

@@ -34,6 +34,7 @@ class Field:
     unit: float = 1.0
     rank: int = 0
     pad: bool = False          # may be preceded by padding spaces (Squid's ``%6tr``)
+    fraction: bool = False     # a duration written with decimals (nginx's ``%.3f``)
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,9 @@ _NGINX = {
     "body_bytes_sent": Field("$body_bytes_sent", "size", rank=0),
     "bytes_sent": Field("$bytes_sent", "size", rank=1),
     "request_length": Field("$request_length", "size_in"),
-    "request_time": Field("$request_time", "duration", unit=1.0, rank=0),
-    "upstream_response_time": Field("$upstream_response_time", "duration", unit=1.0, rank=3),
+    "request_time": Field("$request_time", "duration", unit=1.0, rank=0, fraction=True),
+    "upstream_response_time": Field("$upstream_response_time", "duration", unit=1.0, rank=3,
+                                    fraction=True),
     "http_referer": Field("$http_referer", "referer"),
     "http_user_agent": Field("$http_user_agent", "agent"),
     "host": Field("$host", "vhost"),

@@ -436,10 +436,12 @@ def _time_epa(arr: np.ndarray, a: np.ndarray, b: np.ndarray, base: float
 
 
 def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool,
-                   integer: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                   integer: bool = False, fraction: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """``12``, ``0.004``, ``-`` or a negative number (NaN: AWS's ``-1``, no target) in [a, b)
     → float64 and validity. Not ``strict``: a leading number is enough (nginx's ``0.004,
-    0.002`` for several upstreams). ``integer``: counts of a unit (ms, µs) have no fraction."""
+    0.002`` for several upstreams). ``integer``: counts of a unit (ms, µs) have no fraction;
+    ``fraction``: nginx's times always have one (``%.3f``)."""
     minus = (b - a > 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
     a = a + minus
     n1 = _run(arr, a, _DIGIT, 16)
@@ -453,6 +455,8 @@ def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool,
     ok = (n1 >= 1) & ((end == b) if strict else (end <= b))
     if integer:
         ok &= end == after
+    if fraction:
+        ok &= end > after
     return np.where(dash | minus, np.nan, value), ok | dash
 
 
@@ -649,7 +653,8 @@ class _Chunk:
                 out[role] = np.where(dash, 0, value)
                 self.fail(rows, ~(ok | dash), BAD_SIZE)
             elif role == "duration":
-                value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3, integer=f.unit < 1)
+                value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3, integer=f.unit < 1,
+                                           fraction=f.fraction)
                 out["duration"] = value * f.unit
                 self.fail(rows, ~ok, BAD_DURATION)
             elif role == "request":
