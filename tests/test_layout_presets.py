@@ -299,3 +299,13 @@ def test_nginx_times_need_their_decimals():
     assert not stats.formats["<bytes>"].startswith("nginx-main-timed")
     req, stats = parse_bytes(line.format("0.512").encode())
     assert stats.formats["<bytes>"].startswith("nginx-main-timed") and req.duration[0] == 0.512
+
+
+def test_a_client_written_address_colon_port_keeps_its_ipv6_address():
+    alb = (LAYOUTS / "awsalb.log").read_text().splitlines()[1].replace("192.168.131.39:2817",
+                                                                       "2001:db8::1:2817")
+    haproxy = (LAYOUTS / "haproxy.log").read_text().splitlines()[0].replace("10.0.1.2:33317",
+                                                                            "[2001:db8::7]:33317")
+    for line, host in ((alb, "2001:db8::1"), (haproxy, "[2001:db8::7]")):
+        req, stats = parse_bytes((line + "\n").encode())
+        assert stats.parsed == 1 and req.hosts == [host]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .presets import AUTO_ORDER, PADDED, PRESETS
+from .presets import AUTO_ORDER, FLAGS, PRESETS
 from .timefmt import (EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time,
                       has_date, merged)
 
@@ -35,6 +35,7 @@ class Field:
     rank: int = 0
     pad: bool = False          # may be preceded by padding spaces (Squid's ``%6tr``)
     fraction: bool = False     # a duration written with decimals (nginx's ``%.3f``)
+    port: bool = False         # a client written address:port (load balancers, HAProxy)
 
 
 @dataclass(frozen=True)
@@ -238,12 +239,11 @@ AUTO_CANDIDATES = ("wagon", *AUTO_ORDER, "vhost_combined", "vcombined", "vcommon
 
 
 def named_format(name: str) -> LogFormat:
-    """The compiled named layout ``name`` (its padded fields marked)."""
+    """The compiled named layout ``name`` (its fields' ``FLAGS`` set)."""
     fmt = compile_format(NAMED_FORMATS[name], name)
-    padded = PADDED.get(name, ())
-    if not padded:
-        return fmt
-    return replace(fmt, fields=tuple(replace(f, pad=f.directive in padded) for f in fmt.fields))
+    flags = FLAGS.get(name, {})
+    return replace(fmt, fields=tuple(replace(f, **{flags[f.directive]: True})
+                                     if f.directive in flags else f for f in fmt.fields))
 
 
 def resolve_format(name_or_spec: str) -> LogFormat:

@@ -618,6 +618,14 @@ class _Chunk:
         ok &= url_b > url_a
         return a, s1, url_a, url_b, ok
 
+    def before_port(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """End of the address of ``address:port`` in [a, b): the last colon's position (an
+        IPv6 address keeps its own colons)."""
+        occ = self.occ(b":")
+        j = np.searchsorted(occ, b) - 1
+        last = occ[np.maximum(j, 0)] if len(occ) else b
+        return np.where((j >= 0) & (last > a), last, b)
+
     def first_address(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """End of the first address of an X-Forwarded-For list in [a, b), and whether there is
         one (not empty, not ``-``)."""
@@ -667,7 +675,7 @@ class _Chunk:
             elif role == "forwarded":
                 out["fwd_a"], (out["fwd_b"], out["fwd_ok"]) = a, self.first_address(a, b)
             elif role in ("host", "method", "agent", "referer", "vhost", "content_type", "query"):
-                out[role + "_a"], out[role + "_b"] = a, b
+                out[role + "_a"], out[role + "_b"] = a, self.before_port(a, b) if f.port else b
         self._client(out, rows)
         self._times(out, groups, rows)
         if "size" not in out and "size_total" in out:      # %S: bytes in and out (minus %I)

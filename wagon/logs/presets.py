@@ -1,15 +1,15 @@
 """Named layouts of servers, proxies and load balancers beyond Apache's and nginx's defaults.
 
 Each is written as an Apache ``LogFormat`` string (``%{name}x`` is an opaque field that is read
-and skipped), so it is walked by the same vectorised parser; ``PADDED`` names the fields that may
-be preceded by padding spaces. The set covers every preset GoAccess ships (COMBINED, VCOMBINED,
+and skipped), so it is walked by the same vectorised parser; ``FLAGS`` marks the fields that may
+be preceded by padding spaces (``pad``) and the clients written ``address:port`` (``port``). The set covers every preset GoAccess ships (COMBINED, VCOMBINED,
 COMMON, VCOMMON, W3C, CLOUDFRONT, CLOUDSTORAGE, AWSELB, AWSALB, AWSS3, SQUID, CADDY — a JSON
 layout, ``wagon.logs.jsonlog`` —, TRAEFIKCLF) plus HAProxy's HTTP log and the usual nginx and
 Apache layouts with durations. A W3C file's own ``#Fields:`` line is read by ``wagon.logs.w3c``.
 """
 from __future__ import annotations
 
-__all__ = ["PRESETS", "PADDED", "AUTO_ORDER", "W3C_IIS", "W3C_CLOUDFRONT", "w3c_spec"]
+__all__ = ["PRESETS", "FLAGS", "AUTO_ORDER", "W3C_IIS", "W3C_CLOUDFRONT", "w3c_spec"]
 
 _NGINX = ('$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
           '"$http_referer" "$http_user_agent"')
@@ -52,11 +52,11 @@ PRESETS: dict[str, str] = {
     "w3c": w3c_spec(W3C_IIS),
     "cloudfront": w3c_spec(W3C_CLOUDFRONT, "\t", rest=True),
     # AWS Application Load Balancer; the target's processing time is the duration (-1: none)
-    "awsalb": (f"%{{type}}x {_AWS_TIME} %{{elb}}x %h:%{{port}}x %{{target}}x "
+    "awsalb": (f"%{{type}}x {_AWS_TIME} %{{elb}}x %h %{{target}}x "
                '%{request_processing_time}x %T %{response_processing_time}x %>s '
                '%{target_status_code}x %I %b "%r" "%{User-Agent}i" %{rest}x'),
     # AWS Classic Load Balancer (HTTP listeners)
-    "awselb": (f"{_AWS_TIME} %{{elb}}x %h:%{{port}}x %{{backend}}x "
+    "awselb": (f"{_AWS_TIME} %{{elb}}x %h %{{backend}}x "
                '%{request_processing_time}x %T %{response_processing_time}x %>s '
                '%{backend_status_code}x %I %b "%r" "%{User-Agent}i" %{rest}x'),
     # Amazon S3 server access log; total time in ms
@@ -73,9 +73,9 @@ PRESETS: dict[str, str] = {
     "squid-syslog": ("%{syslog}x: %{end:sec}t.%{end:msec_frac}t %{ms}T %h %{result}x/%>s %b %m "
                      "%U %{user}x %{hierarchy}x %{type}x"),
     # HAProxy's HTTP log format, through syslog or raw (stdout); Ta/Tt is the duration
-    "haproxy": ("%{syslog}x: %h:%{port}x [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t] %{frontend}x "
+    "haproxy": ("%{syslog}x: %h [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t] %{frontend}x "
                 "%{backend}x %{TR}x/%{Tw}x/%{Tc}x/%{Tr}x/%{ms}T %>s %b %{flags}x \"%r\""),
-    "haproxy-raw": ("%h:%{port}x [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t] %{frontend}x "
+    "haproxy-raw": ("%h [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t] %{frontend}x "
                     "%{backend}x %{TR}x/%{Tw}x/%{Tc}x/%{Tr}x/%{ms}T %>s %b %{flags}x \"%r\""),
     # Traefik's common log format: the request count, router, server URL and duration in ms
     "traefik-clf": (_COMBINED + ' %{requests}x "%{router}x" "%{server}x" %{ms}Tms'),
@@ -100,8 +100,11 @@ PRESETS: dict[str, str] = {
     "combined-T": _COMBINED + " %T",
     "combined-ms": _COMBINED + " %{ms}T",
 }
-#: directives of a preset that may follow padding spaces
-PADDED: dict[str, tuple[str, ...]] = {"squid": ("%{ms}T",), "squid-syslog": ("%{ms}T",)}
+#: directives of a preset that may follow padding spaces; clients written address:port (the
+#: port after the last colon: IPv6 addresses keep theirs)
+FLAGS: dict[str, dict[str, str]] = {
+    "squid": {"%{ms}T": "pad"}, "squid-syslog": {"%{ms}T": "pad"},
+    **{name: {"%h": "port"} for name in ("awsalb", "awselb", "haproxy", "haproxy-raw")}}
 #: presets ``--format auto`` tries, before Apache's and nginx's defaults (first wins on ties:
 #: combined-T and combined-ms read the same lines as combined-D, whole numbers, and are only
 #: given by name; nginx-timed's $request_time has a fraction)
