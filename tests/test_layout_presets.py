@@ -186,6 +186,8 @@ SAMPLES = {
         lambda t: _secs(t.split('" ')[1].split()[0]), end=True))),
     "nginx-timing.log": ("nginx-timing", _lines(_combined_with(
         lambda t: _secs(re.search(r"rt=(\S+)", t).group(1)), end=True))),
+    "ingress-nginx.log": ("ingress-nginx", _lines(_combined_with(
+        lambda t: _secs(t.split()[1]), end=True))),
     "combined-D.log": ("combined-D", _lines(_combined_with(lambda t: _secs(t.strip(), 1e-6),
                                                            end=False))),
     "vcommon.log": ("vcommon", _lines(_vcommon)),

@@ -1,11 +1,13 @@
 """Named layouts of servers, proxies and load balancers beyond Apache's and nginx's defaults.
 
 Each is written as an Apache ``LogFormat`` string (``%{name}x`` is an opaque field that is read
-and skipped), so it is walked by the same vectorised parser; ``FLAGS`` marks the fields that may
-be preceded by padding spaces (``pad``) and the clients written ``address:port`` (``port``). The set covers every preset GoAccess ships (COMBINED, VCOMBINED,
-COMMON, VCOMMON, W3C, CLOUDFRONT, CLOUDSTORAGE, AWSELB, AWSALB, AWSS3, SQUID, CADDY — a JSON
-layout, ``wagon.logs.jsonlog`` —, TRAEFIKCLF) plus HAProxy's HTTP log and the usual nginx and
-Apache layouts with durations. A W3C file's own ``#Fields:`` line is read by ``wagon.logs.w3c``.
+and skipped), so it is walked by the same vectorised parser; ``FLAGS`` marks the fields that
+may be preceded by padding spaces (``pad``) and the clients written ``address:port``
+(``port``). The set covers every preset GoAccess ships (COMBINED, VCOMBINED, COMMON, VCOMMON,
+W3C, CLOUDFRONT, CLOUDSTORAGE, AWSELB, AWSALB, AWSS3, SQUID, CADDY — a JSON layout,
+``wagon.logs.jsonlog`` —, TRAEFIKCLF) plus HAProxy's HTTP log, Kubernetes ingress-nginx's and
+the usual nginx and Apache layouts with durations. A W3C file's own ``#Fields:`` line is read
+by ``wagon.logs.parse`` through ``w3c_spec``.
 """
 from __future__ import annotations
 
@@ -95,6 +97,14 @@ PRESETS: dict[str, str] = {
     "nginx-main-timed": (_NGINX + ' "$http_x_forwarded_for" $request_time '
                          '$upstream_response_time'),
     "nginx-timed": _NGINX + " $request_time",
+    # Kubernetes ingress-nginx's default log-format-upstream, and the one before 0.26
+    "ingress-nginx": (_NGINX + " $request_length $request_time [$proxy_upstream_name] "
+                      "[$proxy_alternative_upstream_name] $upstream_addr "
+                      "$upstream_response_length $upstream_response_time $upstream_status "
+                      "$req_id"),
+    "ingress-nginx-legacy": (_NGINX + " $request_length $request_time [$proxy_upstream_name] "
+                             "$upstream_addr $upstream_response_length "
+                             "$upstream_response_time $upstream_status $req_id"),
     # Apache's combined with the time taken: %D (µs), %T (s), %{ms}T
     "combined-D": _COMBINED + " %D",
     "combined-T": _COMBINED + " %T",
@@ -109,5 +119,6 @@ FLAGS: dict[str, dict[str, str]] = {
 #: combined-T and combined-ms read the same lines as combined-D, whole numbers, and are only
 #: given by name; nginx-timed's $request_time has a fraction)
 AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awss3", "cloudstorage", "squid",
-              "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended", "netnea-combined", "nginx-timing",
+              "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
+              "netnea-combined", "ingress-nginx", "ingress-nginx-legacy", "nginx-timing",
               "nginx-main-timed", "combined-D", "nginx-timed")
