@@ -8,6 +8,7 @@ named preset. Each field has a role (client, time, request, status, size, durati
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -238,6 +239,7 @@ AUTO_CANDIDATES = ("wagon", *AUTO_ORDER, "vhost_combined", "vcombined", "vcommon
                    "nginx-main", "combined", "common", "epa")
 
 
+@functools.lru_cache(maxsize=None)
 def named_format(name: str) -> LogFormat:
     """The compiled named layout ``name`` (its fields' ``FLAGS`` set)."""
     fmt = compile_format(NAMED_FORMATS[name], name)
