@@ -17,7 +17,10 @@ from urllib.parse import unquote
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from wagon.cli import main
+from wagon.formats.model import load_model
 from wagon.logs.parse import parse_bytes, parse_logs, parse_piece
 from wagon.logs.pieces import plan
 from wagon.logs.paths import template_path
@@ -311,3 +314,27 @@ def test_a_client_written_address_colon_port_keeps_its_ipv6_address():
     for line, host in ((alb, "2001:db8::1"), (haproxy, "[2001:db8::7]")):
         req, stats = parse_bytes((line + "\n").encode())
         assert stats.parsed == 1 and req.hosts == [host]
+
+
+def test_skipped_lines_and_cut_urls_agree_in_the_console_the_json_and_the_model(tmp_path):
+    agent = "Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0"
+    rows = ["# written by hand\n"]
+    for k in range(40):
+        for j, page in enumerate(("/", f"/p{k % 7}.html", "/q/" + "z" * (2000 + k % 2))):
+            t = 60 * k + 5 * j
+            rows.append(f'192.0.2.{k} - - [05/Mar/2024:10:{t // 60:02d}:{t % 60:02d} +0000] '
+                        f'"GET {page} HTTP/1.1" 200 {100 + j} "-" "{agent}"\n')
+    log = tmp_path / "x.log"
+    log.write_text("".join(rows))
+    text = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "m.json")])
+    js = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "j.json"), "--json"])
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    summary = json.loads(js.stdout)
+    provenance = load_model(tmp_path / "m.json").provenance
+    assert summary["skipped"] == provenance["skipped"] == {"header line": 1}
+    assert summary["long_urls"] == provenance["long_urls"] == 40
+    assert summary["malformed"] == provenance["malformed"] == 0
+    assert "skipped: header line 1" in text.stdout
+    assert "cut (ending in {long}): 40 requests" in text.stdout
+    assert sum(1 for u in json.dumps(load_model(tmp_path / "m.json").data["site"]).split('"')
+               if u.endswith(LONG)) == 1                 # the two long URLs: one page
