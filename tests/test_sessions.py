@@ -82,8 +82,8 @@ def test_robots_left_out_and_counted():
 def test_identity_host_plus_agent_splits_shared_proxies():
     rows = [(0, "proxy", "/a.html", 10, "Mozilla/4.0"), (5, "proxy", "/b.html", 10, "Opera/6.0"),
             (9, "proxy", "/c.html", 10, "Mozilla/4.0")]
-    assert _sessions(rows, agent=True).counts["sessions"] == 1
-    both = _sessions(rows, agent=True, identity="host+agent")
+    assert _sessions(rows, agent=True, identity="host").counts["sessions"] == 1
+    both = _sessions(rows, agent=True)                  # host+agent: the default (issue 26)
     assert both.counts["sessions"] == 2 and sorted(both.samples["clicks"].tolist()) == [1, 2]
 
 

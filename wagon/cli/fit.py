@@ -79,15 +79,15 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
 @click.option("-o", "--output", default="model.json", show_default=True,
               help="Where to write the model.")
 @click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
-              help="auto; a named layout (combined, common, epa, vhost_combined, combinedio, "
-                   "nginx, nginx-main, nginx-json, caddy, traefik); an Apache LogFormat or an "
-                   "nginx log_format string.")
+              help="auto; a named layout (combined, common, w3c, cloudfront, awsalb, awselb, "
+                   "awss3, squid, haproxy, traefik-clf, nginx-json, caddy, ...: "
+                   "docs/formats.md); an Apache LogFormat or an nginx log_format string.")
 @click.option("--client", type=click.Choice(["host", "forwarded"]),
               default=default(FitOptions, "client"), show_default=True,
               help="The client's address: the connection's, or the first X-Forwarded-For one.")
 @click.option("--identity", type=click.Choice(["host", "host+agent"]),
               default=default(SessionRules, "identity"), show_default=True,
-              help="What identifies a client.")
+              help="What identifies a client: its address and user agent, or its address.")
 @click.option("--tmin", type=float, default=default(SessionRules, "tmin"), show_default=True,
               help="Requests closer than this (s) belong to the same click.")
 @click.option("--tmax", type=float, default=default(SessionRules, "tmax"), show_default=True,

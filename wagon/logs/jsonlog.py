@@ -15,7 +15,8 @@ import numpy as np
 from .logformat import Field, LogFormat
 from .timefmt import CLF_TOKENS, EPOCH_FLOAT, ISO_TOKENS, TimeFormat
 
-__all__ = ["JsonLayout", "JSON_FORMATS", "json_layout", "bind_json", "detect_json", "to_text"]
+__all__ = ["JsonLayout", "JSON_FORMATS", "json_layout", "bind_json", "detect_json", "to_text",
+           "RECORD", "NOT_JSON", "NOT_ACCESS"]
 
 SEP = "\x1f"
 
@@ -166,14 +167,14 @@ def _records(lines: list[bytes]) -> list[dict | None]:
 
 
 def detect_json(lines: list[bytes]) -> JsonLayout | None:
-    """The JSON layout whose keys the first record holds (Caddy, Traefik, then nginx's)."""
-    record = next((r for r in _records(lines[:50]) if r is not None), None)
-    if record is None:
-        return None
-    for name in JSON_FORMATS:
-        layout = json_layout(name, record)
-        if layout is not None:
-            return layout
+    """The JSON layout whose keys the first access record holds (Caddy, Traefik, then
+    nginx's): records before it that no layout maps (Caddy's start-up messages on the same
+    stream) are passed over."""
+    for record in _records(lines[:50]):
+        for name in JSON_FORMATS if record is not None else ():
+            layout = json_layout(name, record)
+            if layout is not None:
+                return layout
     return None
 
 
@@ -198,23 +199,34 @@ def _getters(paths: tuple[str, ...]) -> list:
             for key in paths]
 
 
+#: what ``to_text`` says of a line: a record of the layout, not a JSON object, a JSON object
+#: without the layout's client, time and request (a server's own messages)
+RECORD, NOT_JSON, NOT_ACCESS = 0, 1, 2
+_NEEDED = ("request", "url")
+
+
 def to_text(buf: bytes, layout: JsonLayout) -> tuple[bytes, np.ndarray]:
-    """The lines of ``buf`` (whole lines) in the layout's internal text form, and which of them
-    hold something that is not a JSON object (their internal line is left empty)."""
+    """The lines of ``buf`` (whole lines) in the layout's internal text form, and what each is
+    (``RECORD``, ``NOT_JSON``, ``NOT_ACCESS``: the internal line of the last two is left
+    empty)."""
     lines = buf.split(b"\n")[:-1]
     records = _records(lines)
-    bad = np.zeros(len(lines), bool)
+    kind = np.zeros(len(lines), np.uint8)
     out = []
     getters = _getters(layout.paths)
+    needed = [k for k, f in enumerate(layout.fmt.fields) if f.role in _NEEDED]
     seps = len(getters) - 1
     for i, rec in enumerate(records):
-        if rec is None:
-            bad[i] = bool(lines[i].strip())
+        values = [g(rec) for g in getters] if rec is not None else None
+        if values is None or (values[needed[0]] is None
+                              and all(values[k] is None for k in needed)):
+            kind[i] = NOT_JSON if rec is None else NOT_ACCESS
+            if rec is None and not lines[i].strip():
+                kind[i] = RECORD                   # an empty line: counted as such
             out.append("")
             continue
-        values = [g(rec) for g in getters]
         line = SEP.join([v if v.__class__ is str else _text(v) for v in values])
         if line.count(SEP) != seps or "\n" in line or "\r" in line:
             line = SEP.join(_clean(_text(v)) for v in values)
         out.append(line)
-    return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape"), bad
+    return ("\n".join(out) + "\n").encode("utf-8", "surrogateescape"), kind

@@ -8,14 +8,16 @@ named preset. Each field has a role (client, time, request, status, size, durati
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
+from .presets import AUTO_ORDER, FLAGS, PRESETS
 from .timefmt import (EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time,
                       has_date, merged)
 
 __all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS",
-           "resolve_format", "line_regex", "AUTO_CANDIDATES"]
+           "resolve_format", "named_format", "line_regex", "AUTO_CANDIDATES"]
 
 
 class FormatError(ValueError):
@@ -32,6 +34,9 @@ class Field:
     time: TimeFormat | None = None
     unit: float = 1.0
     rank: int = 0
+    pad: bool = False          # may be preceded by padding spaces (Squid's ``%6tr``)
+    fraction: bool = False     # a duration written with decimals (nginx's ``%.3f``)
+    port: bool = False         # a client written address:port (load balancers, HAProxy)
 
 
 @dataclass(frozen=True)
@@ -109,8 +114,9 @@ _NGINX = {
     "body_bytes_sent": Field("$body_bytes_sent", "size", rank=0),
     "bytes_sent": Field("$bytes_sent", "size", rank=1),
     "request_length": Field("$request_length", "size_in"),
-    "request_time": Field("$request_time", "duration", unit=1.0, rank=0),
-    "upstream_response_time": Field("$upstream_response_time", "duration", unit=1.0, rank=3),
+    "request_time": Field("$request_time", "duration", unit=1.0, rank=0, fraction=True),
+    "upstream_response_time": Field("$upstream_response_time", "duration", unit=1.0, rank=3,
+                                    fraction=True),
     "http_referer": Field("$http_referer", "referer"),
     "http_user_agent": Field("$http_user_agent", "agent"),
     "host": Field("$host", "vhost"),
@@ -203,7 +209,7 @@ def line_regex(fmt: LogFormat) -> "re.Pattern[bytes]":
     rare lines the vectorised walk cannot split (a quote inside a request, say)."""
     parts = [re.escape(fmt.literals[0])]
     for f, lit in zip(fmt.fields, fmt.literals[1:]):
-        parts.append(_ROLE_PATTERNS.get(f.role, rb"(.*?)"))
+        parts.append((rb" *" if f.pad else b"") + _ROLE_PATTERNS.get(f.role, rb"(.*?)"))
         parts.append(re.escape(lit))
     return re.compile(b"".join(parts), re.S)
 
@@ -224,16 +230,28 @@ NAMED_FORMATS: dict[str, str] = {
     # end times to the millisecond and the request time, so starts are exact to 1 ms
     "wagon": ('$remote_addr - $remote_user [$msec] "$request" $status $body_bytes_sent '
               '"$http_referer" "$http_user_agent" $request_time $connection $connection_requests'),
+    "vcombined": '%v:%p %h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-Agent}i"',
+    "vcommon": '%v:%p %h %l %u %t "%r" %>s %b',
+    **PRESETS,
 }
 #: what ``--format auto`` tries on the first lines of a text log (richer layouts first on ties)
-AUTO_CANDIDATES = ("wagon", "vhost_combined", "combinedio", "nginx-main", "combined", "common",
-                   "epa")
+AUTO_CANDIDATES = ("wagon", *AUTO_ORDER, "vhost_combined", "vcombined", "vcommon", "combinedio",
+                   "nginx-main", "combined", "common", "epa")
+
+
+@functools.lru_cache(maxsize=None)
+def named_format(name: str) -> LogFormat:
+    """The compiled named layout ``name`` (its fields' ``FLAGS`` set)."""
+    fmt = compile_format(NAMED_FORMATS[name], name)
+    flags = FLAGS.get(name, {})
+    return replace(fmt, fields=tuple(replace(f, **{flags[f.directive]: True})
+                                     if f.directive in flags else f for f in fmt.fields))
 
 
 def resolve_format(name_or_spec: str) -> LogFormat:
     """A named layout or an Apache/nginx format string (JSON layouts: ``wagon.logs.jsonlog``)."""
     if name_or_spec in NAMED_FORMATS:
-        return compile_format(NAMED_FORMATS[name_or_spec], name_or_spec)
+        return named_format(name_or_spec)
     if "%" in name_or_spec or "$" in name_or_spec:
         return compile_format(name_or_spec)
     raise FormatError(f"unknown format {name_or_spec!r}: use auto, "

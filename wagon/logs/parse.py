@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import io
+import mmap
 import re
 import sys
 import zlib
@@ -23,8 +24,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 from .clean import clean_requests, distinct_times
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
 from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
-from .logformat import (AUTO_CANDIDATES, NAMED_FORMATS, FormatError, LogFormat, compile_format,
-                        line_regex, resolve_format)
+from .logformat import (AUTO_CANDIDATES, FormatError, LogFormat, compile_format, line_regex,
+                        named_format, resolve_format)
+from .presets import w3c_spec
+from .urls import page_urls
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
@@ -57,9 +60,19 @@ _WORD_MASK = np.array([(1 << 8 * k) - 1 for k in range(9)], np.uint64)
 #: why a line was not parsed; index 0 means parsed
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
            "bad status", "bad size", "bad duration", "no client address",
-           "impossible date or zone", "not JSON", "line too long")
+           "impossible date or zone", "not JSON", "line too long", "header line",
+           "not an access record")
 (EMPTY, STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
- IMPOSSIBLE_DATE, NOT_JSON, TOO_LONG) = range(1, 12)
+ IMPOSSIBLE_DATE, NOT_JSON, TOO_LONG, HEADER, NOT_ACCESS) = range(1, 14)
+#: lines skipped that are not malformed: a W3C file's directives, a CSV header, a server's
+#: own messages among JSON access records
+SKIPS = (REASONS[HEADER], REASONS[NOT_ACCESS])
+#: how a line starts when it is a header (W3C directives, Google Cloud Storage's CSV header)
+_HEADER_STARTS = (b"#", b'"time_micros"')
+#: lines the layout's regex, or another known layout, may read (a quote in a request, a file
+#: that mixes layouts)
+_RETRY = (STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
+          IMPOSSIBLE_DATE)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -75,6 +88,8 @@ _MONTH_ORDER = np.array([_MONTH_KEYS[k] for k in sorted(_MONTH_KEYS)], dtype=np.
 
 
 _HTTP = b"HTTP/"
+_SPACE = np.zeros(256, bool)
+_SPACE[32] = True
 _regex_for = functools.lru_cache(maxsize=16)(line_regex)
 
 
@@ -273,15 +288,27 @@ class ParseStats:
     time_outliers: int = 0
     duplicates: int = 0
     left_out: list[tuple[str, int, str, str]] = field(default_factory=list)
+    long_urls: int = 0        # requests whose URL was cut to MAX_URL_CHARS (wagon.logs.urls)
 
     @property
     def malformed_total(self) -> int:
-        return sum(self.malformed.values())
+        return sum(v for k, v in self.malformed.items() if k not in SKIPS)
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Lines passed over that are not malformed (headers, a server's other records)."""
+        return {k: v for k, v in self.malformed.items() if k in SKIPS}
+
+    def by_reason(self) -> dict[str, int]:
+        """Malformed lines by reason, most frequent first."""
+        return {k: v for k, v in self.malformed.most_common() if k not in SKIPS}
 
     def as_dict(self) -> dict:
         return {"lines": self.lines, "parsed": self.parsed, "malformed": self.malformed_total,
-                "malformed_by_reason": dict(self.malformed), "formats": dict(self.formats),
+                "malformed_by_reason": self.by_reason(), "skipped": self.skipped,
+                "formats": dict(self.formats),
                 "time_outliers": self.time_outliers, "duplicate_lines": self.duplicates,
+                "long_urls": self.long_urls,
                 "examples": [{"file": f, "line": n, "reason": r, "text": t}
                              for f, n, r, t in self.examples + self.left_out]}
 
@@ -408,10 +435,15 @@ def _time_epa(arr: np.ndarray, a: np.ndarray, b: np.ndarray, base: float
     return base + ((day - 1) * 86400 + hh * 3600 + mm * 60 + ss).astype(np.float64), ok, real
 
 
-def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool
+def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool,
+                   integer: bool = False, fraction: bool = False
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """``12``, ``0.004`` or ``-`` (NaN) in [a, b) → float64 and validity. Not ``strict``: a
-    leading number is enough (nginx's ``0.004, 0.002`` for several upstreams)."""
+    """``12``, ``0.004``, ``-`` or a negative number (NaN: AWS's ``-1``, no target) in [a, b)
+    → float64 and validity. Not ``strict``: a leading number is enough (nginx's ``0.004,
+    0.002`` for several upstreams). ``integer``: counts of a unit (ms, µs) have no fraction;
+    ``fraction``: nginx's times always have one (``%.3f``)."""
+    minus = (b - a > 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
+    a = a + minus
     n1 = _run(arr, a, _DIGIT, 16)
     whole, _ = _parse_uint(arr, a, a + n1, 16)
     after = a + n1
@@ -421,7 +453,11 @@ def _parse_decimal(arr: np.ndarray, a: np.ndarray, b: np.ndarray, strict: bool
     end = after + np.where(dot & (n2 > 0), n2 + 1, 0)
     dash = (b - a == 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
     ok = (n1 >= 1) & ((end == b) if strict else (end <= b))
-    return np.where(dash, np.nan, value), ok | dash
+    if integer:
+        ok &= end == after
+    if fraction:
+        ok &= end > after
+    return np.where(dash | minus, np.nan, value), ok | dash
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,6 +468,7 @@ class _Options:
     keep_query: bool = False
     epa_base: float = 0.0
     client: str = "host"          # host | forwarded (first X-Forwarded-For address)
+    mixed: bool = False           # lines the file's layout cannot read: try the other layouts
 
 
 @dataclass
@@ -470,6 +507,10 @@ class _Chunk:
         self.reason = np.zeros(n, np.uint8) if reason is None else reason
         self.places: int | None = None    # decimal places of the parsed lines' logged times
         self.reason[(self.ends == self.starts) & (self.reason == 0)] = EMPTY
+        header = np.zeros(n, bool)
+        for start in _HEADER_STARTS:
+            header |= _match_at(self.arr, self.starts, self.ends, start)
+        self.reason[header & (self.reason == 0)] = HEADER
         self.reason[self.ends - self.starts > MAX_LINE_BYTES] = TOO_LONG
         self._occ: dict[bytes, np.ndarray] = {}
 
@@ -510,6 +551,8 @@ class _Chunk:
         prev_lit, prev_j = None, None
         for i in range(len(fmt.fields)):
             nxt = fmt.literals[i + 1]       # the literal that ends field i
+            if fmt.fields[i].pad:
+                pos = pos + _run(self.arr, pos, _SPACE, 32)
             if i == last:
                 end = ends - len(nxt)
                 ok &= end >= pos
@@ -575,6 +618,14 @@ class _Chunk:
         ok &= url_b > url_a
         return a, s1, url_a, url_b, ok
 
+    def before_port(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """End of the address of ``address:port`` in [a, b): the last colon's position (an
+        IPv6 address keeps its own colons)."""
+        occ = self.occ(b":")
+        j = np.searchsorted(occ, b) - 1
+        last = occ[np.maximum(j, 0)] if len(occ) else b
+        return np.where((j >= 0) & (last > a), last, b)
+
     def first_address(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """End of the first address of an X-Forwarded-For list in [a, b), and whether there is
         one (not empty, not ``-``)."""
@@ -610,7 +661,8 @@ class _Chunk:
                 out[role] = np.where(dash, 0, value)
                 self.fail(rows, ~(ok | dash), BAD_SIZE)
             elif role == "duration":
-                value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3)
+                value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3, integer=f.unit < 1,
+                                           fraction=f.fraction)
                 out["duration"] = value * f.unit
                 self.fail(rows, ~ok, BAD_DURATION)
             elif role == "request":
@@ -623,7 +675,7 @@ class _Chunk:
             elif role == "forwarded":
                 out["fwd_a"], (out["fwd_b"], out["fwd_ok"]) = a, self.first_address(a, b)
             elif role in ("host", "method", "agent", "referer", "vhost", "content_type", "query"):
-                out[role + "_a"], out[role + "_b"] = a, b
+                out[role + "_a"], out[role + "_b"] = a, self.before_port(a, b) if f.port else b
         self._client(out, rows)
         self._times(out, groups, rows)
         if "size" not in out and "size_total" in out:      # %S: bytes in and out (minus %I)
@@ -665,14 +717,14 @@ class _Chunk:
         out["time"] = start
         out["places"] = np.broadcast_to(groups[logged_group]["places"], n).astype(np.int8)
 
-    def columns(self) -> dict[str, np.ndarray]:
-        """Decode every line; returns the columns of the lines that parsed."""
+    def columns(self, slow: bool = True) -> dict[str, np.ndarray]:
+        """Decode every line; returns the columns of the lines that parsed. ``slow``: split
+        the lines the vectorised walk cannot with the layout's regex."""
         spans = self.spans()
         rows = np.arange(len(self.starts))
         cols = self.decode(spans, rows)
-        retry = rows[(self.reason >= STRUCTURE) & (self.reason < TOO_LONG) &
-                     (self.reason != NOT_JSON)]
-        if len(retry):
+        retry = rows[np.isin(self.reason, _RETRY)]
+        if slow and len(retry):
             fixed, fixed_spans = self.regex_spans(retry)
             if len(fixed):
                 self.reason[fixed] = 0
@@ -785,16 +837,48 @@ def _address_like(text: str) -> bool:
 
 @dataclass
 class _Layout:
-    """What a file is read with: a text layout, or a JSON layout (``json`` set)."""
+    """What a file is read with: a text layout, or a JSON layout (``json`` set); ``w3c``: a
+    W3C extended layout, which the file's ``#Fields:`` lines redefine."""
 
     fmt: LogFormat
     json: object | None = None
-    note: str = ""
+    w3c: bool = False
+
+
+_FIELDS = re.compile(rb"^#Fields:[ \t]*([^\r\n]*)", re.M)
+
+
+def _w3c_layout(fields: bytes, data: bytes) -> _Layout:
+    """The layout of a W3C ``#Fields:`` list (its fields separated by tabs when the data lines
+    that follow are: CloudFront); LogError when it lacks what sessions need."""
+    first = next((x for x in data.split(b"\n") if x.strip() and not x.startswith(b"#")), b"")
+    names = fields.decode("latin-1")
+    try:
+        fmt = compile_format(w3c_spec(names, "\t" if b"\t" in first else " "), "w3c #Fields")
+    except FormatError as e:
+        raise LogError(f"#Fields: {names}: {e}") from None
+    return _Layout(fmt, w3c=True)
+
+
+def _w3c_pieces(buf: bytes) -> list[tuple[bytes, bytes | None]]:
+    """``buf`` cut before each of its ``#Fields:`` lines: (the bytes, the field list that
+    starts them, or None for the bytes before the first)."""
+    found = list(_FIELDS.finditer(buf))
+    cuts = [m.start() for m in found]
+    pieces = [(buf[:cuts[0]], None)] if cuts[0] else []
+    for m, a, b in zip(found, cuts, cuts[1:] + [len(buf)]):
+        pieces.append((buf[a:b], m.group(1)))
+    return pieces
 
 
 def _sample_lines(sample: bytes) -> bytes:
     cut = sample.rfind(b"\n") + 1
     return (b"\n".join(sample[:cut].split(b"\n")[:-1][:200]) + b"\n") if cut else sample + b"\n"
+
+
+def _tried(reason: np.ndarray) -> int:
+    """The lines of a sample a layout was tried on: all but headers and a server's messages."""
+    return int(np.count_nonzero((reason != HEADER) & (reason != NOT_ACCESS)))
 
 
 def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = False
@@ -804,29 +888,36 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     layouts that fit, when only layouts whose client is not an address fit (an
     X-Forwarded-For list, a ``vhost:port``) rather than guess a client.
 
-    Returns (layout, lines parsed, lines tried)."""
+    Lines are counted as the vectorised walk reads them (the regex of each candidate would
+    backtrack at length on lines of another layout). Returns (layout, lines parsed, lines
+    tried)."""
     opts = opts or _Options()
     head = _sample_lines(sample)
+    fields = _FIELDS.search(head)
+    if fields is not None:
+        layout = _w3c_layout(fields.group(1), head[fields.end():])
+        chunk = _Chunk(head[fields.start():], layout.fmt, _Vocabs(), opts)
+        chunk.columns(slow=False)
+        return layout, int((chunk.reason == 0).sum()), _tried(chunk.reason)
     first = head.lstrip()[:1]
     if first == b"{":
         layout = detect_json(head.split(b"\n"))
         if layout is not None:
-            text, bad = to_text(head, layout)
-            chunk = _Chunk(text, layout.fmt, _Vocabs(), opts, reason=np.where(bad, NOT_JSON, 0)
-                           .astype(np.uint8))
-            chunk.columns()
+            text, kind = to_text(head, layout)
+            chunk = _Chunk(text, layout.fmt, _Vocabs(), opts, reason=_json_reasons(kind))
+            chunk.columns(slow=False)
             return (_Layout(layout.fmt, layout), int((chunk.reason == 0).sum()),
-                    len(chunk.reason))
+                    _tried(chunk.reason))
     scores = []
     for name in AUTO_CANDIDATES:
-        fmt = compile_format(NAMED_FORMATS[name], name)
+        fmt = named_format(name)
         vocabs = _Vocabs()
         chunk = _Chunk(head, fmt, vocabs, opts)
-        cols = chunk.columns()
+        cols = chunk.columns(slow=False)
         bad = [h for h in {vocabs.hosts.strings()[c] for c in set(cols["host"].tolist())}
                if not _address_like(h)]
         bad += [v for v in vocabs.vhosts.strings() if not _address_like(v)]
-        scores.append((name, fmt, len(cols["host"]), bad, len(chunk.reason)))
+        scores.append((name, fmt, len(cols["host"]), bad, _tried(chunk.reason)))
     fitting = [sc for sc in scores if sc[2] > 0]
     good = [sc for sc in fitting if not sc[3]]
     if fitting and not good and strict:
@@ -839,6 +930,18 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     return _Layout(fmt), ok, tried
 
 
+def _lines_of(chunk: _Chunk, rows: np.ndarray) -> bytes:
+    """Lines ``rows`` of a chunk as a buffer of whole lines."""
+    raw = chunk.raw
+    return b"".join(raw[a:b] + b"\n" for a, b in zip(chunk.starts[rows].tolist(),
+                                                     chunk.ends[rows].tolist()))
+
+
+def _json_reasons(kind: np.ndarray) -> np.ndarray:
+    """The reason of each line from what ``to_text`` says of it."""
+    return np.array([0, NOT_JSON, NOT_ACCESS], np.uint8)[kind]
+
+
 class _Collector:
     """Accumulates the columns and statistics of many chunks and files."""
 
@@ -848,6 +951,7 @@ class _Collector:
         self.parts: list[dict[str, np.ndarray]] = []
         self.stats = ParseStats()
         self.places: int | None = None    # of every chunk's logged times (None: no record)
+        self.mixed: dict[str, Counter] = {}   # file → lines read by another layout, by layout
 
     def add(self, raw: bytes, layout: _Layout, name: str, file_index: int, first_line: int
             ) -> int:
@@ -855,13 +959,16 @@ class _Collector:
         reason = None
         if layout.json is not None:
             source = raw
-            raw, bad = to_text(raw, layout.json)
-            reason = np.where(bad, NOT_JSON, 0).astype(np.uint8)
+            raw, kind = to_text(raw, layout.json)
+            reason = _json_reasons(kind)
         chunk = _Chunk(raw, layout.fmt, self.vocabs, self.opts, reason)
-        cols = chunk.columns()
+        mixed = self.opts.mixed and layout.json is None and not layout.w3c
+        cols = chunk.columns(slow=not mixed)
         self.places = finest(self.places, chunk.places)
-        cols["file"] = np.full(len(cols["time"]), file_index, np.int16)
         cols["line"] = first_line + 1 + np.flatnonzero(chunk.reason == 0)
+        if mixed:
+            cols = self._rescue(chunk, cols, layout, name, first_line)
+        cols["file"] = np.full(len(cols["time"]), file_index, np.int16)
         self.parts.append(cols)
         n = len(chunk.reason)
         bad = np.flatnonzero(chunk.reason)
@@ -878,6 +985,36 @@ class _Collector:
                                             chunk.line_text(int(i), source)))
         return n
 
+    def _rescue(self, chunk: _Chunk, cols: dict[str, np.ndarray], layout: _Layout, name: str,
+                first_line: int) -> dict[str, np.ndarray]:
+        """``cols`` with the lines of ``chunk`` the vectorised walk of its layout could not
+        read, read by another known layout (the one that reads most of them: a file that
+        mixes two layouts, as Common and Combined lines, is read line by line with each), then
+        the rest by the layout's regex (after, so that the other layout's lines do not go
+        through a backtracking regex that fails on them)."""
+        rows = np.flatnonzero(np.isin(chunk.reason, _RETRY))
+        if not len(rows):
+            return cols
+        other, ok, _ = detect_format(_lines_of(chunk, rows), self.opts)
+        found = ok and other.json is None and other.fmt.name != layout.fmt.name
+        for fmt, slow in ((other.fmt, False),) * found + ((layout.fmt, True),):
+            if not len(rows):
+                break
+            again = _Chunk(_lines_of(chunk, rows), fmt, self.vocabs, self.opts)
+            more = again.columns(slow)
+            won = rows[again.reason == 0]
+            if slow:                           # the file's layout: its reasons are final
+                chunk.reason[rows] = again.reason
+            chunk.reason[won] = 0
+            self.places = finest(self.places, again.places)
+            more["line"] = first_line + 1 + won
+            if not slow:
+                self.mixed.setdefault(name, Counter())[fmt.name] += len(won)
+            cols = {k: np.concatenate([cols[k], more[k]]) for k in cols}
+            rows = rows[again.reason != 0]
+        order = np.argsort(cols["line"], kind="stable")
+        return {k: v[order] for k, v in cols.items()}
+
     def requests(self) -> Requests:
         """Every chunk's columns as one ``Requests``, once all are added: each column of the
         chunks is let go as soon as it is joined, so that memory holds one copy of the
@@ -891,6 +1028,10 @@ class _Collector:
             del parts
         self.parts = []
         vocabs = {k: getattr(self.vocabs, k).strings() for k in _VOCABS}
+        vocabs["urls"], code, capped = page_urls(vocabs["urls"])
+        if len(cols["url"]):
+            self.stats.long_urls += int(np.count_nonzero(capped[cols["url"]]))
+            cols["url"] = code[cols["url"]]
         return Requests(**cols, **vocabs, resolution=resolution)
 
 
@@ -939,7 +1080,7 @@ def _fixed_layout(fmt: str | LogFormat, client: str) -> _Layout | None:
         layout = _Layout(compile_format('%h %t "%r"', fmt), json=fmt)   # keys bound per file
     else:
         try:
-            layout = _Layout(resolve_format(fmt))
+            layout = _Layout(resolve_format(fmt), w3c=fmt in ("w3c", "cloudfront"))
         except FormatError as e:
             raise LogError(str(e)) from None
     if client == "forwarded" and layout.json is None and not layout.fmt.has("forwarded"):
@@ -954,7 +1095,7 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
         raise LogError(f"client must be 'host' or 'forwarded', not {client!r}")
     fixed = _fixed_layout(fmt, client)
     col = _Collector(_Options(keep_query=keep_query, epa_base=_month_epoch(base_month),
-                              client=client))
+                              client=client, mixed=fixed is None))
     for index, (name, opener) in enumerate(sources):
         col.stats.inputs.append(name)
         parsed_before = col.stats.parsed
@@ -1007,12 +1148,27 @@ def _parse_stream(col: _Collector, stream: BinaryIO, name: str, index: int,
     col.stats.formats[name] = layout.fmt.name if layout else "empty input"
     if head is not None and (layout is None or isinstance(layout.json, str)):
         layout = _resolve(layout, head, col, name, strict)
+    elif head is not None and layout.w3c and _FIELDS.search(head):
+        fields = _FIELDS.search(head)
+        layout = _w3c_layout(fields.group(1), head[fields.end():])
     for buf in _chunks(stream, name, at_start=at_start):
         if layout is None or isinstance(layout.json, str):
             layout = _resolve(layout, buf, col, name, strict)
-        line += col.add(buf, layout, name, index, line)
+        pieces = _w3c_pieces(buf) if layout.w3c and b"#Fields:" in buf else [(buf, None)]
+        for piece, fields in pieces:
+            if fields is not None:
+                try:
+                    new = _w3c_layout(fields, piece)
+                except LogError as e:
+                    raise LogError(f"{name}: line {line + 1}: {e}") from None
+                if layout.fmt.name == new.fmt.name and new.fmt.spec != layout.fmt.spec:
+                    col.stats.formats[name] += f"; new #Fields: at line {line + 1:,}"
+                layout = new
+            line += col.add(piece, layout, name, index, line)
         if progress is not None:
             progress(len(buf))
+    for other, n in sorted(col.mixed.pop(name, Counter()).items()):
+        col.stats.formats[name] += f"; {n:,} lines read as {other}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1068,6 +1224,18 @@ def _file_head(path: str) -> bytes:
     return _sample_lines(head) if head else head
 
 
+def _w3c_head(path: str, offset: int) -> bytes:
+    """The lines of a W3C file from its last ``#Fields:`` line before ``offset`` (the layout of
+    a piece that starts there)."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        at = offset
+        while at > 0:
+            at = m.rfind(b"#Fields:", 0, at)
+            if at <= 0 or m[at - 1] == 10:
+                break
+        return _sample_lines(m[max(at, 0):max(at, 0) + (1 << 16)])
+
+
 def _pruned(req: Requests, rows: np.ndarray) -> Requests:
     """Rows ``rows`` of ``req`` with string tables holding only the strings they use."""
     out = req.take(rows)
@@ -1091,13 +1259,16 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
         raise LogError(f"client must be 'host' or 'forwarded', not {options.client!r}")
     fixed = _fixed_layout(options.fmt, options.client)
     col = _Collector(_Options(keep_query=options.keep_query,
-                              epa_base=_month_epoch(options.base_month), client=options.client))
+                              epa_base=_month_epoch(options.base_month), client=options.client,
+                              mixed=fixed is None))
     col.stats.inputs.append(piece.path)
     head = None
     if piece.path == "-":
         stream = _sniff(piece.path, sys.stdin.buffer)
     elif piece.start or piece.stop is not None:
         head = _file_head(piece.path)
+        if _FIELDS.search(head):
+            head = _w3c_head(piece.path, piece.start)
         stream = open_range(_open(piece.path)[1], piece)        # type: ignore[arg-type]
     else:
         stream = _open(piece.path)[0]

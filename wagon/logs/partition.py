@@ -69,6 +69,7 @@ def _merge_stats(results: list[PieceResult], inputs: tuple[str, ...]) -> ParseSt
         stats.lines += r.stats.lines
         stats.parsed += r.stats.parsed
         stats.malformed += r.stats.malformed
+        stats.long_urls += r.stats.long_urls
         name = r.piece.path
         fmt = r.stats.formats.get(name, "empty input")
         if stats.formats.get(name, "empty input") == "empty input":

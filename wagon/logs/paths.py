@@ -10,7 +10,9 @@ placeholder, so ``/user/12345/profile`` and ``/user/67890/profile`` are one page
 - ``{hex}``: 16 or more hexadecimal digits holding both digits and letters (tokens, hashes);
 - ``{token}``: 24 or more letters, digits, ``-`` or ``_`` mixing upper case, lower case and
   digits (session tokens, base64);
-- path parameters (``;jsessionid=…``) are dropped.
+- path parameters (``;jsessionid=…``) are dropped;
+- ``{long}`` ends a URL cut at ``MAX_URL_CHARS``, ``{tunnel}`` is a CONNECT target
+  (``wagon.logs.urls``).
 
 Literal braces of logged URLs are percent-encoded first, so a placeholder is never ambiguous.
 """
@@ -22,10 +24,11 @@ from dataclasses import replace
 import numpy as np
 
 from .parse import Requests, sorted_table
+from .urls import LONG, MAX_URL_CHARS, TUNNEL
 
 __all__ = ["template_path", "template_requests", "referer_path", "PLACEHOLDERS"]
 
-PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}")
+PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}", LONG, TUNNEL)
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                    r"[0-9a-fA-F]{12}")
@@ -57,7 +60,12 @@ def _templated(seg: str) -> str:
 
 
 def template_path(url: str) -> str:
-    """``url`` with its identifier-like segments (and query values) as placeholders."""
+    """``url`` with its identifier-like segments (and query values) as placeholders (a URL cut
+    at ``MAX_URL_CHARS`` keeps its ``{long}`` mark)."""
+    if url.endswith(LONG) and len(url) > MAX_URL_CHARS:
+        return template_path(url[:-len(LONG)]) + LONG
+    if url == TUNNEL:
+        return url
     path, q, query = url.replace("{", "%7B").replace("}", "%7D").partition("?")
     path = "/".join(_segment(s) for s in path.split("/"))
     if q:

@@ -1,7 +1,8 @@
 """User sessions from parsed requests: clients, robots, clicks, embedded objects, WAGON thresholds.
 
 Rules (documented in docs/methods.md, "Sessions"):
-- a client is a host (or the first X-Forwarded-For address), or that + the user agent;
+- a client is a host (or the first X-Forwarded-For address) + the user agent (the default,
+  GoAccess's visitor: people behind one proxy stay apart), or the host alone;
 - robots (clients that fetch /robots.txt or whose agent matches a robot pattern,
   ``wagon.logs.robots``) are left out and counted by rule;
 - each client's requests are put in a canonical order: time, then pages before objects, then URL
@@ -66,7 +67,7 @@ class SessionRules:
     tmax: float = 600.0
     timeout: float | None = None
     embed_window: float | None = None
-    identity: str = "host"
+    identity: str = "host+agent"           # GoAccess's visitor: robots and NAT users apart
     keep_robots: bool = False
     object_extensions: frozenset[str] = OBJECT_EXTENSIONS
     robots: str | None = None            # None: the built-in list; a file or one pattern

@@ -19,6 +19,7 @@ from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions
+from ..logs.urls import LONG, MAX_URL_CHARS
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -38,7 +39,8 @@ class FitResult:
         """What ``wagon fit --json`` prints."""
         st = self.stats
         return {"lines": st.lines, "parsed": st.parsed, "malformed": st.malformed_total,
-                "malformed_by_reason": dict(st.malformed), "formats": st.formats,
+                "malformed_by_reason": st.by_reason(), "skipped": st.skipped,
+                "formats": st.formats, "long_urls": st.long_urls,
                 "time_outliers": st.time_outliers, "duplicate_lines": st.duplicates,
                 "sessions": self.sessions.counts["sessions"], "counts": self.sessions.counts,
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
@@ -48,9 +50,13 @@ class FitResult:
         """What ``wagon fit`` prints: input counts, a line per variable, the arrival verdict."""
         st, c = self.stats, self.sessions.counts
         out = [f"{os.path.basename(path)}: format {fmt}" for path, fmt in st.formats.items()]
-        bad = ", ".join(f"{k} {v:,}" for k, v in st.malformed.most_common())
+        bad = ", ".join(f"{k} {v:,}" for k, v in st.by_reason().items())
+        skipped = ", ".join(f"{k} {v:,}" for k, v in st.skipped.items())
         out.append(f"lines {st.lines:,}  parsed {st.parsed:,}  malformed {st.malformed_total:,}"
-                   + (f" ({bad})" if bad else ""))
+                   + (f" ({bad})" if bad else "") + (f"  skipped: {skipped}" if skipped else ""))
+        if st.long_urls:
+            out.append(f"URLs longer than {MAX_URL_CHARS:,} characters cut (ending in {LONG}): "
+                       f"{st.long_urls:,} requests")
         if st.time_outliers or st.duplicates:
             out.append(f"left out: {st.time_outliers:,} time outliers, {st.duplicates:,} lines "
                        "repeated from an earlier input")

@@ -1,0 +1,340 @@
+"""Every layout GoAccess reads, and more (issue 26): each sample under tests/data/layouts/ is
+detected with no --format and read field for field as an independent reader of the format's
+documented field list reads it (a regex or a split per format, the standard library's time, URL,
+CSV and JSON parsers); a W3C file's own #Fields: lines, a file mixing Common and Combined lines,
+absolute-URI targets and long URLs; people behind one address kept apart from a crawler."""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import math
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import unquote
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.formats.model import load_model
+from wagon.logs.parse import parse_bytes, parse_logs, parse_piece
+from wagon.logs.pieces import plan
+from wagon.logs.paths import template_path
+from wagon.logs.sessions import SessionRules, sessionize
+from wagon.logs.urls import LONG, MAX_URL_CHARS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from baseline_parser import parse_line  # noqa: E402
+
+LAYOUTS = Path(__file__).resolve().parent / "data" / "layouts"
+NAN = float("nan")
+
+
+def _tokens(line: str) -> list[str]:
+    """Space-separated fields, a quoted or bracketed field kept whole (the AWS documents'
+    field lists count them so)."""
+    return [t.strip('"[]') for t in re.findall(r'"[^"]*"|\[[^\]]*\]|\S+', line)]
+
+
+def _iso(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=timezone.utc).timestamp()
+
+
+def _clf(text: str) -> float:
+    return datetime.strptime(text, "%d/%b/%Y:%H:%M:%S %z").timestamp()
+
+
+def _path(target: str) -> str:
+    """The documented page rule: an absolute URI's path, without the query; a CONNECT
+    target (host:port) the one page {tunnel}."""
+    if re.fullmatch(r"[\w.-]+:\d+", target):
+        return "{tunnel}"
+    m = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*", target)
+    target = target[m.end():] or "/" if m else target
+    return target.split("?", 1)[0]
+
+
+def _secs(text: str, unit: float = 1.0) -> float:
+    return NAN if text in ("-", "-1") else float(text) * unit
+
+
+def _request(text: str) -> tuple[str, str]:
+    method, target = text.split(" ")[:2]
+    return method, _path(target)
+
+
+def _row(client, start, method, path, status, size, duration):
+    return (client, round(start, 6), method, path, int(status),
+            0 if size in ("-", "") else int(size), duration)
+
+
+def _aws(line: str, offset: int) -> tuple:
+    """AWS ALB (offset 1: the type first) and Classic ELB access-log fields."""
+    f = _tokens(line)[offset:]
+    d = _secs(f[5])
+    end = _iso(f[0])
+    return _row(f[2].rsplit(":", 1)[0], end - (0 if math.isnan(d) else d), *_request(f[11]),
+                f[7], f[10], d)
+
+
+def _s3(line: str) -> tuple:
+    f = _tokens(line)
+    return _row(f[3], _clf(f[2]), *_request(f[8]), f[9], f[11], _secs(f[13], 1e-3))
+
+
+def _squid(line: str) -> tuple:
+    f = line.split()
+    d = _secs(f[1], 1e-3)
+    return _row(f[2], float(f[0]) - d, f[5], _path(f[6]), f[3].split("/")[1], f[4], d)
+
+
+_HAPROXY = re.compile(r'.*?: (\S+):\d+ \[(\S+)\] \S+ \S+ [-\d]+/[-\d]+/[-\d]+/[-\d]+/\+?(-?\d+) '
+                      r'(-?\d+) (\d+) .* "([^"]*)"$')
+
+
+def _haproxy(line: str) -> tuple:
+    client, when, tt, status, size, request = _HAPROXY.match(line).groups()
+    start = datetime.strptime(when, "%d/%b/%Y:%H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    return _row(client, start.timestamp(), *_request(request), status, size, _secs(tt, 1e-3))
+
+
+_COMBINED = re.compile(r'(\S+) \S+ \S+ \[([^\]]+)\] "([^"]*)" (\d{3}) (\S+) "[^"]*" "[^"]*"(.*)$')
+
+
+def _combined_with(tail_duration, end: bool):
+    """A reader of combined + a tail: ``tail_duration(tail)`` gives the duration; ``end``:
+    nginx logs the end of the request (its start is the time minus the duration)."""
+    def read(line: str) -> tuple:
+        client, when, request, status, size, tail = _COMBINED.match(line).groups()
+        d = tail_duration(tail)
+        shift = d if end and not math.isnan(d) else 0.0
+        return _row(client, _clf(when) - shift, *_request(request), status, size, d)
+    return read
+
+
+def _traefik(line: str) -> tuple:
+    return _combined_with(lambda t: _secs(re.search(r"(\d+)ms$", t).group(1), 1e-3),
+                          end=False)(line)
+
+
+def _netnea(line: str) -> tuple:
+    f = _tokens(line)
+    start = datetime.strptime(f[3], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    return _row(f[0], start.timestamp(), *_request(f[4]), f[5], f[6], _secs(f[24], 1e-6))
+
+
+def _vcommon(line: str) -> tuple:
+    f = _tokens(line)
+    return _row(f[1], _clf(f[4]), *_request(f[5]), f[6], f[7], NAN)
+
+
+def _cloudstorage(rows: list[dict]) -> list[tuple]:
+    return [_row(r["c_ip"], int(r["time_micros"]) / 1e6, r["cs_method"], _path(r["cs_uri"]),
+                 r["sc_status"], r["sc_bytes"], int(r["time_taken_micros"]) / 1e6) for r in rows]
+
+
+def _w3c(text: str) -> list[tuple]:
+    """W3C extended: each record read through the #Fields: line before it."""
+    out, names = [], []
+    for line in text.splitlines():
+        if line.startswith("#Fields:"):
+            names = line.split()[1:]
+        if line.startswith("#") or not line:
+            continue
+        r = dict(zip(names, line.split("\t") if "\t" in line else line.split(" ")))
+        when = datetime.strptime(r["date"] + " " + r["time"], "%Y-%m-%d %H:%M:%S")
+        unit = 1.0 if "x-edge-location" in r else 1e-3
+        out.append(_row(r["c-ip"], when.replace(tzinfo=timezone.utc).timestamp(),
+                        r["cs-method"], r["cs-uri-stem"], r["sc-status"], r.get("sc-bytes", "-"),
+                        _secs(r["time-taken"], unit)))
+    return out
+
+
+def _caddy(text: str) -> list[tuple]:
+    out = []
+    for rec in map(json.loads, text.splitlines()):
+        if "request" in rec:
+            r = rec["request"]
+            out.append(_row(r["client_ip"], rec["ts"] - rec["duration"], r["method"],
+                            _path(r["uri"]), rec["status"], rec["size"], rec["duration"]))
+    return out
+
+
+def _lines(reader):
+    return lambda text: [reader(x) for x in text.splitlines()]
+
+
+#: sample → (the layout --format auto must name, an independent reader of its records)
+SAMPLES = {
+    "awsalb.log": ("awsalb", _lines(lambda x: _aws(x, 1))),
+    "awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
+    "awss3.log": ("awss3", _lines(_s3)),
+    "cloudfront.log": ("w3c #Fields", _w3c),
+    "w3c-iis.log": ("w3c #Fields", _w3c),
+    "cloudstorage.csv": ("cloudstorage",
+                         lambda t: _cloudstorage(list(csv.DictReader(t.splitlines())))),
+    "squid.log": ("squid", _lines(_squid)),
+    "haproxy.log": ("haproxy", _lines(_haproxy)),
+    "traefik-clf.log": ("traefik-clf", _lines(_traefik)),
+    "caddy.log": ("caddy", _caddy),
+    "netnea-extended.log": ("netnea-extended", _lines(_netnea)),
+    "nginx-timed.log": ("nginx-timed", _lines(_combined_with(lambda t: _secs(t.strip()),
+                                                             end=True))),
+    "nginx-main-timed.log": ("nginx-main-timed", _lines(_combined_with(
+        lambda t: _secs(t.split('" ')[1].split()[0]), end=True))),
+    "nginx-timing.log": ("nginx-timing", _lines(_combined_with(
+        lambda t: _secs(re.search(r"rt=(\S+)", t).group(1)), end=True))),
+    "ingress-nginx.log": ("ingress-nginx", _lines(_combined_with(
+        lambda t: _secs(t.split()[1]), end=True))),
+    "combined-D.log": ("combined-D", _lines(_combined_with(lambda t: _secs(t.strip(), 1e-6),
+                                                           end=False))),
+    "vcommon.log": ("vcommon", _lines(_vcommon)),
+}
+
+
+def _ours(req) -> list[tuple]:
+    return [(req.hosts[h], round(t, 6), req.methods[m], req.urls[u].split("?", 1)[0], s, z, d)
+            for h, t, m, u, s, z, d in zip(req.host.tolist(), req.time.tolist(),
+                                           req.method.tolist(), req.url.tolist(),
+                                           req.status.tolist(), req.size.tolist(),
+                                           req.duration.tolist())]
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Equal field for field; durations to the nanosecond, NaN equal to NaN."""
+    (*x, dx), (*y, dy) = a, b
+    return x == y and (math.isnan(dx) and math.isnan(dy) or abs(dx - dy) < 1e-9)
+
+
+def test_every_sample_has_a_provenance():
+    readme = (LAYOUTS / "README.md").read_text()
+    assert sorted(p.name for p in LAYOUTS.iterdir() if p.name != "README.md") == sorted(SAMPLES)
+    assert all(f"`{name}`" in readme for name in SAMPLES)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_layout_is_detected_and_read_as_its_documented_fields(name):
+    layout, reader = SAMPLES[name]
+    path = LAYOUTS / name
+    req, stats = parse_logs([str(path)])
+    expected = reader(path.read_text())
+    assert stats.formats[str(path)].startswith(f"{layout} (auto-detected")
+    assert stats.malformed_total == 0 and stats.parsed == len(expected) > 0
+    ours = sorted(_ours(req), key=repr)
+    theirs = sorted(expected, key=repr)
+    assert all(_same(a, b) for a, b in zip(ours, theirs)), (ours, theirs)
+    assert not any("://" in u or re.search(r":\d+", u) for u in req.urls)   # no host, no port
+
+
+def test_a_w3c_file_is_reread_when_its_fields_change_and_its_directives_are_not_malformed():
+    req, stats = parse_logs([str(LAYOUTS / "w3c-iis.log")])
+    assert stats.skipped == {"header line": 8} and stats.malformed_total == 0
+    assert "new #Fields: at line 12" in stats.formats[str(LAYOUTS / "w3c-iis.log")]
+    size = dict(zip((req.urls[u] for u in req.url), req.size.tolist()))
+    assert size["/Orders/List.aspx"] == 18211                  # sc-bytes: second #Fields only
+
+
+def test_a_piece_of_a_w3c_file_is_read_with_the_fields_line_before_it():
+    path = str(LAYOUTS / "w3c-iis.log")
+    pieces = plan([path], piece_bytes=400)
+    assert len(pieces) == 5                  # cut inside each #Fields block
+    whole, _ = parse_logs([path])
+    parts = [parse_piece(p).chunks[0].requests for p in pieces]
+    ours = sorted((r.urls[u], s) for r in parts for u, s in zip(r.url.tolist(), r.size.tolist()))
+    assert ours == sorted(zip((whole.urls[u] for u in whole.url), whole.size.tolist()))
+
+
+def test_a_file_mixing_common_and_combined_lines_reads_both(nasa):
+    common = gzip.decompress(nasa.read_bytes()).splitlines()[:3000]
+    combined = [b'198.51.100.7 - - [01/Aug/1995:00:00:%02d -0400] "GET /c%d.html HTTP/1.0" 200 '
+                b'%d "-" "Mozilla/4.0"' % (k % 60, k, k) for k in range(4000)]
+    mixed = combined[:1000] + [x for pair in zip(common, combined[1000:]) for x in pair]
+    req, stats = parse_bytes(b"\n".join(mixed) + b"\n")
+    assert stats.parsed == 7000 and stats.malformed_total == 0
+    assert "3,000 lines read as common" in stats.formats["<bytes>"]
+    read = _combined_with(lambda t: NAN, end=False)
+    expected = [(r[0], r[1], r[3].strip(), r[5]) if r else read(x.decode())[:2] + (
+        read(x.decode())[3], read(x.decode())[5]) for x, r in ((x, parse_line(x)) for x in mixed)]
+    ours = list(zip((req.hosts[h] for h in req.host), req.time.tolist(),
+                    (req.urls[u] for u in req.url), req.size.tolist()))
+    assert ours == expected                                       # in the file's order
+
+
+def test_long_urls_are_cut_and_counted_and_the_cut_survives_templating():
+    long_path = "/search/" + "a" * 100_000
+    data = (f'192.0.2.1 - - [05/Mar/2024:10:00:00 +0000] "GET {long_path} HTTP/1.1" 200 1\n'
+            f'192.0.2.1 - - [05/Mar/2024:10:00:01 +0000] "GET /ok HTTP/1.1" 200 1\n').encode()
+    req, stats = parse_bytes(data)
+    assert stats.long_urls == 1 and stats.parsed == 2
+    kept = req.urls[req.url[0]]
+    assert kept == long_path[:MAX_URL_CHARS] + LONG and len(kept) == MAX_URL_CHARS + len(LONG)
+    assert template_path(kept).endswith(LONG)
+
+
+def test_people_behind_one_address_stay_apart_and_a_crawler_takes_only_its_own_requests():
+    rows = []
+    for k in range(60):                       # 60 people behind one reverse proxy
+        agent = f"Mozilla/5.0 (X11; Linux x86_64; rv:{60 + k}.0) Gecko/20100101 Firefox/{60 + k}.0"
+        for j, page in enumerate(("/", f"/p{k}.html")):
+            rows.append((k * 10 + j * 5, page, agent))
+    bot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+    rows += [(3, "/robots.txt", bot), (4, "/", bot)]
+    log = "".join(f'10.0.0.1 - - [05/Mar/2024:10:{t // 60:02d}:{t % 60:02d} +0000] "GET {p} '
+                  f'HTTP/1.1" 200 100 "-" "{a}"\n' for t, p, a in sorted(rows))
+    req, _ = parse_bytes(log.encode())
+    people = sessionize(req, SessionRules())
+    assert people.counts["robot_clients"] == 1 and people.counts["robot_requests"] == 2
+    assert people.counts["sessions"] == 60
+    one = sessionize(req, SessionRules(identity="host"))      # the address alone: all lost
+    assert one.counts["robot_requests"] == 122 and one.counts["sessions"] == 0
+    assert np.all(people.samples["clicks"] == 2)
+
+
+def test_nginx_times_need_their_decimals():
+    """nginx writes $request_time as %.3f: whole numbers after a quoted field are not taken for
+    nginx-main-timed's seconds (512 s)."""
+    line = ('198.51.100.7 - - [05/Mar/2024:10:00:00 +0000] "GET / HTTP/1.1" 200 5120 "-" '
+            '"Mozilla/5.0 (X11)" "x" {} 77 abc\n')
+    _, stats = parse_bytes(line.format(512).encode())
+    assert not stats.formats["<bytes>"].startswith("nginx-main-timed")
+    req, stats = parse_bytes(line.format("0.512").encode())
+    assert stats.formats["<bytes>"].startswith("nginx-main-timed") and req.duration[0] == 0.512
+
+
+def test_a_client_written_address_colon_port_keeps_its_ipv6_address():
+    alb = (LAYOUTS / "awsalb.log").read_text().splitlines()[1].replace("192.168.131.39:2817",
+                                                                       "2001:db8::1:2817")
+    haproxy = (LAYOUTS / "haproxy.log").read_text().splitlines()[0].replace("10.0.1.2:33317",
+                                                                            "[2001:db8::7]:33317")
+    for line, host in ((alb, "2001:db8::1"), (haproxy, "[2001:db8::7]")):
+        req, stats = parse_bytes((line + "\n").encode())
+        assert stats.parsed == 1 and req.hosts == [host]
+
+
+def test_skipped_lines_and_cut_urls_agree_in_the_console_the_json_and_the_model(tmp_path):
+    agent = "Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0"
+    rows = ["# written by hand\n"]
+    for k in range(40):
+        for j, page in enumerate(("/", f"/p{k % 7}.html", "/q/" + "z" * (2000 + k % 2))):
+            t = 60 * k + 5 * j
+            rows.append(f'192.0.2.{k} - - [05/Mar/2024:10:{t // 60:02d}:{t % 60:02d} +0000] '
+                        f'"GET {page} HTTP/1.1" 200 {100 + j} "-" "{agent}"\n')
+    log = tmp_path / "x.log"
+    log.write_text("".join(rows))
+    text = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "m.json")])
+    js = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "j.json"), "--json"])
+    assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+    summary = json.loads(js.stdout)
+    provenance = load_model(tmp_path / "m.json").provenance
+    assert summary["skipped"] == provenance["skipped"] == {"header line": 1}
+    assert summary["long_urls"] == provenance["long_urls"] == 40
+    assert summary["malformed"] == provenance["malformed"] == 0
+    assert "skipped: header line 1" in text.stdout
+    assert "cut (ending in {long}): 40 requests" in text.stdout
+    assert sum(1 for u in json.dumps(load_model(tmp_path / "m.json").data["site"]).split('"')
+               if u.endswith(LONG)) == 1                 # the two long URLs: one page
