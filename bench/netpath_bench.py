@@ -11,11 +11,14 @@
    0–200 ms; the connections Apache (busy workers, 1 KB pages, 40/s) and nginx (reading +
    writing, 256 KB objects at 10 Mbit/s, 10/s) hold, against Little's law from their own logs,
    with --network packet and --network client side by side;
+7. part 4's table again with --network client (the engine's in-process emulation, a session
+   per object, through `wagon replay`): what the server feels when only the client is
+   emulated;
 5. cost: packets relayed per CPU second of the relay (its /proc utime+stime) at saturation
    (a LAN-speed path), beside the same transfer over plain loopback; the relay's state for
    10,000 clients (tracemalloc of ``Relay.take`` fed 10,000 addresses).
 
-    sudo python bench/netpath_bench.py [--part 1 2 3 4 5 6]
+    sudo python bench/netpath_bench.py [--part 1 2 3 4 5 6 7]
 """
 from __future__ import annotations
 
@@ -34,7 +37,10 @@ sys.path.insert(0, str(ROOT))
 from wagon.formats.classes import NETWORKS, parse_classes  # noqa: E402
 from wagon.replay.netpath import PacketPath, PathOptions, relay_config  # noqa: E402
 from wagon.replay.relay import ClientPath, Relay  # noqa: E402
-from tests.servers import Sender, bound_client, download, nginx  # noqa: E402
+from tests.servers import (Sender, bound_client, download, nginx,  # noqa: E402
+                           write_scenario_file)
+from wagon.formats.results import read_results  # noqa: E402
+from wagon.replay import ReplayOptions, replay  # noqa: E402
 from tests.test_netpath import held_connections, mathis  # noqa: E402
 
 MSS, MTU, SYN = 1448, 1500, 60
@@ -101,40 +107,83 @@ def nasa_sizes(n: int) -> list[int]:
     return random.Random(5).sample(sizes, n)
 
 
-def part4() -> None:
-    sizes_kb = (16, 32, 64, 128, 256, 512, 1024)
-    root = Path(tempfile.mkdtemp())
-    for kb in sizes_kb:
+SIZES_KB = (16, 32, 64, 128, 256, 512, 1024)
+
+
+def objects(root: Path) -> list[int]:
+    """Write the sized objects f{KB}.bin and the NASA mix n{i}.bin under ``root``; the mix."""
+    for kb in SIZES_KB:
         (root / f"f{kb}.bin").write_bytes(os.urandom(kb * 1024))
     mix = nasa_sizes(60)
     for i, size in enumerate(mix):
         (root / f"n{i}.bin").write_bytes(os.urandom(size))
-    print("| class | " + " | ".join(f"{kb} KB" for kb in sizes_kb) +
+    return mix
+
+
+def wanted(net, mix: list[int]) -> list[tuple[str, bool]]:
+    """The objects a class fetches (on the slow ones only those under 20 s): (name, in the
+    NASA mix)."""
+    fast = net.down_kbps >= 1000
+    sizes = SIZES_KB if fast else SIZES_KB[:4]
+    picks = range(len(mix)) if fast else [i for i, s in enumerate(mix) if s < 60_000][:30]
+    return [(f"f{kb}", False) for kb in sizes] + [(f"n{i}", True) for i in picks]
+
+
+def felt_row(name: str, pairs: list[tuple[float, float, bool]]) -> str:
+    """A table row from (felt, full, in the mix) per object, in ``wanted``'s order."""
+    cells = [f"{f / full:.2f}" for f, full, mixed in pairs if not mixed]
+    cells += ["–"] * (len(SIZES_KB) - len(cells))
+    mixed = [(f, full) for f, full, m in pairs if m]
+    ratio = sum(f for f, _ in mixed) / sum(full for _, full in mixed)
+    return f"| {name} | " + " | ".join(cells) + f" | {ratio:.2f} ({len(mixed)} objects) |"
+
+
+def felt_header() -> None:
+    print("| class | " + " | ".join(f"{kb} KB" for kb in SIZES_KB) +
           " | NASA mix, byte-weighted |")
-    print("|---|" + "---:|" * (len(sizes_kb) + 1))
+    print("|---|" + "---:|" * (len(SIZES_KB) + 1))
+
+
+def part4() -> None:
+    root = Path(tempfile.mkdtemp())
+    mix = objects(root)
+    felt_header()
     for name in ("modem", "t1-dsl", "wan", "satellite"):
         net = NETWORKS[name]
-        rtt = net.rtt_ms / 1000
-        wanted = sizes_kb if net.down_kbps >= 1000 else sizes_kb[:4]
-        picks = list(range(len(mix))) if net.down_kbps >= 1000 else [
-            i for i, s in enumerate(mix) if s < 60_000][:30]
+        pairs = []
         with nginx(root, Path(tempfile.mkdtemp())) as ng, PacketPath([net]) as path:
-            pool, n, cells = path.sources(), 0, []
-            felt_sum = full_sum = 0.0
             with path.inside():
-                for name_, weighted in ([(f"f{kb}", False) for kb in wanted] +
-                                        [(f"n{i}", True) for i in picks]):
-                    full = fetch(pool.address(n, 0), ng.port,
-                                 f"GET /{name_}.bin HTTP/1.0\r\n\r\n".encode(), rtt)
-                    n += 1
-                    felt = ng.access(expect=n)[-1].request_time
-                    if weighted:
-                        felt_sum, full_sum = felt_sum + felt, full_sum + full
-                    else:
-                        cells.append(f"{felt / full:.2f}")
-        cells += ["–"] * (len(sizes_kb) - len(wanted))
-        print(f"| {name} | " + " | ".join(cells) + f" | {felt_sum / full_sum:.2f} "
-              f"({len(picks)} objects) |")
+                for n, (obj, mixed) in enumerate(wanted(net, mix)):
+                    full = fetch(path.sources().address(n, 0), ng.port,
+                                 f"GET /{obj}.bin HTTP/1.0\r\n\r\n".encode(), net.rtt_ms / 1e3)
+                    pairs.append((ng.access(expect=n + 1)[-1].request_time, full, mixed))
+        print(felt_row(name, pairs))
+
+
+def part7() -> None:
+    root = Path(tempfile.mkdtemp())
+    mix = objects(root)
+    felt_header()
+    for name in ("modem", "t1-dsl", "wan", "satellite"):
+        net = NETWORKS[name]
+        objs = wanted(net, mix)
+        sizes = [(root / f"{o}.bin").stat().st_size for o, _ in objs]
+        tmp = Path(tempfile.mkdtemp())
+        scenario = write_scenario_file(
+            tmp / "s.jsonl", [(f"/{o}.bin", size, []) for (o, _), size in zip(objs, sizes)], [],
+            [f"{name}/http10x1"], [(0.3 * i, 0, [(i, 0.0)]) for i in range(len(objs))])
+        with nginx(root, tmp / "ng") as ng:
+            replay(str(scenario), ReplayOptions(target=ng.url, results=str(tmp / "r.csv")))
+            felt = {a.uri: a.request_time for a in ng.access(expect=len(objs))}
+        got = read_results(str(tmp / "r.csv")).set_index("url")
+        up = net.up_kbps * 125
+        pairs = []
+        for o, mixed in objs:
+            r = got.loc[f"/{o}.bin"]
+            request = 80 / up                       # the request's upload, about 80 bytes
+            full = r["last_byte"] - r["connected"] - net.rtt_ms / 1e3 - request
+            pairs.append((felt[f"/{o}.bin"], full, mixed))
+        print(felt_row(name, pairs))
 
 
 def _cpu(pid: int) -> float:
@@ -194,7 +243,7 @@ def part6() -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6])
+    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6, 7])
     for part in ap.parse_args().part:
         print(f"\n## part {part}")
         globals()[f"part{part}"]()

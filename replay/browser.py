@@ -162,7 +162,7 @@ class Client:
             for c in calls:
                 c.error, c.last_byte = str(e), now
             return None
-        now = clock()
+        now = clock() - self.net.half           # the client's handshake ended R/2 ago
         for c in calls:
             c.connected = now
         self.t.hooks.emit("connection_open", conn.id, now - began)
@@ -186,7 +186,7 @@ class Client:
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
         """Write the requests after the emulated propagation and upload; wait for the answers."""
         reqs = [self.t.request(c.url, self.http10, self.agent, self._headers(c)) for c in calls]
-        wait = self.net.send_delay(sum(map(len, reqs)))
+        wait = self.net.send_delay(sum(map(len, reqs)), fresh=conn.used == 0)
         if wait > 0:
             await asyncio.sleep(wait)
         if not conn.open:              # closed during the wait: nothing was sent on it

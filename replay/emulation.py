@@ -1,10 +1,14 @@
 """Per-client network emulation inside the client: propagation delay and access-link bandwidth.
 
-Model (docs/replay.md): each direction costs half the round-trip time. A connection's SYN leaves
-half an RTT before the real ``connect`` and the handshake completes half an RTT after it (connect
-costs one RTT); a request is written half an RTT (plus its upload time) after the client issues
-it; response bytes are stamped half an RTT after they are read. So the server sees SYN → request
-after one RTT, and a new connection's first response byte reaches the client at 2 RTT + service.
+Model (docs/replay.md): each direction costs half the round-trip time. The real ``connect``
+happens 1.5 RTT after the SYN would have left — when the handshake's last ACK reaches the
+server, which accepts then — and the client counts its connect as one RTT; the first request
+follows at once (after its upload time), as it leaves with that ACK, so the server never waits
+idle after accepting. A later request is written half an RTT (plus its upload time) after the
+client issues it; response bytes are stamped half an RTT after they are read, and the client's
+close (its FIN) leaves half an RTT after the last byte reached the emulated client. So a new
+connection's first response byte reaches the client at 2 RTT + upload + service, and a server
+that waits for the client's FIN (Apache's lingering close) waits one RTT for it.
 
 Bandwidth is a FIFO link per direction and client, shared by all its connections: each chunk
 read is stamped with the time its last byte would be through the link, and reading pauses while
@@ -67,10 +71,13 @@ class ClientNet:
         #: SO_RCVBUF for a paced download (None: the kernel's default)
         self.rcvbuf = None if self.down is None else int(max(RCVBUF, self.down.rate * WINDOW_S))
 
-    def send_delay(self, request_bytes: int) -> float:
+    def send_delay(self, request_bytes: int, fresh: bool = False) -> float:
         """Seconds from issuing a request to writing it: its upload (after what the link is
-        still sending) and half a round trip."""
+        still sending) and half a round trip; on a ``fresh`` connection the half is already
+        spent (the connect waited for the handshake's last ACK to reach the server, and the
+        request travels right behind it)."""
+        half = 0.0 if fresh else self.half
         if self.up is None:
-            return self.half
+            return half
         now = clock()
-        return self.up.put(request_bytes, now)[1] - now + self.half
+        return self.up.put(request_bytes, now)[1] - now + half

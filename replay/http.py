@@ -30,7 +30,7 @@ from .emulation import PATH_MSS, READ_AHEAD, ClientNet
 from .events import Call, clock
 from .identity import bind_source
 
-__all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS"]
+__all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS", "closes_sent"]
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if hasattr(socket, "SO_REUSEPORT") else None)
 KERNEL_TIMESTAMPS = SO_TIMESTAMPNS is not None and socket.SOL_SOCKET == 1     # Linux
@@ -271,13 +271,21 @@ class Connection:
                 fut.set_result(None)
 
     def _shut(self) -> None:
+        """Closed for the client now; the socket itself when the client's FIN would reach the
+        server: half a round trip after now, or after the last byte reached the client."""
         self.open = False
         self._read_off()
         self._idle()
         if self._wbuf:
             self.loop.remove_writer(self.fd)
             self._wbuf = b""
-        self.sock.close()
+        now = clock()
+        linger = max(self._last, now) + self.net.half - now if self.net.half else 0.0
+        if linger > 0:
+            _closing[self.sock] = now + linger
+            self.loop.call_later(linger, _close, self.sock)
+        else:
+            self.sock.close()
         if self.on_close is not None:
             self.on_close(self.id)
 
@@ -291,6 +299,24 @@ class Connection:
         """A timeout: what is outstanding ends as ``kind``, and the connection goes."""
         self._fail_all(kind)
         self.close()
+
+
+#: sockets whose client has closed, whose FIN is still on its way: when it reaches the server
+_closing: dict[socket.socket, float] = {}
+
+
+def _close(sock: socket.socket) -> None:
+    _closing.pop(sock, None)
+    sock.close()
+
+
+async def closes_sent(limit: float) -> None:
+    """Wait until the FINs still on their way have reached the server (at most ``limit`` s),
+    then close what is left: the run's end, so that no client's close is cut short."""
+    if _closing:
+        await asyncio.sleep(min(max(_closing.values()) - clock(), limit))
+    for sock in list(_closing):
+        _close(sock)
 
 
 def _resolve(fut: asyncio.Future) -> None:
@@ -326,15 +352,16 @@ def _socket(net: ClientNet, source: str | None) -> socket.socket:
 async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
                           timeout: float, idle_timeout: float | None,
                           source: str | None = None) -> Connection:
-    """Connect as over the client's link, from ``source`` (None: the kernel's choice): the SYN
-    travels half a round trip, the SYN-ACK the other half (``timeout`` bounds the real
-    connect). Cancelled, it leaks no socket."""
+    """Connect as over the client's link, from ``source`` (None: the kernel's choice): the real
+    connect when the handshake's last ACK would reach the server, 1.5 round trips after the
+    SYN left (the client saw its connect complete half a round trip earlier: ``net.half``;
+    ``timeout`` bounds the real connect). Cancelled, it leaks no socket."""
     loop = asyncio.get_running_loop()
     sock = _socket(net, source)
     conn = None
     try:
         if net.half > 0:
-            await asyncio.sleep(net.half)
+            await asyncio.sleep(net.rtt + net.half)    # until the last ACK reaches the server
         try:
             async with asyncio.timeout(timeout):
                 await loop.sock_connect(sock, (host, port))
@@ -344,10 +371,7 @@ async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
             raise ConnectFailed("refused") from None
         except OSError as e:
             raise ConnectFailed(_error_kind(e)) from None
-        conn = Connection(conn_id, net, loop, sock, idle_timeout)
-        if net.half > 0:
-            await asyncio.sleep(net.half)
-        return conn
+        return Connection(conn_id, net, loop, sock, idle_timeout)
     except BaseException:
         if conn is not None:
             conn.close()

@@ -38,6 +38,7 @@ from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pag
 from ..formats.scenario import Scenario, read_scenario
 from .browser import Target
 from .events import Hooks, clock
+from .http import closes_sent
 from .identity import IdentityError, SourcePool, loopback, source_pool
 from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
@@ -52,6 +53,7 @@ __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "Worke
 
 START_MARGIN = 0.25         # seconds between fixing t0 and the first possible session start
 PREFLIGHT_S = 2.0           # the pre-flight connect gives up after this long
+CLOSE_WAIT = 1.0            # at the end, clients' FINs still on their way get this (+ R/2)
 
 EXIT_OK = 0                 # complete, within its thresholds
 EXIT_UNREACHABLE = 3        # the pre-flight connect failed: nothing was replayed
@@ -274,6 +276,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     state["duration"] = max(clock() - t0, 0.0)
     state["cpu"] = (time.process_time() - cpu0) / max(clock() - began, 1e-3)
     state["stopped_by"] = sched.stopped.result() if sched.stopped.done() else None
+    await closes_sent(CLOSE_WAIT + max((c.network.rtt_ms for c in classes), default=0) / 2000)
     return state
 
 

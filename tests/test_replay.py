@@ -272,10 +272,12 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
 
 
 def test_connect_costs_one_round_trip_and_the_first_byte_two_plus_service(tmp_path):
-    """Seen on the wire (tshark): the server gets the request one RTT plus its upload time after
-    the SYN, as over real TCP; the client's connect takes one RTT and its first byte comes
-    2 RTT + upload + the server's own service time (capture: request → response) after it
-    began to connect."""
+    """Seen on the wire (tshark): the server accepts with the request right behind (its upload
+    time after the handshake, which goes as the last ACK reaches the server), so it never
+    waits idle; the client's FIN comes one RTT after the server's answer (R/2 for the answer
+    to reach the client, R/2 for the FIN to come back). The client's connect takes one RTT and
+    its first byte comes 2 RTT + upload + the server's own service time (capture: request →
+    response) after it began to connect."""
     tshark = require_tool("tshark")
     rtt, up = 0.200, 8.0                               # 8 kbit/s up: a request takes ~0.1 s
     site = tmp_path / "site"
@@ -298,26 +300,31 @@ def test_connect_costs_one_round_trip_and_the_first_byte_two_plus_service(tmp_pa
         shark.wait(20)
     out = subprocess.run([tshark, "-r", str(cap), "-T", "fields", "-E", "separator=,", "-e",
                           "frame.time_epoch", "-e", "tcp.stream", "-e", "tcp.flags.syn", "-e",
-                          "tcp.flags.ack", "-e", "tcp.srcport", "-e", "tcp.len"],
-                         capture_output=True, text=True, check=True).stdout
+                          "tcp.flags.ack", "-e", "tcp.flags.fin", "-e", "tcp.srcport", "-e",
+                          "tcp.len"], capture_output=True, text=True, check=True).stdout
     wire = collections.defaultdict(dict)
+    yes = ("1", "True")
     for line in out.splitlines():
-        t, stream, syn, ack, src, length = line.split(",")
+        t, stream, syn, ack, fin, src, length = line.split(",")
         w = wire[stream]
-        if syn in ("1", "True") and ack in ("0", "False"):
+        if syn in yes and ack not in yes:
             w.setdefault("syn", float(t))
+        elif fin in yes and int(src) != server.port:
+            w.setdefault("client_fin", float(t))
         elif int(length or 0) and int(src) != server.port:
             w.setdefault("request", float(t))
         elif int(length or 0):
-            w.setdefault("response", float(t))
-    streams = [w for w in wire.values() if {"syn", "request", "response"} <= set(w)]
+            w["response"] = float(t)                   # its last segment
+    streams = [w for w in wire.values()
+               if {"syn", "request", "response", "client_fin"} <= set(w)]
     ours = rows(tmp_path / "r.csv")
     assert len(streams) == 3 == len(ours)
     request = len(f"GET /a.html HTTP/1.0\r\nHost: 127.0.0.1:{server.port}\r\nUser-Agent: "
                   "wagon-replay\r\nAccept: */*\r\n\r\n")
     upload = request * 8 / (up * 1e3)
     for w in streams:
-        assert abs(w["request"] - w["syn"] - (rtt + upload)) < 0.015, w
+        assert abs(w["request"] - w["syn"] - upload) < 0.015, w
+        assert abs(w["client_fin"] - w["response"] - rtt) < 0.015, w
     service = np.mean([w["response"] - w["request"] for w in streams])
     for r in ours:
         assert abs(r["connected"] - r["connect_start"] - rtt) < 0.01
