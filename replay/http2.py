@@ -28,7 +28,7 @@ from h2.errors import ErrorCodes
 from h2.events import (ConnectionTerminated, DataReceived, RemoteSettingsChanged,
                        ResponseReceived, StreamEnded, StreamReset)
 from h2.exceptions import H2Error
-from h2.settings import SettingCodes
+from h2.settings import SettingCodes, Settings
 from hyperframe.frame import GoAwayFrame
 
 from .emulation import ClientNet
@@ -87,8 +87,12 @@ class H2Connection(Connection):
         self.limit = 100                   # the browser's concurrent streams (set by it)
         self.draining = False              # GOAWAY came: no new stream
         self.h2 = _Draining(CONFIG)
-        self.h2.local_settings.update({SettingCodes.ENABLE_PUSH: 0,
-                                       SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW})
+        # settings in force from the start (``update`` would leave them pending until the
+        # server's ACK, while the first SETTINGS frame carries the old ones)
+        self.h2.local_settings = Settings(client=True, initial_values={
+            SettingCodes.MAX_CONCURRENT_STREAMS: 100, SettingCodes.ENABLE_PUSH: 0,
+            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+            SettingCodes.MAX_HEADER_LIST_SIZE: H2State.DEFAULT_MAX_HEADER_LIST_SIZE})
         self.h2.initiate_connection()      # the preface leaves with the first request
         self.h2.increment_flow_control_window(CONNECTION_WINDOW - DEFAULT_WINDOW)
 

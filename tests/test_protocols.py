@@ -210,11 +210,15 @@ def test_goaway_streams_are_sent_again_once_on_a_new_connection(tmp_path):
     assert rows["retried"].sum() == 3 and s["tls"] == {"handshakes": 2, "resumed": 1}
 
 
-def test_a_reset_stream_fails_alone(tmp_path):
+def test_a_reset_stream_fails_alone_and_windows_reopen(tmp_path):
     """nginx resets the stream of a request it drops (``return 444``): that request is one row,
-    ``reset``; the page's other streams on the same connection complete."""
+    ``reset``; the page's other streams on the same connection complete, one of them 7 MiB,
+    more than the stream's flow-control window (6 MiB): the window is re-opened as data is
+    read, and nginx sends it all."""
     site, pages, objects = _site(tmp_path, 3)
     objects[1] = ("/drop", 10)
+    big = 7 << 20
+    (site / "o2.gif").write_bytes(b"b" * big)
     scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
                                    [(0.0, 0, [(0, 0.0)])])
     cert = certificate(tmp_path / "cert")
@@ -228,6 +232,7 @@ def test_a_reset_stream_fails_alone(tmp_path):
     assert rows.loc["/drop", "error"] == "reset" and rows["conn"].nunique() == 1
     assert {x.uri: x.status for x in log}["/drop"] == 444                 # nginx dropped it
     assert (rows.drop("/drop")["status"] == 200).all()
+    assert rows.loc["/o2.gif", "bytes"] == big == {x.uri: x.bytes for x in log}["/o2.gif"]
 
 
 def test_http2_needs_the_server_to_choose_it(tmp_path):
