@@ -156,6 +156,7 @@ class Client:
         self.kept: list[Connection | None] = [None] * protocol.sockets
         self.kind = H2Connection if protocol.http2 else Connection
         self.opening: dict[int, asyncio.Future] = {}      # slot → its connect in progress
+        self.retired: list[Connection] = []      # replaced while still open (HTTP/2 GOAWAY)
         self.tls_session = None                  # the session the next connection resumes
         self.http10 = not protocol.persistent
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
@@ -240,6 +241,8 @@ class Client:
                 else:
                     c.connected, c.tls_start = now, conn.tls_start
             return conn
+        if conn is not None and conn.open:     # going away, its last streams still running
+            self.retired = [c for c in self.retired if c.open] + [conn]
         opening = self.opening[slot] = self.loop.create_future()
         conn = None
         try:
@@ -437,3 +440,6 @@ class Client:
             if conn is not None:
                 conn.close()
                 self.kept[i] = None
+        for conn in self.retired:
+            conn.close()
+        self.retired = []

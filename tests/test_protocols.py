@@ -130,14 +130,15 @@ def test_tls_handshakes_cost_their_round_trips_on_the_wire(tmp_path):
 
 def test_certificates_are_verified_unless_insecure(tmp_path):
     """A self-signed certificate: the pre-flight check stops the run at once with one line
-    (exit 3); --ca-file or --insecure let it run; TLS options on an http:// target, or a CA
-    file that is not one, are bad input (exit 2)."""
+    (exit 3); --ca-file or --insecure let it run (and a Secure cookie is kept and sent back
+    over HTTPS); TLS options on an http:// target, or a CA file that is not one, are bad input
+    (exit 2)."""
     site, pages, objects = _site(tmp_path, 1)
     scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/http11"],
                                    [(0.0, 0, [(0, 0.0)])])
     cert = certificate(tmp_path / "cert")
     (tmp_path / "bad.pem").write_text("not a certificate\n")
-    with nginx(site, tmp_path / "ng", tls=cert) as server:
+    with nginx(site, tmp_path / "ng", tls=cert, set_cookie="sid=$connection; Secure") as server:
         def run(*args):
             return CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
                                              "--quiet", *args])
@@ -146,10 +147,13 @@ def test_certificates_are_verified_unless_insecure(tmp_path):
         bad_ca = run("--ca-file", str(tmp_path / "bad.pem"))
         plain = CliRunner().invoke(main, ["replay", str(scenario), "--target",
                                           f"http://127.0.0.1:{server.port}/", "--insecure"])
+        hits = server.combined()
     assert untrusted.exit_code == 3 and untrusted.stderr.count("\n") == 1
     assert "certificate does not verify" in untrusted.stderr and "--insecure" in untrusted.stderr
     assert trusted.exit_code == 0 and insecure.exit_code == 0, trusted.output + insecure.output
     assert "1 TLS handshakes, 0 resumed" in trusted.stdout
+    assert [h.cookie is not None and h.cookie.startswith("sid=") for h in hits] == [
+        False, True] * 2                                  # each run: the page, then its object
     assert bad_ca.exit_code == 2 and "--ca-file" in bad_ca.stderr
     assert plain.exit_code == 2 and "https://" in plain.stderr
 
