@@ -239,6 +239,26 @@ def test_a_reset_stream_fails_alone_and_windows_reopen(tmp_path):
     assert rows.loc["/o2.gif", "bytes"] == big == {x.uri: x.bytes for x in log}["/o2.gif"]
 
 
+def test_a_request_timeout_cancels_its_stream_only(tmp_path):
+    """--request-timeout on HTTP/2: the object that takes too long over a 1 Mbit/s link is
+    cancelled (RST_STREAM: nginx logs less than the object sent) and ends ``request_timeout``;
+    the page's other streams complete on the same connection."""
+    site, pages, objects = _site(tmp_path, 3)
+    (site / "o2.gif").write_bytes(b"s" * 2_000_000)   # 16 s at 1 Mbit/s, the last requested
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["20ms-1000kbps/h2"],
+                                   [(0.0, 0, [(0, 0.0)])])
+    with nginx(site, tmp_path / "ng", http2=True, log_format=LOG) as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, request_timeout=1.0,
+                                                fail_on=(), results=str(tmp_path / "r.csv")))
+        log = {x.uri: x for x in lines(server, 4)}
+    rows = read_results(tmp_path / "r.csv").set_index("url")
+    assert s["errors"]["by_kind"] == {"request_timeout": 1} and s["connections"] == 1
+    assert rows.loc["/o2.gif", "error"] == "request_timeout"
+    assert log["/o2.gif"].bytes < 1_500_000    # nginx stopped: its send buffer and 1 s went
+    assert all(log[u].status == 200 and rows.loc[u, "status"] == 200
+               for u in ("/p.html", "/o0.gif", "/o1.gif"))
+
+
 def test_http2_needs_the_server_to_choose_it(tmp_path):
     """An HTTPS server without HTTP/2 answers ALPN with nothing: every request is one row
     failed as no_h2, and nginx saw no request."""
