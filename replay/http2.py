@@ -44,7 +44,7 @@ DEFAULT_WINDOW = 65_535                    # every window's size before it is ch
 
 Headers = list[tuple[bytes, bytes]]
 #: a client's; the request headers are ours (lower case, valid) and the answers' are read, not
-#: policed: h2's header validation and normalisation cost a third of a request's CPU
+#: policed: h2's header validation and normalisation took 12 % of the engine's CPU (cProfile)
 CONFIG = H2Configuration(client_side=True, header_encoding=None, validate_outbound_headers=False,
                          normalize_outbound_headers=False, validate_inbound_headers=False,
                          normalize_inbound_headers=False)
