@@ -15,13 +15,11 @@
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from wagon.formats.classes import DEFAULT_CLASSES  # noqa: E402
 from wagon.replay import ReplayOptions, replay  # noqa: E402
+from parts import run_parts  # noqa: E402
 from tests.servers import nginx, write_scenario_file  # noqa: E402
 
 PAGE = ("/p.html", 1024, [])
@@ -184,13 +183,7 @@ def start_lag(tmp: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4])
-    args = ap.parse_args()
-    parts = {1: keepalive, 2: new_connections, 3: concurrent, 4: start_lag}
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in args.part:
-            parts[k](Path(tmp))
+    run_parts(__doc__, {1: keepalive, 2: new_connections, 3: concurrent, 4: start_lag})
 
 
 if __name__ == "__main__":

@@ -13,12 +13,10 @@
 """
 from __future__ import annotations
 
-import argparse
 import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,6 +30,7 @@ from wagon import read_results  # noqa: E402
 from wagon.formats.classes import parse_classes  # noqa: E402
 from wagon.replay import ReplayOptions, replay  # noqa: E402
 from wagon.replay.capture import response_times  # noqa: E402
+from parts import run_parts  # noqa: E402
 from tests.servers import nginx, write_scenario_file  # noqa: E402
 
 
@@ -140,13 +139,7 @@ def occupancy(tmp: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3])
-    args = ap.parse_args()
-    parts = {1: capture, 2: fidelity, 3: occupancy}
-    with tempfile.TemporaryDirectory() as tmp:
-        for k in args.part:
-            parts[k](Path(tmp))
+    run_parts(__doc__, {1: capture, 2: fidelity, 3: occupancy})
 
 
 if __name__ == "__main__":

@@ -6,7 +6,13 @@ Protocol profiles (formats.classes.Protocol):
   connections, each used one request at a time; connections are kept across clicks (a browser's
   keep-alive), and reopened when the server has closed them meanwhile;
 - pipelined: one persistent connection, the objects' requests written back to back;
-- early close: persistent during a page, closed by the client once the page is complete.
+- early close: persistent during a page, closed by the client once the page is complete;
+- HTTP/2 (``h2``, ``replay.http2``): one connection, the HTML then the objects as concurrent
+  streams (K at most), kept across clicks; h2c (prior knowledge) on a plain-text target.
+
+Over HTTPS (``Target.tls``) every connection starts with a TLS handshake (``replay.tls``); a
+browser offers the session of its previous connection, so its later connections resume (unless
+its class says ``+noresume``).
 
 As browsers do: a request that got no byte of answer on a reused connection (the server closed
 or reset it while idle, or closed it with pipelined requests unanswered) is sent once more on a
@@ -28,7 +34,9 @@ from ..formats.site import SiteSpec
 from .emulation import ClientNet
 from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
+from .http2 import H2Connection
 from .identity import DEFAULT_AGENT, CookieJar, SourcePool
+from .tls import TlsConfig, TlsLayer
 
 __all__ = ["Target", "Client", "MAX_REDIRECTS"]
 
@@ -58,13 +66,14 @@ class Target:
     agents: tuple[str, ...] = ()
     sources: SourcePool | None = None
     prefix: str = ""                   # every site URL is requested under this path
+    tls: TlsConfig | None = None       # HTTPS (None: plain HTTP)
 
     def path(self, url: str) -> str:
         """The server path of the site's ``url`` (under the target's prefix)."""
         return self.prefix + url
 
     def __post_init__(self) -> None:
-        self._cache: dict[tuple[str, bool, str], bytes] = {}
+        self._cache: dict[tuple, bytes | list] = {}
 
     @property
     def identity(self) -> bool:
@@ -76,29 +85,60 @@ class Target:
             return DEFAULT_AGENT
         return self.agents[index]
 
-    def request(self, url: str, http10: bool, agent: str, extra: str = "") -> bytes:
-        """The request bytes for ``url``; ``extra``: header lines of this request only."""
+    @property
+    def scheme(self) -> str:
+        return "http" if self.tls is None else "https"
+
+    def request(self, url: str, http10: bool, agent: str,
+                extra: list[tuple[str, str]] = ()) -> bytes:
+        """The HTTP/1.x request bytes for ``url``; ``extra``: header fields of this request
+        only."""
         key = (url, http10, agent)
         raw = self._cache.get(key)
         if raw is None:
-            path = quote(url, safe="/:@&=+$,;~!*'()?#[]%")
-            raw = (f"GET {path} HTTP/1.{0 if http10 else 1}\r\nHost: {self.host_header}\r\n"
-                   f"User-Agent: {agent}\r\nAccept: */*\r\n\r\n").encode("latin-1", "replace")
+            raw = (f"GET {_path(url)} HTTP/1.{0 if http10 else 1}\r\nHost: {self.host_header}"
+                   f"\r\nUser-Agent: {agent}\r\nAccept: */*\r\n\r\n").encode("latin-1",
+                                                                                "replace")
             self._cache[key] = raw
-        return raw[:-2] + extra.encode("latin-1", "replace") + b"\r\n" if extra else raw
+        if not extra:
+            return raw
+        lines = "".join(f"{name}: {value}\r\n" for name, value in extra)
+        return raw[:-2] + lines.encode("latin-1", "replace") + b"\r\n"
+
+    def fields(self, url: str, agent: str,
+               extra: list[tuple[str, str]] = ()) -> list[tuple[bytes, bytes]]:
+        """The HTTP/2 header list of the same request (RFC 9113 §8.3: the Host header is the
+        ``:authority``, names in lower case)."""
+        key = ("h2", url, agent)
+        fields = self._cache.get(key)
+        if fields is None:
+            fields = self._cache[key] = _encoded([
+                (":method", "GET"), (":scheme", self.scheme), (":authority", self.host_header),
+                (":path", _path(url)), ("user-agent", agent), ("accept", "*/*")])
+        return fields + _encoded(extra) if extra else fields
 
     def absolute(self, url: str) -> str:
         """``url`` of this server as a browser names it in a Referer."""
-        return urljoin(f"http://{self.host_header}/", url)
+        return urljoin(f"{self.scheme}://{self.host_header}/", url)
 
     def same_origin_path(self, base: str, location: bytes) -> str | None:
         """The path to request for a redirect to ``location`` from ``base``; None when it
         leaves this server (a replay only talks to its target)."""
         u = urlsplit(urljoin(base, location.decode("latin-1")))
-        if u.scheme not in ("", "http") or (u.netloc and u.netloc.lower() !=
+        if u.scheme not in ("", self.scheme) or (u.netloc and u.netloc.lower() !=
                                             self.host_header.lower()):
             return None
         return (u.path or "/") + (f"?{u.query}" if u.query else "")
+
+
+def _encoded(fields: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    """Header fields as HTTP/2 sends them: names in lower case, bytes."""
+    return [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in fields]
+
+
+def _path(url: str) -> str:
+    """``url`` as the request target (percent-encoded where it must be)."""
+    return quote(url, safe="/:@&=+$,;~!*'()?#[]%")
 
 
 class Client:
@@ -111,9 +151,13 @@ class Client:
         self.net = ClientNet(network if target.emulation else None)
         self.agent = target.agent(agent)
         self.source = target.sources.address(session, cls) if target.sources else None
-        self.jar = CookieJar() if target.identity else None
+        self.jar = CookieJar(secure=target.tls is not None) if target.identity else None
         self.last_page: tuple[int, str] | None = None     # the previous click's page and URL
-        self.kept: list[Connection | None] = [None] * max(1, protocol.connections)
+        self.kept: list[Connection | None] = [None] * protocol.sockets
+        self.kind = H2Connection if protocol.http2 else Connection
+        self.opening: dict[int, asyncio.Future] = {}      # slot → its connect in progress
+        self.retired: list[Connection] = []      # replaced while still open (HTTP/2 GOAWAY)
+        self.tls_session = None                  # the session the next connection resumes
         self.http10 = not protocol.persistent
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
@@ -153,27 +197,72 @@ class Client:
         began = clock()
         for c in calls:
             c.connect_start = began
+        tls = None
+        if self.t.tls is not None:
+            tls = TlsLayer(self.t.tls.context(self.kind.ALPN), self.t.tls.server_name,
+                           self.tls_session if self.p.resume else None)
         try:
             conn = await open_connection(next(self.t.conn_ids), self.t.host, self.t.port,
                                          self.net, self.t.connect_timeout, self.t.timeout,
-                                         self.source)
+                                         self.source, tls, self.kind)
         except ConnectFailed as e:
             now = clock()
             for c in calls:
                 c.error, c.last_byte = str(e), now
             return None
-        now = clock() - self.net.half           # the client's handshake ended R/2 ago
+        now = conn.opened
         for c in calls:
-            c.connected = now
+            c.connected, c.tls_start = now, conn.tls_start
+        if self.p.http2:
+            conn.limit = self.p.connections
         self.t.hooks.emit("connection_open", conn.id, now - began)
+        if tls is not None:
+            self.t.hooks.emit("tls_handshake", conn.id, now - conn.tls_start, tls.resumed)
         conn.on_close = partial(self.t.hooks.emit, "connection_close")
         return conn
 
-    def _headers(self, call: Call) -> str:
-        """This request's own header lines: its Referer and the session's cookies."""
-        extra = f"Referer: {call.referer}\r\n" if call.referer else ""
+    async def _slot(self, slot: int, calls: list[Call]) -> Connection | None:
+        """Kept-alive connection ``slot`` for ``calls``: the open one, or a new one. Requests
+        that need it while it is being opened (HTTP/2's concurrent streams) wait for that one
+        connection and share its outcome."""
+        conn = self.kept[slot]
+        if conn is not None and conn.accepting:
+            return conn
+        opening = self.opening.get(slot)
+        if opening is not None:
+            began = clock()
+            for c in calls:
+                c.connect_start = began
+            conn, error = await asyncio.shield(opening)
+            now = clock()
+            for c in calls:
+                if conn is None:
+                    c.error, c.last_byte = error, now
+                else:
+                    c.connected, c.tls_start = now, conn.tls_start
+            return conn
+        if conn is not None and conn.open:     # going away, its last streams still running
+            self.retired = [c for c in self.retired if c.open] + [conn]
+        opening = self.opening[slot] = self.loop.create_future()
+        conn = None
+        try:
+            conn = self.kept[slot] = await self._connect(calls)
+        finally:
+            del self.opening[slot]
+            opening.set_result((conn, calls[0].error or "closed"))
+        return conn
+
+    def _resumable(self, conn: Connection) -> None:
+        """Keep ``conn``'s TLS session for the next connection (TLS 1.3 sends it after the
+        handshake, so it is taken once an answer came)."""
+        if conn.tls is not None and self.p.resume:
+            self.tls_session = conn.tls.resumable() or self.tls_session
+
+    def _headers(self, call: Call) -> list[tuple[str, str]]:
+        """This request's own header fields: its Referer and the session's cookies."""
+        extra = [("Referer", call.referer)] if call.referer else []
         cookie = self.jar.header(call.url) if self.jar is not None else None
-        return extra + f"Cookie: {cookie}\r\n" if cookie else extra
+        return extra + [("Cookie", cookie)] if cookie else extra
 
     def _click_referer(self, page: int) -> str | None:
         """The previous page's URL when its HTML links to ``page`` (a followed link), else
@@ -185,26 +274,31 @@ class Client:
 
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
         """Write the requests after the emulated propagation and upload; wait for the answers."""
-        reqs = [self.t.request(c.url, self.http10, self.agent, self._headers(c)) for c in calls]
-        wait = self.net.send_delay(sum(map(len, reqs)), fresh=conn.used == 0)
+        extras = [self._headers(c) for c in calls]
+        reqs = [self.t.request(c.url, self.http10, self.agent, x) for c, x in zip(calls, extras)]
+        wait = self.net.send_delay(sum(map(len, reqs)),       # HTTP/2 too: HPACK not credited
+                                   fresh=conn.used == 0 and conn.half_spent)
         if wait > 0:
             await asyncio.sleep(wait)
-        if not conn.open:              # closed during the wait: nothing was sent on it
+        if not conn.accepting:         # closed (or going away) during the wait: not sent
             now = clock()
             for c in calls:
                 c.error, c.last_byte = "closed", now
                 c.conn, c.reused = conn.id, conn.used > 0
             return
+        if self.p.http2:
+            reqs = [self.t.fields(c.url, self.agent, x) for c, x in zip(calls, extras)]
         futures = conn.send(calls, reqs)
         timer = None
         if self.t.request_timeout is not None:
             left = min(c.start for c in calls) + self.t.request_timeout - clock()
-            timer = self.loop.call_later(max(left, 0.0), conn.expire, "request_timeout")
+            timer = self.loop.call_later(max(left, 0.0), conn.give_up, calls, "request_timeout")
         try:
             await futures[-1]          # answers come in order; a failure settles them all
         finally:
             if timer is not None:
                 timer.cancel()
+        self._resumable(conn)
 
     async def _one_shot(self, call: Call) -> Call:
         """A request on a connection of its own (HTTP/1.0), and the redirects it leads to;
@@ -229,11 +323,9 @@ class Client:
             c.start = now
         todo = batch
         for attempt in (0, 1):
-            conn = self.kept[slot]
-            if conn is None or not conn.open:
-                conn = self.kept[slot] = await self._connect(todo)
-                if conn is None:
-                    return
+            conn = await self._slot(slot, todo)
+            if conn is None:
+                return
             await self._exchange(conn, todo)
             stale = [c for c in todo
                      if c.reused and c.first_byte is None and c.error in RESENT]
@@ -307,6 +399,9 @@ class Client:
             return list(await asyncio.gather(*(limited(c) for c in objs)))
         if self.p.pipeline:
             return await self._kept(0, objs)
+        if self.p.http2:               # every object a stream of its own (the connection queues)
+            parts = await asyncio.gather(*(self._kept(0, [c]) for c in objs))
+            return [c for part in parts for c in part]
         parts = await asyncio.gather(*(self._kept(i, objs[i::k]) for i in range(min(k, len(objs)))))
         return [c for part in parts for c in part]
 
@@ -346,3 +441,6 @@ class Client:
             if conn is not None:
                 conn.close()
                 self.kept[i] = None
+        for conn in self.retired:
+            conn.close()
+        self.retired = []

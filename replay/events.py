@@ -21,18 +21,20 @@ UNFINISHED = (IN_FLIGHT, NOT_STARTED)   # outcomes of the run's stop, not of the
 
 class Call:
     """One HTTP request and its outcome, timed on ``clock`` (seconds). ``start`` is when the
-    browser issued it (before any connect); ``last_byte`` when its outcome was settled (the
-    last byte, or the error); ``error`` None for a success."""
+    browser issued it (before any connect); ``tls_start`` when the TLS handshake of the
+    connection it opened began (the TCP handshake done; None without TLS or a new connection);
+    ``last_byte`` when its outcome was settled (the last byte, or the error); ``error`` None for
+    a success."""
 
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
-                 "connected", "first_byte", "last_byte", "status", "bytes", "error", "conn",
-                 "reused", "retried", "location", "hops", "referer", "set_cookie")
+                 "tls_start", "connected", "first_byte", "last_byte", "status", "bytes", "error",
+                 "conn", "reused", "retried", "location", "hops", "referer", "set_cookie")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
                  intended: float | None, hops: int = 0, referer: str | None = None) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
         self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
-        self.start = self.connect_start = self.connected = None
+        self.start = self.connect_start = self.tls_start = self.connected = None
         self.first_byte = self.last_byte = None
         self.status = 0
         self.bytes = 0
@@ -85,6 +87,8 @@ class Hooks:
     session_start: list[Callable[[int, float, float], None]] = field(default_factory=list)
     session_end: list[Callable[[int, bool], None]] = field(default_factory=list)
     connection_open: list[Callable[[int, float], None]] = field(default_factory=list)
+    #: a connection's TLS handshake: its id, seconds, whether the session was resumed
+    tls_handshake: list[Callable[[int, float, bool], None]] = field(default_factory=list)
     connection_close: list[Callable[[int], None]] = field(default_factory=list)
     call_done: list[Callable[[Call], None]] = field(default_factory=list)
     page_done: list[Callable[[PageVisit], None]] = field(default_factory=list)

@@ -8,8 +8,14 @@ Data is read with ``recvmsg`` and stamped with the kernel's receive time (SO_TIM
 the platform has it): first and last bytes are timed when the packets reached the socket, not
 when the process woke up to read them, which is what a packet capture sees.
 
+Over TLS (``replay.tls``) the connection reads and writes through a ``TlsLayer``: the socket,
+its timestamps and the pacing stay the same; ``open_connection`` runs the handshake. Other
+protocols (``replay.http2``) subclass ``Connection`` for its socket, timing and timeouts and
+bring their own ``_feed``, ``send`` and ``_fail_all``.
+
 Errors are recorded on the call, never raised past it: refused, connect_timeout, connect_error,
-too_many_open_files, reset, closed (the server closed before answering), truncated (closed
+too_many_open_files, tls_error (the handshake failed), tls_verify (the certificate did not
+verify), no_h2 (the server did not choose the protocol in ALPN), reset, closed (the server closed before answering), truncated (closed
 mid-body), timeout (no byte for the inactivity timeout while the client was reading),
 request_timeout (the optional cap on a whole request), bad_response, and http_4xx / http_5xx
 for error statuses.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -29,8 +36,10 @@ import httptools
 from .emulation import PATH_MSS, READ_AHEAD, ClientNet
 from .events import Call, clock
 from .identity import bind_source
+from .tls import TlsFailed, TlsLayer
 
-__all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS", "closes_sent"]
+__all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS", "answered",
+           "failed", "closes_sent"]
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if hasattr(socket, "SO_REUSEPORT") else None)
 KERNEL_TIMESTAMPS = SO_TIMESTAMPNS is not None and socket.SOL_SOCKET == 1     # Linux
@@ -48,9 +57,18 @@ class Connection:
     """One TCP connection; ``send`` writes requests, a future resolves per response (when its
     last byte has reached the emulated client)."""
 
+    ALPN = ("http/1.1",)                       # what it offers in TLS, in preference order
+    ALPN_REFUSED = "tls_error"                 # the error when the server chose otherwise
+
     def __init__(self, conn_id: int, net: ClientNet, loop: asyncio.AbstractEventLoop,
-                 sock: socket.socket, idle_timeout: float | None) -> None:
-        self.id, self.net, self.loop, self.sock = conn_id, net, loop, sock
+                 sock: socket.socket, idle_timeout: float | None,
+                 tls: TlsLayer | None = None) -> None:
+        self.id, self.net, self.loop, self.sock, self.tls = conn_id, net, loop, sock, tls
+        self.tls_start: float | None = None    # when its TLS handshake began (None: plain)
+        self.opened = clock()                  # when the client could first use it
+        #: its first request needs no half round trip: it goes right behind the handshake's
+        #: last ACK, which the connect waited for (a TLS handshake's last flight does not)
+        self.half_spent = tls is None
         self.on_close: Callable[[int], None] | None = None    # told once, when it closes
         self.idle_timeout = idle_timeout
         self.fd = sock.fileno()
@@ -129,6 +147,31 @@ class Connection:
                 self._read_off()
                 self.loop.call_later(behind, self._read_on)
         self._first, self._last = first + self.net.half, last + self.net.half
+        closed = False
+        if self.tls is not None:
+            try:
+                data, closed = self.tls.decrypt(data)
+            except ssl.SSLError:
+                self._fail_all("tls_error")
+                self.close()
+                return
+        if data:
+            self._feed(data)
+        if closed:
+            self._lost(None)
+
+    @classmethod
+    def accepts(cls, alpn: str | None) -> bool:
+        """Can it talk over a TLS connection on which ALPN chose ``alpn``?"""
+        return alpn is None or alpn in cls.ALPN
+
+    @property
+    def accepting(self) -> bool:
+        """Can it take a new request?"""
+        return self.open
+
+    def _feed(self, data: bytes) -> None:
+        """Parse what the server sent."""
         if self.parser is None:                    # bytes nobody asked for
             self.close()
             return
@@ -192,16 +235,8 @@ class Connection:
         if not self.pending:
             return
         call, fut = self.pending.popleft()
-        call.last_byte = self._last
-        if call.status >= 400:
-            call.error = f"http_{call.status // 100}xx"
         self._headers_done = False
-        if not fut.done():
-            delay = call.last_byte - clock()
-            if delay > 0:
-                self.loop.call_later(delay, _resolve, fut)
-            else:
-                fut.set_result(None)
+        answered(self.loop, call, fut, self._last)
         if not self._keep_alive:
             self.close()
         elif not self.pending:
@@ -232,7 +267,13 @@ class Connection:
         self._write(b"".join(requests))
         return futures
 
+    def give_up(self, calls: list[Call], kind: str) -> None:
+        """``calls`` took too long: on HTTP/1.x what is outstanding goes with the connection."""
+        self.expire(kind)
+
     def _write(self, data: bytes) -> None:
+        if self.tls is not None:
+            data = self.tls.encrypt(data)
         if self._wbuf:
             self._wbuf += data
             return
@@ -263,12 +304,7 @@ class Connection:
     def _fail_all(self, kind: str | None) -> None:
         """Settle every outstanding call that has no outcome yet."""
         while self.pending:
-            call, fut = self.pending.popleft()
-            if call.error is None:
-                call.error = kind or ("truncated" if call.first_byte is not None else "closed")
-                call.last_byte = clock()
-            if not fut.done():
-                fut.set_result(None)
+            failed(*self.pending.popleft(), kind)
 
     def _shut(self) -> None:
         """Closed for the client now; the socket itself when the client's FIN would reach the
@@ -324,6 +360,31 @@ def _resolve(fut: asyncio.Future) -> None:
         fut.set_result(None)
 
 
+def answered(loop: asyncio.AbstractEventLoop, call: Call, fut: asyncio.Future,
+             last: float) -> None:
+    """``call``'s answer is complete, its last byte reaching the client at ``last``: its
+    future resolves then (an error status is an ``http_Nxx`` error)."""
+    call.last_byte = last
+    if call.status >= 400:
+        call.error = f"http_{call.status // 100}xx"
+    if not fut.done():
+        delay = last - clock()
+        if delay > 0:
+            loop.call_later(delay, _resolve, fut)
+        else:
+            fut.set_result(None)
+
+
+def failed(call: Call, fut: asyncio.Future, kind: str | None) -> None:
+    """Settle ``call`` unless it has an outcome: ``kind``, or truncated (some of the answer
+    came) or closed (none came)."""
+    if call.error is None:
+        call.error = kind or ("truncated" if call.first_byte is not None else "closed")
+        call.last_byte = clock()
+    if not fut.done():
+        fut.set_result(None)
+
+
 def _error_kind(e: OSError) -> str:
     return "too_many_open_files" if e.errno == errno.EMFILE else "connect_error"
 
@@ -351,14 +412,15 @@ def _socket(net: ClientNet, source: str | None) -> socket.socket:
 
 async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
                           timeout: float, idle_timeout: float | None,
-                          source: str | None = None) -> Connection:
+                          source: str | None = None, tls: TlsLayer | None = None,
+                          kind: type[Connection] = Connection) -> Connection:
     """Connect as over the client's link, from ``source`` (None: the kernel's choice): the real
     connect when the handshake's last ACK would reach the server, 1.5 round trips after the
-    SYN left (the client saw its connect complete half a round trip earlier: ``net.half``;
-    ``timeout`` bounds the real connect). Cancelled, it leaks no socket."""
+    SYN left, which is when a server accepts (``timeout`` bounds it, and the TLS handshake if
+    ``tls``: its first flight goes with that ACK). A ``kind`` connection whose ``opened`` is
+    when the client could use it. Cancelled, it leaks no socket."""
     loop = asyncio.get_running_loop()
     sock = _socket(net, source)
-    conn = None
     try:
         if net.half > 0:
             await asyncio.sleep(net.rtt + net.half)    # until the last ACK reaches the server
@@ -371,10 +433,33 @@ async def open_connection(conn_id: int, host: str, port: int, net: ClientNet,
             raise ConnectFailed("refused") from None
         except OSError as e:
             raise ConnectFailed(_error_kind(e)) from None
-        return Connection(conn_id, net, loop, sock, idle_timeout)
+        began = clock() - net.half             # the client's TCP handshake ended R/2 ago
+        if tls is not None:
+            await _handshake(sock, net, tls, timeout, kind)
+        conn = kind(conn_id, net, loop, sock, idle_timeout, tls)
+        conn.opened = began if tls is None else clock()
+        if tls is not None:
+            conn.tls_start = began
+        return conn
     except BaseException:
-        if conn is not None:
-            conn.close()
-        else:
-            sock.close()
+        sock.close()
         raise
+
+
+async def _handshake(sock: socket.socket, net: ClientNet, tls: TlsLayer, timeout: float,
+                     kind: type[Connection]) -> None:
+    """The TLS handshake of a new connection, within ``timeout``; ConnectFailed if it fails
+    or ALPN chose a protocol ``kind`` does not speak."""
+    try:
+        async with asyncio.timeout(timeout):
+            await tls.handshake(sock, net)
+    except TimeoutError:
+        raise ConnectFailed("connect_timeout") from None
+    except TlsFailed as e:
+        raise ConnectFailed(kind.ALPN_REFUSED if e.args[0] == "alpn" else e.args[0]) from None
+    except ConnectionResetError:
+        raise ConnectFailed("reset") from None
+    except OSError:
+        raise ConnectFailed("tls_error") from None
+    if not kind.accepts(tls.alpn):
+        raise ConnectFailed(kind.ALPN_REFUSED)

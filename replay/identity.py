@@ -13,7 +13,7 @@ a Referer where a browser sends one, and a cookie jar of its own.
   previous page (the page's HTML links to it), the previous page's URL (RFC 9110 §10.1.3).
 - Cookies: Set-Cookie answers are kept per session and sent back on its later requests (RFC
   6265: name=value pairs, path-matched, removed by Max-Age ≤ 0 or a past Expires; Secure ones
-  never over plain HTTP; the jar lives as long as the session).
+  only over HTTPS; the jar lives as long as the session).
 
 ``--no-identity`` restores the old behaviour: one address, ``wagon-replay``, no Referer, no
 cookies.
@@ -164,10 +164,11 @@ def _expired(morsel) -> bool:
 class CookieJar:
     """One session's cookies: (path, name) → value."""
 
-    __slots__ = ("cookies",)
+    __slots__ = ("cookies", "secure")
 
-    def __init__(self) -> None:
+    def __init__(self, secure: bool = False) -> None:
         self.cookies: dict[tuple[str, str], str] = {}
+        self.secure = secure                        # over HTTPS: Secure cookies too
 
     def update(self, headers: list[bytes], url: str) -> None:
         """Take the Set-Cookie header values of the answer to a request of ``url``; a value
@@ -179,7 +180,7 @@ class CookieJar:
             except CookieError:
                 continue
             for name, morsel in jar.items():
-                if morsel["secure"]:
+                if morsel["secure"] and not self.secure:
                     continue                        # never set from, nor sent over, plain HTTP
                 path = morsel["path"] if morsel["path"].startswith("/") else _default_path(url)
                 key = (path, name)

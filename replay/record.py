@@ -24,7 +24,7 @@ LATE_S = 0.010                      # a session starting this late is counted as
 #: the summary's latency and generator entries, with the names the summary text and the report
 #: give them (what each measures: docs/replay.md)
 LATENCY_LABELS = {"request": "request (successful)", "request_all": "request (every outcome)",
-                  "connect": "connect", "first_byte": "first byte", "transfer": "transfer",
+                  "connect": "connect", "tls": "TLS handshake", "first_byte": "first byte", "transfer": "transfer",
                   "page": "page (errors included)", "intended": "request, from intended start"}
 GENERATOR_LABELS = {"start_lag": "session start lag", "loop_lag": "event-loop lag"}
 LATENCIES = tuple(LATENCY_LABELS)
@@ -57,6 +57,7 @@ class Stats:
         hooks.session_start.append(self.on_session_start)
         hooks.session_end.append(self.on_session_end)
         hooks.connection_open.append(self.on_connection)
+        hooks.tls_handshake.append(self.on_tls)
         hooks.connection_close.append(self.on_connection_close)
 
     def _count(self, name: str, t: float, amount: int = 1) -> None:
@@ -101,6 +102,11 @@ class Stats:
         self.c["connections"] += 1
         self.h["connect"].add(connect)
         self._count("opened", clock())
+
+    def on_tls(self, conn_id: int, seconds: float, resumed: bool) -> None:
+        self.c["tls_handshakes"] += 1
+        self.c["tls_resumed"] += resumed
+        self.h["tls"].add(seconds)
 
     def on_connection_close(self, conn_id: int) -> None:
         self._count("closed", clock())
@@ -178,6 +184,7 @@ class Stats:
             "sessions": {k: self.c[f"sessions_{k}"] for k in
                          ("started", "late", "completed", "interrupted")},
             "connections": self.c["connections"],
+            "tls": {"handshakes": self.c["tls_handshakes"], "resumed": self.c["tls_resumed"]},
             "open_connections": {"per_second": held[:held_until].tolist(),
                                  "peak": int(held.max(initial=0))},
             "duration_s": duration,
@@ -235,7 +242,7 @@ class CsvRecorder:
                            "page" if c.is_page else "object", c.conn, int(c.reused),
                            int(c.retried),
                            self._t(c.intended), self._t(c.start), self._t(c.connect_start),
-                           self._t(c.connected), self._t(c.first_byte), self._t(c.last_byte),
+                           self._t(c.tls_start), self._t(c.connected), self._t(c.first_byte), self._t(c.last_byte),
                            c.status, c.bytes, c.error or ""))
 
     def on_page(self, p: PageVisit) -> None:
@@ -248,6 +255,13 @@ class CsvRecorder:
     def flush(self) -> None:
         self.requests.flush()
         self.pages.flush()
+
+
+def _tls_text(tls: dict | None) -> str:
+    """The TLS handshakes, when there were any."""
+    if not tls or not tls["handshakes"]:
+        return ""
+    return f" ({tls['handshakes']:,} TLS handshakes, {tls['resumed']:,} resumed)"
 
 
 def summary_text(s: dict) -> str:
@@ -264,7 +278,8 @@ def summary_text(s: dict) -> str:
     lines = [f"requests sent {sent:,} (ok {r['ok']:,}, failed {e['total']:,}{cut}), "
              f"{r['bytes'] / 1e6:,.1f} MB in "
              f"{s['duration_s']:.1f} s: {t['requests_per_s']:,.1f} ok/s, "
-             f"{8 * t['bytes_per_s'] / 1e6:,.2f} Mbit/s; connections {s['connections']:,}",
+             f"{8 * t['bytes_per_s'] / 1e6:,.2f} Mbit/s; connections {s['connections']:,}"
+             + _tls_text(s.get("tls")),
              f"sessions started {ss['started']:,}, completed {ss['completed']:,}, "
              f"cut short {ss['interrupted']:,}, late {ss['late']:,}",
              "errors " + (", ".join(f"{k} {v:,}" for k, v in sorted(e["by_kind"].items()))

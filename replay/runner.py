@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -45,6 +46,7 @@ from .limits import raise_nofile
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
 from .scheduler import Scheduler, class_override
+from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "WorkerDied",
@@ -101,6 +103,12 @@ class ReplayOptions:
     queue_ms: float = 200.0                    # packet: each link's queue, in its time
     path_block: str | None = None              # packet: the path's client block (set by the
     path_shift: int = 0                        # run) and its classes' spacing
+    ca_file: str | None = None                 # HTTPS: the CAs that verify the server
+    insecure: bool = False                     # HTTPS: no verification (curl -k)
+    tls_version: str | None = None             # HTTPS: the highest TLS version (1.2, 1.3)
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _target(url: str) -> tuple[str, int, str, str]:
@@ -108,11 +116,12 @@ def _target(url: str) -> tuple[str, int, str, str]:
     request goes under ``/shop``)."""
     try:
         u = urlsplit(url)
-        port = u.port or 80
+        port = u.port or DEFAULT_PORTS.get(u.scheme)
     except ValueError as e:
         raise ReplayError(f"--target {url!r}: {e}") from None
-    if u.scheme != "http" or not u.hostname:
-        raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/[PREFIX/] URL")
+    if u.scheme not in DEFAULT_PORTS or not u.hostname:
+        raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/[PREFIX/] or "
+                          "https://... URL")
     if u.query or u.fragment:
         raise ReplayError(f"--target {url!r}: a target has no query or fragment (the "
                           "scenario's URLs carry their own)")
@@ -132,6 +141,26 @@ def sources_for(opts: ReplayOptions) -> SourcePool | None:
         return source_pool(_target(opts.target)[0], opts.source_addresses)
     except IdentityError as e:
         raise ReplayError(str(e)) from None
+
+
+def tls_for(opts: ReplayOptions) -> TlsConfig | None:
+    """How the replay speaks TLS (None: an http:// target); ReplayError for TLS options
+    without it, or a CA file that cannot be read."""
+    https = urlsplit(opts.target).scheme == "https"
+    if not https:
+        if opts.ca_file or opts.insecure or opts.tls_version:
+            raise ReplayError("--ca-file, --insecure and --tls-version go with an https:// "
+                              "--target")
+        return None
+    if opts.tls_version is not None and opts.tls_version not in TLS_VERSIONS:
+        raise ReplayError(f"--tls-version {opts.tls_version!r}: use {' or '.join(TLS_VERSIONS)}")
+    config = TlsConfig(_target(opts.target)[0], opts.ca_file, opts.insecure, opts.tls_version)
+    try:
+        config.context(())
+    except (OSError, ssl.SSLError) as e:
+        raise ReplayError(f"--ca-file {opts.ca_file}: {getattr(e, 'strerror', None) or e}") \
+            from None
+    return config
 
 
 def identity_info(sc: Scenario, pool: SourcePool | None) -> dict | None:
@@ -165,13 +194,18 @@ def check_network(opts: ReplayOptions) -> None:
                           "machine's loopback (127.0.0.0/8) through the emulated path")
 
 
-def preflight(url: str, connect_timeout: float) -> None:
-    """One TCP connect to the target, within PREFLIGHT_S: a target with nothing listening is
-    found out at once, not after the run."""
+def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None) -> None:
+    """One TCP connect to the target (and TLS handshake), within PREFLIGHT_S: a target with
+    nothing listening, or whose certificate does not verify, is found out at once, not after
+    the run."""
     host, port, _, _ = _target(url)
     limit = min(PREFLIGHT_S, connect_timeout)
     try:
-        socket.create_connection((host, port), timeout=limit).close()
+        with socket.create_connection((host, port), timeout=limit) as sock:
+            if tls is not None:
+                check_handshake(sock, tls)
+    except TlsFailed as e:
+        raise TargetUnreachable(f"--target {url}: {e.args[1]}") from None
     except TimeoutError:
         raise TargetUnreachable(f"--target {url}: no answer from {host}:{port} within "
                                 f"{limit:g} s") from None
@@ -183,7 +217,7 @@ def preflight(url: str, connect_timeout: float) -> None:
 def estimate_connections(sc: Scenario, protocol_override=None) -> int:
     """Peak connections the run would hold: sessions overlapping (from their think times) × the
     connections of their class, a lower bound since transfers add time."""
-    per_class = [max(1, (protocol_override or c.protocol).connections) for c in sc.classes]
+    per_class = [(protocol_override or c.protocol).sockets for c in sc.classes]
     starts, ends, weights = array("d"), array("d"), array("d")     # compact: one pass, any size
     for s in sc.sessions():
         starts.append(s.start)
@@ -244,7 +278,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     itertools.count(max(worker, 0) * 10**9),
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
-                    sources_for(opts), prefix)
+                    sources_for(opts), prefix, tls_for(opts))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks)
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
@@ -373,6 +407,7 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError("--workers must be at least 1")
     check_network(opts)
     sources_for(opts)
+    tls_for(opts)
     return read_scenario(path), thresholds
 
 
@@ -382,14 +417,14 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
     sc, thresholds = prepare(path, opts)
     if opts.network != "packet":
-        preflight(opts.target, opts.connect_timeout)
+        preflight(opts.target, opts.connect_timeout, tls_for(opts))
         return finish(*_play_all(path, sc, opts), opts, thresholds)
     networks = [c.network for c in sc.classes]
     try:
         with PacketPath(networks, PathOptions(opts.queue_ms, loss=opts.loss)) as net:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
             with net.inside():
-                preflight(opts.target, opts.connect_timeout)
+                preflight(opts.target, opts.connect_timeout, tls_for(opts))
                 played = _play_all(path, sc, opts)
     except PathError as e:
         raise ReplayError(str(e)) from None

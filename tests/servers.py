@@ -54,10 +54,12 @@ http {{
   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
   uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
   server {{
-    listen 127.0.0.1:{port} backlog=4096;
+    listen 127.0.0.1:{port}{listen} backlog=4096;
+    {tls}
     root {root};
     index index.html;
     {cookie}
+    {locations}
     location = /nginx-status {{ stub_status; access_log off; }}
   }}
 }}
@@ -110,22 +112,27 @@ class Access(NamedTuple):
 class Nginx:
     port: int
     workdir: Path
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
+        return f"{self.scheme}://127.0.0.1:{self.port}/"
 
     def access(self, expect: int = 0, wait: float = 2.0) -> list[Access]:
         """The access log, a typed row per request; waits up to ``wait`` s for ``expect`` rows
         (nginx writes a request's line after it has sent the answer)."""
-        deadline = time.monotonic() + wait
-        while len(self._lines()) < expect and time.monotonic() < deadline:
-            time.sleep(0.05)
         out = []
-        for line in self._lines():
+        for line in self.log_lines(expect, wait):
             c, r, st, b, t, uri = line.split(" ", 5)
             out.append(Access(int(c), int(r), int(st), int(b), float(t), uri))
         return out
+
+    def log_lines(self, expect: int = 0, wait: float = 2.0) -> list[str]:
+        """access.log's lines, after waiting up to ``wait`` s for ``expect`` of them."""
+        deadline = time.monotonic() + wait
+        while len(self._lines()) < expect and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self._lines()
 
     def _lines(self, name: str = "access.log") -> list[str]:
         return (self.workdir / name).read_text().splitlines()
@@ -172,9 +179,12 @@ ACCESS_FORMAT = ("$connection $connection_requests $status $body_bytes_sent $req
 @contextlib.contextmanager
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
           access_log: bool = True, keepalive_requests: int = 1_000_000,
-          log_format: str = ACCESS_FORMAT, set_cookie: str | None = None):
+          log_format: str = ACCESS_FORMAT, set_cookie: str | None = None,
+          tls: tuple[Path, Path] | None = None, http2: bool = False, locations: str = ""):
     """nginx serving ``root``; ``log_format``: access.log's layout; ``set_cookie``: a
-    Set-Cookie value added to every answer of ``/`` and below (nginx variables allowed)."""
+    Set-Cookie value added to every answer of ``/`` and below (nginx variables allowed);
+    ``tls``: its certificate and key (HTTPS); ``http2``: HTTP/2 (over TLS with ALPN, h2c with
+    prior knowledge without); ``locations``: more of the server's configuration."""
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -182,6 +192,11 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
                        connections=connections, nofile=min(connections * 2 + 100, 19_000),
                        keepalive_requests=keepalive_requests, log_format=log_format,
+                       listen=(" ssl" if tls else "") + (" http2" if http2 else ""),
+                       locations=locations,
+                       tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
+                           "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
+                       if tls else "",
                        cookie=f'location / {{ add_header Set-Cookie "{set_cookie}"; }}'
                        if set_cookie else "")
     if not access_log:
@@ -189,7 +204,8 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
         text = text.replace(f"access_log {workdir}/combined.log combined_ms;", "")
         text = text.replace(f"access_log {workdir}/wagon.log wagon_layout;", "")
     conf.write_text(text)
-    with running([binary, "-c", str(conf), "-p", str(workdir)], port, Nginx(port, workdir)) as ng:
+    with running([binary, "-c", str(conf), "-p", str(workdir)], port,
+                 Nginx(port, workdir, "https" if tls else "http")) as ng:
         yield ng
 
 
@@ -296,6 +312,19 @@ def apache(root: Path, workdir: Path, workers: int = 150, keepalive: bool = Fals
             yield ap
     finally:
         shutil.rmtree(served, ignore_errors=True)
+
+
+def certificate(workdir: Path) -> tuple[Path, Path]:
+    """A self-signed certificate (and its key) for 127.0.0.1 and localhost, made by openssl:
+    the CA file of a client that verifies it is the certificate itself."""
+    binary = require_tool("openssl")
+    workdir.mkdir(parents=True, exist_ok=True)
+    cert, key = workdir / "cert.pem", workdir / "key.pem"
+    subprocess.run([binary, "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+                    "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
 
 
 FAULT_BODY = b"x" * 100

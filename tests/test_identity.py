@@ -291,7 +291,7 @@ def test_a_target_path_prefixes_every_request(tmp_path):
 @pytest.mark.parametrize("target,message", [
     ("http://127.0.0.1:9/shop/?x=1", "a target has no query or fragment"),
     ("http://127.0.0.1:99999/", "out of range"),
-    ("https://127.0.0.1/", "give an http://HOST[:PORT]/[PREFIX/] URL"),
+    ("ws://127.0.0.1/", "give an http://HOST[:PORT]/[PREFIX/] or https://... URL"),
 ])
 def test_a_target_wagon_cannot_use_is_one_line(tmp_path, target, message):
     scenario, _ = _served_scenario(tmp_path, "lan/http11", sessions=2)

@@ -12,14 +12,15 @@ from hypothesis import strategies as st
 
 from wagon import ResultsError, read_results
 from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
-                                   ResultsWriter, pages_path, read_run, run_path, write_run)
+                                   REQUEST_COLUMNS_V4, ResultsWriter, pages_path, read_run, run_path, write_run)
 
 ROW = (3, "modem/http10x4", 7, "/a b,c.html", "page", 12, 1, 1, "0.500000", "0.510000",
-       "0.510000", "0.820000", "1.130000", "1.400000", 200, 4096, "")
+       "0.510000", "0.610000", "0.820000", "1.130000", "1.400000", 200, 4096, "")
 FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, 0, "1.000000", "1.000000", "1.000000",
-          "", "", "1.020000", 0, 0, "refused")
-NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", 0, 0,
+          "", "", "", "1.020000", 0, 0, "refused")
+NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", "", 0, 0,
                "not_started")
+TLS = list(REQUEST_COLUMNS).index("tls_start")
 
 
 def _write(path, rows, columns=REQUEST_COLUMNS):
@@ -55,11 +56,19 @@ def test_read_results_types_every_column(tmp_path):
 
 def test_version_1_requests_files_are_read_without_retries(tmp_path):
     """Version 1 had no ``retried`` column: read as never retried, columns in today's order."""
-    v1 = [r[:7] + r[8:] for r in (ROW, FAILED)]
+    v1 = [r[:7] + r[8:TLS] + r[TLS + 1:] for r in (ROW, FAILED)]
     df = read_results(_write(tmp_path / "r1.csv", v1, REQUEST_COLUMNS_V1))
     assert list(df.columns) == list(REQUEST_COLUMNS)
     assert df["retried"].tolist() == [False, False] and df["reused"].tolist() == [True, False]
     assert str(df["retried"].dtype) == "bool" and df["status"].tolist() == [200, 0]
+
+
+def test_version_4_requests_files_are_read_without_tls(tmp_path):
+    """Versions 2–4 had no ``tls_start``: read as no handshake, columns in today's order."""
+    v4 = [r[:TLS] + r[TLS + 1:] for r in (ROW, FAILED)]
+    df = read_results(_write(tmp_path / "r4.csv", v4, REQUEST_COLUMNS_V4))
+    assert list(df.columns) == list(REQUEST_COLUMNS) and df["tls_start"].isna().all()
+    assert df["connected"][0] == pytest.approx(0.82) and df["retried"].tolist() == [True, False]
 
 
 def test_pages_file_and_run_file(tmp_path):

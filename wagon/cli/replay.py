@@ -13,7 +13,8 @@ from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
 from .common import WagonError, default
 
-PROTOCOLS = "http10xK, http11, http11xK, pipeline or early-close"
+PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close, h2 or h2xK (HTTP/2, K streams), "
+             "each optionally +noresume (no TLS session resumption)")
 EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 the target did "
              "not answer the pre-flight connect; 4 a --fail-on threshold failed; 5 the run was "
              "cut short by a signal or a dead worker, after writing everything (--max-time is "
@@ -33,8 +34,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.command("replay", epilog=EXIT_HELP)
 @click.argument("scenario")
 @click.option("--target", required=True,
-              help="The server: http://HOST:PORT/, or http://HOST:PORT/PREFIX/ to request "
-                   "every URL under /PREFIX/.")
+              help="The server: http://HOST:PORT/ or https://HOST:PORT/, or "
+                   "http(s)://HOST:PORT/PREFIX/ to request every URL under /PREFIX/.")
 @click.option("--results", default=default(ReplayOptions, "results"), metavar="FILE",
               help="CSV of every request (and FILE's .pages.csv of every page, .run.json of "
                    "the run).")
@@ -68,6 +69,13 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--source-addresses", default=None, metavar="CIDR|ADDR,ADDR,...",
               help="This machine's addresses the sessions connect from, one per session in "
                    "turn (a loopback target needs none: 127.64.0.0/10 is used).")
+@click.option("--ca-file", default=None, metavar="PEM",
+              help="HTTPS: verify the server's certificate with these CAs (default: the "
+                   "system's).")
+@click.option("--insecure", is_flag=True,
+              help="HTTPS: accept any certificate (as curl -k).")
+@click.option("--tls-version", type=click.Choice(["1.2", "1.3"]), default=None,
+              help="HTTPS: the highest TLS version offered (default 1.3).")
 @click.option("--connect-timeout", type=float, default=default(ReplayOptions, "connect_timeout"),
               show_default=True, help="Seconds to wait for a TCP connection.")
 @click.option("--timeout", type=float, default=default(ReplayOptions, "timeout"),
@@ -91,8 +99,9 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Seconds between progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
-            queue_ms, no_follow, no_identity, source_addresses, connect_timeout, timeout, request_timeout, fail_on,
-            max_time, quiet, progress_every, as_json) -> None:
+            queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
+            connect_timeout, timeout, request_timeout, fail_on, max_time, quiet, progress_every,
+            as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         proto = parse_protocol(protocol) if protocol else None
@@ -114,7 +123,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          max_time=max_time, progress=not quiet,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
-                         queue_ms=queue_ms)
+                         queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
+                         tls_version=tls_version)
     try:
         check_network(opts)
         pool = sources_for(opts)

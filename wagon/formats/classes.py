@@ -7,7 +7,10 @@ A class is written ``NETWORK[/PROTOCOL][:WEIGHT]``, several separated by commas,
 loses 1 % of packets, felt with ``--network packet`` only); PROTOCOL is ``http10xK`` (HTTP/1.0,
 one connection per object, up to K at once), ``http11`` (one persistent connection),
 ``http11xK`` (K persistent connections), ``pipeline`` (one persistent connection, pipelined
-requests) or ``early-close`` (persistent, closed by the client after each page).
+requests), ``early-close`` (persistent, closed by the client after each page) or ``h2`` /
+``h2xK`` (HTTP/2: one connection, the objects as up to K concurrent streams, 100 by default).
+Over HTTPS a browser resumes its TLS session on its later connections; ``+noresume`` after the
+protocol (``http11x6+noresume``) makes every handshake a full one.
 """
 from __future__ import annotations
 
@@ -43,6 +46,13 @@ class Protocol:
     persistent: bool = True       # HTTP/1.1 keep-alive
     pipeline: bool = False        # requests sent without waiting for responses
     close_after_page: bool = False  # early close: the client drops the connection after a page
+    http2: bool = False           # HTTP/2 (``connections``: concurrent streams)
+    resume: bool = True           # TLS session resumption on the browser's later connections
+
+    @property
+    def sockets(self) -> int:
+        """Connections a browser holds at once to the server."""
+        return 1 if self.http2 else max(1, self.connections)
 
 
 @dataclass(frozen=True)
@@ -94,21 +104,33 @@ def _network(text: str) -> Network:
     return Network(text, float(m["rtt"]), down, float(m["up"]) if m["up"] else down, loss)
 
 
+H2_STREAMS = 100                  # a browser's concurrent streams before the server says
+
+
 def parse_protocol(text: str) -> Protocol:
     """A protocol profile by name (``http10xK``, ``http11``, ``http11xK``, ``pipeline``,
-    ``early-close``)."""
-    m = re.fullmatch(r"(http10|http11)(?:x(\d+))?|pipeline|early-close", text)
+    ``early-close``, ``h2``, ``h2xK``), optionally ``+noresume``."""
+    base, plus, option = text.partition("+")
+    if plus and option != "noresume":
+        raise ClassError(f"{text}: the only option after '+' is noresume")
+    m = re.fullmatch(r"(http10|http11|h2)(?:x(\d+))?|pipeline|early-close", base)
     if not m:
-        raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline "
-                         "or early-close")
-    if text == "pipeline":
-        return Protocol("pipeline", 1, True, True, False)
-    if text == "early-close":
-        return Protocol("early-close", 1, True, False, True)
+        raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline, "
+                         "early-close, h2 or h2xK (optionally +noresume)")
+    resume = not plus
+    if base == "pipeline":
+        return Protocol(text, 1, True, True, False, resume=resume)
+    if base == "early-close":
+        return Protocol(text, 1, True, False, True, resume=resume)
+    if m.group(1) == "h2":
+        k = int(m.group(2) or H2_STREAMS)
+        if not 1 <= k <= 1000:
+            raise ClassError(f"{text}: between 1 and 1000 streams")
+        return Protocol(text, k, True, http2=True, resume=resume)
     k = int(m.group(2) or (4 if m.group(1) == "http10" else 1))
     if not 1 <= k <= 64:
         raise ClassError(f"{text}: between 1 and 64 connections")
-    return Protocol(text, k, m.group(1) == "http11")
+    return Protocol(text, k, m.group(1) == "http11", resume=resume)
 
 
 def parse_classes(spec: str) -> list[ClientClass]:

@@ -15,6 +15,9 @@ Version 3 (issue 13): the run file names the scenario's ``model`` (its name and 
 scenario's header gives them) and its ``speedup``; older run files are read with ``model`` None.
 Version 4: the summary counts ``open_connections`` per second (as the replay saw connections
 open and close); older summaries lack it.
+Version 5 (issue 29): ``tls_start``, when the TLS handshake of the connection a request opened
+began (``connected`` − ``tls_start`` is the handshake; empty without TLS), and the summary's
+``tls`` latency and handshake counts; older requests files are read with ``tls_start`` empty.
 """
 from __future__ import annotations
 
@@ -30,16 +33,18 @@ __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "
            "run_path", "write_run", "read_run", "read_results", "is_results_header"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 4
+RESULTS_VERSION = 5
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "url": "str", "kind": "str", "conn": "int",
     "reused": "bool", "retried": "bool", "intended": "float", "start": "float",
-    "connect_start": "float", "connected": "float", "first_byte": "float", "last_byte": "float",
+    "connect_start": "float", "tls_start": "float", "connected": "float", "first_byte": "float", "last_byte": "float",
     "status": "int", "bytes": "int", "error": "str"}
-#: version 1 of the requests file: no ``retried`` column
-REQUEST_COLUMNS_V1 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "retried"}
+#: versions 2–4 of the requests file: no ``tls_start``; version 1: no ``retried`` either
+REQUEST_COLUMNS_V4 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "tls_start"}
+REQUEST_COLUMNS_V1 = {k: v for k, v in REQUEST_COLUMNS_V4.items() if k != "retried"}
+OLD_REQUEST_COLUMNS = (REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V1)
 PAGE_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "intended": "float", "start": "float",
     "html_first_byte": "float", "done": "float", "response_time": "float",
@@ -108,7 +113,7 @@ def read_run(results: str | os.PathLike) -> dict | None:
 
 def is_results_header(line: str) -> bool:
     """Is this the first line of a requests or pages results file?"""
-    return line.strip() in {",".join(c) for c in (REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
+    return line.strip() in {",".join(c) for c in (REQUEST_COLUMNS, *OLD_REQUEST_COLUMNS,
                                                    PAGE_COLUMNS)}
 
 
@@ -123,7 +128,7 @@ def read_results(path: str | os.PathLike):
             first = next(csv.reader([f.readline()]), [])
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
-    columns = next((c for c in (REQUEST_COLUMNS, REQUEST_COLUMNS_V1, PAGE_COLUMNS)
+    columns = next((c for c in (REQUEST_COLUMNS, *OLD_REQUEST_COLUMNS, PAGE_COLUMNS)
                     if first == list(c)), None)
     if columns is None:
         raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
@@ -140,5 +145,7 @@ def read_results(path: str | os.PathLike):
             df[c] = df[c].astype(bool)
     if columns is REQUEST_COLUMNS_V1:
         df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
+    if columns in OLD_REQUEST_COLUMNS:
+        df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
     df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
     return df

@@ -62,8 +62,9 @@ def summary_rows(run: dict) -> list[list[str]]:
         ["errors", f"{e['total']:,}"]]
     rows += [[f"errors: {k}", f"{v:,}"] for k, v in sorted(e["by_kind"].items())]
     rows += [[f"latency (ms) {name}: p50, p90, p99, max",
-              ", ".join(_ms(s["latency"][key][p]) for p in ("p50", "p90", "p99", "max"))]
-             for key, name in LATENCY_LABELS.items()]
+              ", ".join(_ms(s["latency"].get(key, {}).get(p)) for p in ("p50", "p90", "p99",
+                                                                          "max"))]
+             for key, name in LATENCY_LABELS.items()]    # older summaries: no tls
     rows += [[f"generator (ms) {name}: p50, p90, p99, max",
               ", ".join(_ms(g[key][p]) for p in ("p50", "p90", "p99", "max"))]
              for key, name in GENERATOR_LABELS.items()]

@@ -1,0 +1,152 @@
+"""HTTPS and HTTP/2 against nginx on loopback (TLS, HTTP/2), each beside a baseline of the same
+run against the same nginx:
+
+1. HTTPS keep-alive requests/s of one engine process (50 persistent connections, no think time)
+   vs ``wrk`` with one thread and 50 connections over TLS (target ≥ 0.5×);
+2. HTTP/2 requests/s: 50 browsers on one connection each, pages of a 1 KB page and 9 1 KB
+   objects fetched as concurrent streams, vs ``h2load`` with 50 clients and 10 streams each on
+   the same ten URLs (target ≥ 0.3×);
+3. new TLS connections/s: HTTP/1.0 over HTTPS (a connection and a handshake per request, full
+   or resumed) vs ``httperf --ssl``'s best rate without errors (full handshakes with
+   ``--ssl-no-reuse``, resumed without it); stated, no target.
+
+Each side twice, alternately, the best of each.
+
+    python bench/protocols_bench.py [--part 1 2 3]
+"""
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from wagon.replay import ReplayOptions, replay  # noqa: E402
+from parts import run_parts  # noqa: E402
+from tests.servers import certificate, nginx, write_scenario_file  # noqa: E402
+
+OBJECTS = 9
+SIZE = 1024
+
+
+@functools.cache
+def _certificate(tmp: Path) -> tuple[Path, Path]:
+    """The run's certificate (one for every part)."""
+    return certificate(tmp / "cert")
+
+
+def _site(tmp: Path) -> Path:
+    site = tmp / "site"
+    site.mkdir(exist_ok=True)
+    (site / "p.html").write_bytes(b"p" * SIZE)
+    for i in range(OBJECTS):
+        (site / f"o{i}.gif").write_bytes(b"o" * SIZE)
+    return site
+
+
+def _scenario(tmp: Path, cls: str, conns: int, clicks: int, objects: int = 0) -> Path:
+    pages = [("/p.html", SIZE, list(range(objects)))]
+    objs = [(f"/o{i}.gif", SIZE) for i in range(objects)]
+    name = re.sub(r"\W", "_", cls)
+    return write_scenario_file(tmp / f"{name}-{objects}.jsonl", pages, objs, [cls],
+                               [(0.0, 0, [(0, 0.0)] * clicks)] * conns)
+
+
+def _ours(scenario: Path, server, cert: Path) -> tuple[float, int]:
+    s = replay(str(scenario), ReplayOptions(target=server.url, emulation=False,
+                                            ca_file=str(cert), fail_on=()))
+    return s["requests"]["ok"] / s["duration_s"], s["errors"]["total"]
+
+
+def _best(runs: list[tuple[float, int]]) -> str:
+    return (f"{max(r for r, _ in runs):,.0f} req/s (best of "
+            f"{', '.join(f'{r:,.0f}' for r, _ in runs)}; errors {sum(e for _, e in runs)})")
+
+
+def keepalive(tmp: Path) -> None:
+    cert = _certificate(tmp)
+    scenario = _scenario(tmp, "lan/http11", 50, 600)
+    ours, theirs = [], []
+    with nginx(_site(tmp), tmp / "ng1", access_log=False, tls=cert) as server:
+        for _ in range(2):
+            ours.append(_ours(scenario, server, cert[0]))
+            out = subprocess.run(["wrk", "-t1", "-c50", "-d8s", server.url + "p.html"],
+                                 capture_output=True, text=True, check=True).stdout
+            theirs.append((float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), 0))
+    ratio = max(r for r, _ in ours) / max(r for r, _ in theirs)
+    print(f"1. HTTPS keep-alive: wagon {_best(ours)} (1 process, 50 connections, TLS 1.3), "
+          f"wrk -t1 -c50 {_best(theirs)} -> ratio {ratio:.2f} (target >= 0.5)")
+
+
+def _h2load(url: str, requests: int) -> tuple[float, int]:
+    uris = [url + "p.html"] + [f"{url}o{i}.gif" for i in range(OBJECTS)]
+    out = subprocess.run(["h2load", "-n", str(requests), "-c", "50", "-m", str(OBJECTS + 1),
+                          *uris], capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out).group(1))
+    failed = int(re.search(r"(\d+) failed", out).group(1))
+    return rate, failed
+
+
+def http2(tmp: Path) -> None:
+    cert = _certificate(tmp)
+    clicks = 60
+    scenario = _scenario(tmp, "lan/h2", 50, clicks, OBJECTS)
+    ours, theirs = [], []
+    with nginx(_site(tmp), tmp / "ng2", access_log=False, tls=cert, http2=True) as server:
+        for _ in range(2):
+            ours.append(_ours(scenario, server, cert[0]))
+            theirs.append(_h2load(server.url, 50 * clicks * (OBJECTS + 1)))
+    ratio = max(r for r, _ in ours) / max(r for r, _ in theirs)
+    print(f"2. HTTP/2: wagon {_best(ours)} (1 process, 50 connections, pages of 1 + "
+          f"{OBJECTS} streams), h2load -c50 -m{OBJECTS + 1} {_best(theirs)} -> ratio "
+          f"{ratio:.2f} (target >= 0.3)")
+
+
+def _httperf_best(port: int, reuse: bool) -> tuple[float, int]:
+    """httperf --ssl's best request rate without errors over rates 100 to 3,000/s."""
+    best = 0.0
+    for rate in (100, 200, 400, 700, 1000, 1500, 2000, 3000):
+        time.sleep(1)
+        cmd = ["httperf", "--hog", "--ssl", "--server", "127.0.0.1", "--port", str(port),
+               "--uri", "/p.html", "--num-conns", str(rate * 2), "--num-calls", "1",
+               "--rate", str(rate), "--timeout", "5"] + ([] if reuse else ["--ssl-no-reuse"])
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+        except subprocess.TimeoutExpired:
+            break
+        got = re.search(r"Request rate: ([\d.]+) req/s", out)
+        errors = re.search(r"Errors: total (\d+)", out)
+        if got is None or errors is None or int(errors.group(1)):
+            break
+        best = max(best, float(got.group(1)))
+    return best, 0
+
+
+def new_connections(tmp: Path) -> None:
+    cert = _certificate(tmp)
+    with nginx(_site(tmp), tmp / "ng3", access_log=False, tls=cert) as server:
+        for label, cls, reuse in (("full", "lan/http10x1+noresume", False),
+                                  ("resumed", "lan/http10x1", True)):
+            scenario = _scenario(tmp, cls, 50, 40)
+            ours, theirs = [], []
+            for _ in range(2):
+                time.sleep(1)
+                ours.append(_ours(scenario, server, cert[0]))
+                theirs.append(_httperf_best(server.port, reuse))
+            print(f"3. new TLS connections ({label} handshakes): wagon {_best(ours)} (1 "
+                  f"process, 50 at once, HTTP/1.0 over TLS 1.3), httperf --ssl"
+                  f"{'' if reuse else ' --ssl-no-reuse'} best error-free {_best(theirs)} -> "
+                  f"ratio {max(r for r, _ in ours) / max(max(r for r, _ in theirs), 1):.2f}")
+
+
+def main() -> None:
+    run_parts(__doc__, {1: keepalive, 2: http2, 3: new_connections})
+
+
+if __name__ == "__main__":
+    main()

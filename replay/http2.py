@@ -1,0 +1,246 @@
+"""HTTP/2 client connections: the ``h2`` protocol library's state machine on the core's socket.
+
+One ``H2Connection`` is one TCP connection (over TLS with ALPN ``h2``, or h2c with prior
+knowledge on plain text) carrying concurrent streams, one per request. It shares the HTTP/1.x
+connection's socket, kernel timestamps, link pacing and timeouts (``replay.http.Connection``)
+and the same events; framing, HPACK and flow control are h2's. As a browser's:
+
+- requests beyond the stream limit (the browser's, and the server's MAX_CONCURRENT_STREAMS) wait
+  for a stream to end, and leave one round trip after it ended (its end reaches the client, the
+  next request the server);
+- flow control: windows of 6 MiB per stream and 15 MiB per connection, as Chrome announces,
+  re-opened (WINDOW_UPDATE) as data arrives; server push is refused (SETTINGS_ENABLE_PUSH 0);
+- a stream the server resets ends as ``reset`` (``closed`` when refused, REFUSED_STREAM: it was
+  not processed); on GOAWAY the streams above its last stream id end as ``closed`` (not
+  processed: the browser sends them once more on a new connection), the others run to their
+  end and the connection takes no new request;
+- a frame that breaks the protocol ends every stream as ``bad_response``.
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections import deque
+
+from h2.config import H2Configuration
+from h2.connection import H2Connection as H2State
+from h2.errors import ErrorCodes
+from h2.events import (ConnectionTerminated, DataReceived, RemoteSettingsChanged,
+                       ResponseReceived, StreamEnded, StreamReset)
+from h2.exceptions import H2Error
+from h2.settings import SettingCodes, Settings
+from hyperframe.frame import GoAwayFrame
+
+from .emulation import ClientNet
+from .events import Call, clock
+from .http import Connection, answered, failed
+from .tls import TlsLayer
+
+__all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW"]
+
+STREAM_WINDOW = 6 * 1024 * 1024            # Chrome's SETTINGS_INITIAL_WINDOW_SIZE
+CONNECTION_WINDOW = 15 * 1024 * 1024       # Chrome's connection window
+DEFAULT_WINDOW = 65_535                    # every window's size before it is changed
+
+Headers = list[tuple[bytes, bytes]]
+#: a client's; the request headers are ours (lower case, valid) and the answers' are read, not
+#: policed: h2's header validation and normalisation took 12 % of the engine's CPU (cProfile)
+CONFIG = H2Configuration(client_side=True, header_encoding=None, validate_outbound_headers=False,
+                         normalize_outbound_headers=False, validate_inbound_headers=False,
+                         normalize_inbound_headers=False)
+
+
+class _Draining(H2State):
+    """h2's state machine, which on GOAWAY refuses every later frame (python-hyper/h2#1181),
+    where RFC 9113 §6.8 lets the streams up to the last stream id run to their end (nginx sends
+    GOAWAY, then the answers of those it took): the event is reported, the connection stays
+    open for them, and ``H2Connection`` opens no new stream on it."""
+
+    def _receive_goaway_frame(self, frame: GoAwayFrame) -> tuple[list, list]:
+        event = ConnectionTerminated()
+        event.error_code = _error_code(frame.error_code)
+        event.last_stream_id = frame.last_stream_id
+        event.additional_data = frame.additional_data or None
+        return [], [event]
+
+
+def _error_code(code: int) -> ErrorCodes | int:
+    try:
+        return ErrorCodes(code)
+    except ValueError:
+        return code
+
+
+class H2Connection(Connection):
+    """One HTTP/2 connection: ``send`` opens a stream per request, a future resolves per
+    response (when its last byte has reached the emulated client)."""
+
+    ALPN = ("h2",)
+    ALPN_REFUSED = "no_h2"
+
+    def __init__(self, conn_id: int, net: ClientNet, loop: asyncio.AbstractEventLoop,
+                 sock: socket.socket, idle_timeout: float | None,
+                 tls: TlsLayer | None = None) -> None:
+        super().__init__(conn_id, net, loop, sock, idle_timeout, tls)
+        self.pending: dict[int, tuple[Call, asyncio.Future]] = {}     # stream id → request
+        self.waiting: deque[tuple[Call, Headers, asyncio.Future]] = deque()  # for a stream
+        self.limit = 100                   # the browser's concurrent streams (set by it)
+        self.draining = False              # GOAWAY came: no new stream
+        self.h2 = _Draining(CONFIG)
+        # settings in force from the start (``update`` would leave them pending until the
+        # server's ACK, while the first SETTINGS frame carries the old ones)
+        self.h2.local_settings = Settings(client=True, initial_values={
+            SettingCodes.MAX_CONCURRENT_STREAMS: 100, SettingCodes.ENABLE_PUSH: 0,
+            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+            SettingCodes.MAX_HEADER_LIST_SIZE: H2State.DEFAULT_MAX_HEADER_LIST_SIZE})
+        self.h2.initiate_connection()      # the preface leaves with the first request
+        self.h2.increment_flow_control_window(CONNECTION_WINDOW - DEFAULT_WINDOW)
+
+    @property
+    def accepting(self) -> bool:
+        return self.open and not self.draining
+
+    # ---- requests ----------------------------------------------------------------------------
+    def send(self, calls: list[Call], requests: list[Headers]) -> list[asyncio.Future]:
+        """A stream per request of ``calls`` (``requests``: their header lists), now or when
+        a stream is free."""
+        futures = []
+        for call, headers in zip(calls, requests):
+            call.conn, call.reused = self.id, self.used > 0
+            fut = self.loop.create_future()
+            self.waiting.append((call, headers, fut))
+            futures.append(fut)
+            self.used += 1
+        self._active = clock()
+        self._start()
+        self._arm()
+        return futures
+
+    def _start(self) -> None:
+        """Open streams for the waiting requests while the limits allow."""
+        if not self.open:
+            return
+        room = min(self.limit, self.h2.remote_settings.max_concurrent_streams)
+        while self.waiting and len(self.pending) < room:
+            call, headers, fut = self.waiting.popleft()
+            sid = self.h2.get_next_available_stream_id()
+            self.h2.send_headers(sid, headers, end_stream=True)
+            self.pending[sid] = (call, fut)
+        self._flush()
+
+    def _flush(self) -> None:
+        data = self.h2.data_to_send()
+        if data:
+            self._write(data)
+
+    # ---- answers -----------------------------------------------------------------------------
+    def _feed(self, data: bytes) -> None:
+        try:
+            events = self.h2.receive_data(data)
+        except H2Error:
+            self._fail_all("bad_response")
+            self.close()
+            return
+        for ev in events:
+            if isinstance(ev, ResponseReceived):
+                self._headers(ev.stream_id, ev.headers)
+            elif isinstance(ev, DataReceived):
+                self.h2.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                got = self.pending.get(ev.stream_id)
+                if got is not None:
+                    got[0].bytes += len(ev.data)
+            elif isinstance(ev, StreamEnded):
+                self._ended(ev.stream_id, None)
+            elif isinstance(ev, StreamReset):
+                self._ended(ev.stream_id, "closed" if ev.error_code ==
+                            ErrorCodes.REFUSED_STREAM else "reset")
+            elif isinstance(ev, ConnectionTerminated):
+                self._goaway(ev.last_stream_id)
+            elif isinstance(ev, RemoteSettingsChanged):
+                self._start()
+        if self.open:
+            self._flush()
+
+    def _headers(self, sid: int, headers: Headers) -> None:
+        got = self.pending.get(sid)
+        if got is None:
+            return
+        call = got[0]
+        call.first_byte = self._first
+        for name, value in headers:
+            if name == b":status":
+                call.status = int(value)
+            elif name == b"location":
+                call.location = value
+            elif name == b"set-cookie":
+                call.set_cookie = (call.set_cookie or []) + [value]
+
+    def _ended(self, sid: int, error: str | None) -> None:
+        """Stream ``sid`` ended: complete, or with ``error``; a freed stream takes the next
+        waiting request one round trip later."""
+        got = self.pending.pop(sid, None)
+        if got is None:
+            return
+        call, fut = got
+        if error is None:
+            answered(self.loop, call, fut, self._last)
+        else:
+            failed(call, fut, error)
+        if self.waiting:
+            if self.net.rtt > 0:
+                self.loop.call_later(self.net.rtt, self._start)
+            else:
+                self._start()
+        elif not self.pending:
+            if self.draining:
+                self.close()
+            else:
+                self._idle()
+
+    def _goaway(self, last_stream_id: int | None) -> None:
+        """The server goes away: streams it did not process, and the waiting requests, end as
+        ``closed``; the connection closes once the others have ended."""
+        self.draining = True
+        last = last_stream_id if last_stream_id is not None else 0
+        for sid in [s for s in self.pending if s > last]:
+            failed(*self.pending.pop(sid), "closed")
+        while self.waiting:
+            call, _, fut = self.waiting.popleft()
+            failed(call, fut, "closed")
+        if not self.pending:
+            self.close()
+
+    # ---- ending ------------------------------------------------------------------------------
+    def give_up(self, calls: list[Call], kind: str) -> None:
+        """``calls`` took too long: their streams are cancelled (RST_STREAM), the others go
+        on."""
+        gone = set(calls)
+        for sid in [s for s, (c, _) in self.pending.items() if c in gone]:
+            failed(*self.pending.pop(sid), kind)
+            if self.open:
+                self.h2.reset_stream(sid, ErrorCodes.CANCEL)
+        for item in [w for w in self.waiting if w[0] in gone]:
+            self.waiting.remove(item)
+            failed(item[0], item[2], kind)
+        if self.open:
+            self._flush()
+            if self.waiting:
+                self._start()
+
+    def _fail_all(self, kind: str | None) -> None:
+        for call, fut in self.pending.values():
+            failed(call, fut, kind)
+        self.pending.clear()
+        while self.waiting:
+            call, _, fut = self.waiting.popleft()
+            failed(call, fut, kind)
+
+    def close(self) -> None:
+        """Close, saying so first (GOAWAY), as a browser does."""
+        if self.open and self.used:
+            try:
+                self.h2.close_connection()
+            except H2Error:
+                pass                       # the state machine is past saying goodbye
+            self._flush()
+        super().close()
