@@ -14,11 +14,14 @@
 7. part 4's table again with --network client (the engine's in-process emulation, a session
    per object, through `wagon replay`): what the server feels when only the client is
    emulated;
+8. the load at which the relay distorts: 8 downloads at once over 20 ms paths of B each, B from
+   10 to 200 Mbit/s: the relay's lag (mean, max, share of packets over 1 ms late) and the
+   flows' rate past slow start against B;
 5. cost: packets relayed per CPU second of the relay (its /proc utime+stime) at saturation
    (a LAN-speed path), beside the same transfer over plain loopback; the relay's state for
    10,000 clients (tracemalloc of ``Relay.take`` fed 10,000 addresses).
 
-    sudo python bench/netpath_bench.py [--part 1 2 3 4 5 6 7]
+    sudo python bench/netpath_bench.py [--part 1 2 3 4 5 6 7 8]
 """
 from __future__ import annotations
 
@@ -241,9 +244,40 @@ def part6() -> None:
             print(f"| {server} | {rtt} | " + " | ".join(cells) + " |")
 
 
+def part8() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    print("| B per flow (Mbit/s) | offered (Mbit/s) | packets/s | lag mean (ms) | lag max (ms) |"
+          " late > 1 ms | rate / B (min, median) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    flows = 8
+    for mbps in (10, 25, 50, 100, 200):
+        net = parse_classes(f"20ms-{mbps * 1000}kbps")[0].network
+        size = int(mbps * 1e6 / 8 * 3)                    # 3 s at the link's rate
+        server = Sender(size)
+        with PacketPath([net]) as path, path.inside():
+            pool = path.sources()
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(flows) as ex:
+                runs = list(ex.map(lambda k: download(pool.address(k, 0), server.port),
+                                   range(flows)))
+            took = time.perf_counter() - t0
+        rates = sorted(steady_rate(m) / (mbps * 1e6 / 8) for m in runs)
+        r = path.report
+        print(f"| {mbps} | {flows * mbps} | {r['packets'] / took:,.0f} | {r['lag_mean_ms']:.3f} | "
+              f"{r['lag_max_ms']:.1f} | {100 * r['late'] / r['packets']:.1f} % | "
+              f"{rates[0]:.2f}, {rates[len(rates) // 2]:.2f} |")
+
+
+def steady_rate(marks: list[tuple[float, int]]) -> float:
+    """Wire bytes/s from a fifth of the bytes to the end (past slow start)."""
+    total = marks[-1][1]
+    t0, b0 = next(m for m in marks if m[1] >= total // 5)
+    return (total - b0) / (marks[-1][0] - t0) * MTU / MSS
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6, 7])
+    ap.add_argument("--part", type=int, nargs="*", default=[1, 2, 3, 4, 5, 6, 7, 8])
     for part in ap.parse_args().part:
         print(f"\n## part {part}")
         globals()[f"part{part}"]()

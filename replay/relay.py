@@ -28,6 +28,7 @@ import time
 __all__ = ["ClientPath", "Relay", "main"]
 
 BATCH = 256               # packets read from one device before the other is looked at
+LATE = 0.001              # a packet put out later than this after it was due is counted late
 PR_SET_PDEATHSIG = 1
 
 
@@ -53,7 +54,7 @@ class Relay:
         self.due: list[tuple[float, int, int, bytes]] = []
         self.seq = 0
         self.counts = {"packets": 0, "bytes": 0, "lost": 0, "queue_drops": 0, "foreign": 0,
-                       "write_drops": 0, "clients": 0}
+                       "write_drops": 0, "clients": 0, "late": 0}
         self.lag_max = 0.0
         self.lag_sum = 0.0
 
@@ -108,6 +109,8 @@ class Relay:
                 continue
             lag = now - when
             self.lag_sum += lag
+            if lag > LATE:
+                self.counts["late"] += 1
             if lag > self.lag_max:
                 self.lag_max = lag
             self.counts["packets"] += 1

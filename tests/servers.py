@@ -451,13 +451,16 @@ class Sender:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            with conn:
-                if self.cc:
-                    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
-                if conn.recv(1) and self.send:
-                    conn.sendall(b"x" * self.send)
-                else:
-                    conn.sendall(b"y")
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            if self.cc:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, self.cc.encode())
+            if conn.recv(1) and self.send:
+                conn.sendall(b"x" * self.send)
+            else:
+                conn.sendall(b"y")
 
 
 def bound_client(source: str | None) -> socket.socket:
