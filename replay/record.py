@@ -299,7 +299,7 @@ def summary_text(s: dict) -> str:
     net = s.get("network")
     if net:
         relay = net["relay"] or {}
-        lines.append(f"network: every packet through its client's path, {net['clients']}; "
+        lines.append(f"network: every packet through its client's path; "
                      f"relayed {relay.get('packets', 0):,} packets, lost "
                      f"{relay.get('lost', 0):,}, dropped by full queues "
                      f"{relay.get('queue_drops', 0):,}; relay lag mean "
