@@ -55,7 +55,16 @@ PAGE_COLUMNS = {
 
 
 class ResultsError(ValueError):
-    """A file that is not wagon replay results (one line, naming the file)."""
+    """A file that is not wagon replay results (one line, naming the file).
+
+    Example:
+
+    >>> try:
+    ...     wagon.read_results("model.json")
+    ... except wagon.ResultsError as e:
+    ...     print(e)
+    model.json: not wagon replay results (its first line is not the requests or pages header)
+    """
 
 
 def pages_path(results: str | os.PathLike) -> str:
@@ -122,7 +131,17 @@ def is_results_header(line: str) -> bool:
 
 def read_results(path: str | os.PathLike):
     """A requests or pages results file as a typed ``pandas.DataFrame`` (``attrs["run"]``: the
-    run file's content, or None). ResultsError (one line) for anything else."""
+    run file's content, or None). ResultsError (one line) for anything else.
+
+    Example:
+
+    >>> req = wagon.read_results("results.csv")              # wagon replay --results
+    >>> summary = req.attrs["run"]["summary"]
+    >>> summary["requests"]["ok"] == len(req[req["error"] == ""])
+    True
+    >>> print(f'{(req["last_byte"] - req["start"]).max():.3f} s')  # doctest: +ELLIPSIS
+    0.0... s
+    """
     # lazy: the replay engine writes results and must not pay for pandas at start-up
     import pandas as pd  # lazy: see above
     path = str(path)
