@@ -188,7 +188,18 @@ class CandidateFit:
 
 @dataclass
 class FitReport:
-    """Result of ``fit``: the chosen law (``.best``), every candidate (``.table``), a summary."""
+    """Result of ``fit``: the chosen law (``.best``), every candidate (``.table``), a summary.
+
+    Example:
+
+    >>> import numpy as np
+    >>> from wagon.fitting import fit
+    >>> report = fit(np.random.default_rng(1).exponential(2.0, 2000), name="gaps")
+    >>> report.best.name, round(report.best.params["scale"], 1)
+    ('exponential', 2.0)
+    >>> report.table[0]["law"] == report.best.name
+    True
+    """
 
     name: str
     n: int

@@ -370,7 +370,7 @@ class Client:
         visit.html_first_byte, visit.done = final.first_byte, final.last_byte
         if final.error is not None:
             for c in objs:
-                c.error = SKIPPED
+                c.error, c.intended = SKIPPED, final.last_byte    # when they would have been due
                 self._done(c)
         elif objs:
             document = self.t.absolute(final.url) if self.t.identity else None

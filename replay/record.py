@@ -5,6 +5,13 @@
   recorded up to its last second;
 - ``Stats``: bounded-memory statistics (``histogram.Histogram``, per-second counts), mergeable
   across worker processes, and the run's summary.
+
+The measured window (``--warmup``, ``--cooldown``) is applied here, once: a request, page,
+session or connection outside [from_s, to_s) is counted as left out (per part) and in nothing
+else, so every output built from the summary shows the window's numbers. A request is placed at
+its issue (``start``), else at when it was due (``intended``), else at the stop that settled it
+(``wagon.formats.results.measured`` applies the same rule to the CSV). The per-second series
+cover the whole run (the report shades the parts left out).
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
 from .events import IN_FLIGHT, NOT_STARTED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .histogram import Histogram
 
-__all__ = ["Stats", "CsvRecorder", "summary_text", "LATENCIES", "LATENCY_LABELS",
+__all__ = ["Stats", "CsvRecorder", "summary_text", "window_text", "LATENCIES", "LATENCY_LABELS",
            "GENERATOR_LABELS"]
 
 LATE_S = 0.010                      # a session starting this late is counted as late
@@ -40,11 +47,16 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return a if len(a) >= size else np.concatenate((a, np.zeros(size - len(a), a.dtype)))
 
 
-class Stats:
-    """Counters and histograms of one run (or of several workers once merged)."""
+WARMUP, COOLDOWN = "warmup", "cooldown"
 
-    def __init__(self, t0: float) -> None:
-        self.t0 = t0
+
+class Stats:
+    """Counters and histograms of one run (or of several workers once merged); ``window``: the
+    measured seconds [from, to) of the run (to None: to the end)."""
+
+    def __init__(self, t0: float, window: tuple[float, float | None] = (0.0, None)) -> None:
+        self.t0, self.window = t0, window
+        self.outside: set[int] = set()               # sessions started outside the window
         self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
         self.c: Counter = Counter()
         self.errors: Counter = Counter()
@@ -67,9 +79,29 @@ class Stats:
             self.s[name] = _grown(self.s[name], max(sec + 1, 2 * len(self.s[name])))
         self.s[name][sec] += amount
 
+    def _part(self, t: float | None) -> str | None:
+        """WARMUP, COOLDOWN or None (measured) for clock time ``t`` (None: now, the stop)."""
+        sec = (clock() if t is None else t) - self.t0
+        lo, hi = self.window
+        return (WARMUP if lo and sec < lo else          # no warm-up: what started early counts
+                COOLDOWN if hi is not None and sec >= hi else None)
+
+    def _left_out(self, what: str, t: float | None) -> bool:
+        """Count ``what`` at clock time ``t`` as left out when it falls outside the window."""
+        part = self._part(t)
+        if part is not None:
+            self.c[f"{part}_{what}"] += 1
+        return part is not None
+
     def on_call(self, call: Call) -> None:
         """One outcome per request: counted (a request the stop cut off is not an error), and
-        timed where it has times."""
+        timed where it has times; the per-second series count it even outside the window."""
+        end = call.last_byte
+        if call.error is None and end >= self.t0:
+            self._count("per_second", end)
+            self._count("bytes_per_second", end, call.bytes)
+        if self._left_out("requests", call.start if call.start is not None else call.intended):
+            return
         self.c["requests"] += 1
         ok = call.error is None
         if ok:
@@ -79,7 +111,6 @@ class Stats:
         else:
             self.errors[call.error] += 1
         self.c["bytes"] += call.bytes
-        end = call.last_byte
         if end is None:                                # not started, skipped
             return
         h = self.h
@@ -94,16 +125,17 @@ class Stats:
             return
         h["request"].add(end - start)
         h["transfer"].add(end - call.first_byte)
-        if end >= self.t0:
-            self._count("per_second", end)
-            self._count("bytes_per_second", end, call.bytes)
 
     def on_connection(self, conn_id: int, connect: float) -> None:
+        self._count("opened", clock())
+        if self._left_out("connections", None):
+            return
         self.c["connections"] += 1
         self.h["connect"].add(connect)
-        self._count("opened", clock())
 
     def on_tls(self, conn_id: int, seconds: float, resumed: bool) -> None:
+        if self._part(None) is not None:          # its connection's: counted as left out there
+            return
         self.c["tls_handshakes"] += 1
         self.c["tls_resumed"] += resumed
         self.h["tls"].add(seconds)
@@ -112,6 +144,8 @@ class Stats:
         self._count("closed", clock())
 
     def on_page(self, page: PageVisit) -> None:
+        if self._left_out("pages", page.start if page.start is not None else page.intended):
+            return
         self.c["pages"] += 1
         self.c["page_errors"] += page.errors > 0
         if page.response_time is not None:
@@ -120,11 +154,17 @@ class Stats:
     def on_session_start(self, session: int, intended: float, actual: float) -> None:
         """Start lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
         lag = actual - intended
+        self.h["start_lag"].add(abs(lag))
+        if self._left_out("sessions", actual):
+            self.outside.add(session)
+            return
         self.c["sessions_started"] += 1
         self.c["sessions_late"] += lag > LATE_S
-        self.h["start_lag"].add(abs(lag))
 
     def on_session_end(self, session: int, completed: bool) -> None:
+        if session in self.outside:
+            self.outside.discard(session)
+            return
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1
 
     def loop_lag(self, lag: float) -> None:
@@ -132,13 +172,15 @@ class Stats:
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
-        return {"t0": self.t0, "h": {k: v.state() for k, v in self.h.items()},
+        return {"t0": self.t0, "window": self.window,
+                "h": {k: v.state() for k, v in self.h.items()},
                 "c": dict(self.c), "errors": dict(self.errors),
                 **{name: a.tolist() for name, a in self.s.items()}}
 
     @classmethod
     def merged(cls, states: list[dict]) -> "Stats":
-        out = cls(min((s["t0"] for s in states), default=0.0))
+        out = cls(min((s["t0"] for s in states), default=0.0),
+                  tuple(states[0]["window"]) if states else (0.0, None))
         for s in states:
             for k, st in s["h"].items():
                 out.h[k].merge(st)
@@ -165,7 +207,9 @@ class Stats:
         n = max(len(self.s["opened"]), len(self.s["closed"]))
         held = np.cumsum(_grown(self.s["opened"], n)) - np.cumsum(_grown(self.s["closed"], n))
         held_until = int(np.max(np.nonzero(held)[0], initial=-1)) + 1
-        per_s = 1.0 / duration if duration else 0.0
+        lo, hi = self.window
+        measured = max(min(duration, hi if hi is not None else duration) - lo, 0.0)
+        per_s = 1.0 / measured if measured else 0.0
         out = {
             "requests": {"total": self.c["requests"],
                          "sent": self.c["requests"] - self.c[NOT_STARTED], "ok": self.c["ok"],
@@ -188,6 +232,10 @@ class Stats:
             "open_connections": {"per_second": held[:held_until].tolist(),
                                  "peak": int(held.max(initial=0))},
             "duration_s": duration,
+            "window": {"from_s": lo, "to_s": hi, "seconds": measured, "left_out": {
+                part: {what: self.c[f"{part}_{what}"] for what in
+                       ("requests", "sessions", "pages", "connections")}
+                for part in (WARMUP, COOLDOWN)}},
         }
         out["warnings"] = self._warnings(out)
         return out
@@ -264,6 +312,20 @@ def _tls_text(tls: dict | None) -> str:
     return f" ({tls['handshakes']:,} TLS handshakes, {tls['resumed']:,} resumed)"
 
 
+def window_text(s: dict) -> str | None:
+    """What the figures measure and what they leave out; None when they measure the whole run."""
+    w = s.get("window")
+    if not w or (w["from_s"] == 0 and w["to_s"] is None):
+        return None
+    left = w["left_out"]
+    parts = [f"{name} {left[part]['requests']:,} requests due ({left[part]['sessions']:,} "
+             "sessions started)" for part, name in ((WARMUP, "warm-up"), (COOLDOWN, "cool-down"))
+             if part == WARMUP and w["from_s"] or part == COOLDOWN and w["to_s"] is not None]
+    to = "the end" if w["to_s"] is None else f"{w['to_s']:g} s"
+    return (f"measured window {w['from_s']:g} s to {to} ({w['seconds']:.1f} s): every figure "
+            f"counts only what it holds; left out: {'; '.join(parts)}")
+
+
 def summary_text(s: dict) -> str:
     """The summary as a few human lines."""
     def row(name: str, d: dict) -> str:
@@ -277,9 +339,10 @@ def summary_text(s: dict) -> str:
            f"{r['total']:,} due" if r["in_flight"] or r["not_started"] else "")
     lines = [f"requests sent {sent:,} (ok {r['ok']:,}, failed {e['total']:,}{cut}), "
              f"{r['bytes'] / 1e6:,.1f} MB in "
-             f"{s['duration_s']:.1f} s: {t['requests_per_s']:,.1f} ok/s, "
+             f"{s['window']['seconds']:.1f} s: {t['requests_per_s']:,.1f} ok/s, "
              f"{8 * t['bytes_per_s'] / 1e6:,.2f} Mbit/s; connections {s['connections']:,}"
              + _tls_text(s.get("tls")),
+             *filter(None, [window_text(s)]),
              f"sessions started {ss['started']:,}, completed {ss['completed']:,}, "
              f"cut short {ss['interrupted']:,}, late {ss['late']:,}",
              "errors " + (", ".join(f"{k} {v:,}" for k, v in sorted(e["by_kind"].items()))

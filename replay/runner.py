@@ -91,6 +91,8 @@ class ReplayOptions:
     follow_redirects: bool = True
     fail_on: tuple[str, ...] = ("errors>1%",)
     max_time: float | None = None
+    warmup: float = 0.0                        # first seconds left out of the statistics
+    cooldown: float = 0.0                      # last seconds before the planned end left out
     progress: bool = False                     # a progress line on stderr (replay.progress)
     progress_every: float = 2.0                # seconds between progress lines
     identity: bool = True                      # each user its own address, agent, referer,
@@ -244,6 +246,24 @@ def steady_end(sc: Scenario) -> float | None:
     return float(o["duration"]) / sc.speedup
 
 
+def measured_window(sc: Scenario, opts: ReplayOptions) -> tuple[float, float | None]:
+    """The run's seconds [from, to) its statistics measure: after ``warmup``, and before the
+    last ``cooldown`` seconds of its planned end (``max_time`` or a steady scenario's end; to
+    None: to the end). ReplayError when the options leave nothing to measure."""
+    if opts.warmup < 0 or opts.cooldown < 0:
+        raise ReplayError("--warmup and --cooldown are seconds, at least 0")
+    ends = [e for e in (opts.max_time, steady_end(sc)) if e is not None]
+    if opts.cooldown and not ends:
+        raise ReplayError("--cooldown needs a planned end to count back from: --max-time, or a "
+                          "scenario of wagon synth --steady")
+    end = min(ends, default=None)
+    hi = end - opts.cooldown if opts.cooldown else None
+    if end is not None and opts.warmup >= (hi if hi is not None else end):
+        raise ReplayError(f"--warmup {opts.warmup:g} s and --cooldown {opts.cooldown:g} s leave "
+                          f"nothing of the run's {end:g} s to measure")
+    return opts.warmup, hi
+
+
 def exit_status(summary: dict) -> int:
     """0 for a run that ran as planned (to its end, or to ``--max-time``) within its
     thresholds; EXIT_INCOMPLETE only for an unplanned cut (a signal, a dead worker)."""
@@ -263,7 +283,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     loop = asyncio.get_running_loop()
     t0 = clock() + (t0_wall - time.time())
     hooks = Hooks()
-    stats = Stats(t0)
+    stats = Stats(t0, measured_window(sc, opts))
     stats.subscribe(hooks)
     files = [open(p, "a" if worker >= 0 else "w", newline="") for p in results] if results else []
     recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes],
@@ -408,7 +428,9 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
     check_network(opts)
     sources_for(opts)
     tls_for(opts)
-    return read_scenario(path), thresholds
+    sc = read_scenario(path)
+    measured_window(sc, opts)
+    return sc, thresholds
 
 
 # ---- the whole run -------------------------------------------------------------------------

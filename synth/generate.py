@@ -36,7 +36,16 @@ FALLBACK_LAWS = {"clicks": ("inverse_gaussian", stats.invgauss(mu=5 / 3, scale=3
 
 
 class SynthError(ValueError):
-    """Options or a model that cannot make a scenario."""
+    """Options or a model that cannot make a scenario.
+
+    Example:
+
+    >>> try:
+    ...     wagon.synthesize("model.json", duration=60, colour="red")
+    ... except wagon.SynthError as e:
+    ...     print(e)
+    synthesize: ...colour...
+    """
 
 
 class _Law:
@@ -313,10 +322,13 @@ def scenario(model: Model | str | os.PathLike | None = None, **options) -> Scena
     options (``SynthOptions``' fields: ``duration`` or ``sessions``, ``seed``, ``speedup``,
     ``classes``, ...); ``model``: a Model, a model file, or None (``rate`` then needed).
 
-    >>> import wagon
-    >>> sc = wagon.synthesize("model.json", duration=600, seed=1)        # doctest: +SKIP
-    >>> sc.to_frame().groupby("session").size().mean()    # clicks per session  # doctest: +SKIP
-    >>> sc.write("scenario.jsonl")                         # what wagon replay plays  # doctest: +SKIP
+    Example:
+
+    >>> sc = wagon.synthesize("model.json", duration=600, seed=1)
+    >>> frame = sc.to_frame()                                 # a row per click
+    >>> frame.session.nunique(), len(frame)
+    (131, 643)
+    >>> sc.write("six-hundred.jsonl")                         # what wagon replay plays
     """
     name = None
     if isinstance(model, (str, os.PathLike)):

@@ -11,7 +11,14 @@ __all__ = ["SynthOptions"]
 
 @dataclass(frozen=True)
 class SynthOptions:
-    """What ``wagon synth`` can be told."""
+    """What ``wagon synth`` can be told (``wagon.synthesize`` takes the same fields).
+
+    Example:
+
+    >>> opts = wagon.SynthOptions(duration=600, seed=1, classes="lan/http11")
+    >>> opts.speedup, opts.arrivals
+    (1.0, 'poisson')
+    """
 
     duration: float | None = None
     sessions: int | None = None

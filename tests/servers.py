@@ -51,6 +51,7 @@ http {{
   sendfile on;
   keepalive_timeout {keepalive};
   keepalive_requests {keepalive_requests};
+  {limit_zone}
   client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi;
   uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;
   server {{
@@ -58,6 +59,7 @@ http {{
     {tls}
     root {root};
     index index.html;
+    {limit}
     {cookie}
     {locations}
     location = /nginx-status {{ stub_status; access_log off; }}
@@ -180,11 +182,15 @@ ACCESS_FORMAT = ("$connection $connection_requests $status $body_bytes_sent $req
 def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 8192,
           access_log: bool = True, keepalive_requests: int = 1_000_000,
           log_format: str = ACCESS_FORMAT, set_cookie: str | None = None,
-          tls: tuple[Path, Path] | None = None, http2: bool = False, locations: str = ""):
+          tls: tuple[Path, Path] | None = None, http2: bool = False, locations: str = "",
+          limit_rate: int | None = None, limit_burst: int = 5):
     """nginx serving ``root``; ``log_format``: access.log's layout; ``set_cookie``: a
     Set-Cookie value added to every answer of ``/`` and below (nginx variables allowed);
     ``tls``: its certificate and key (HTTPS); ``http2``: HTTP/2 (over TLS with ALPN, h2c with
-    prior knowledge without); ``locations``: more of the server's configuration."""
+    prior knowledge without); ``locations``: more of the server's configuration;
+    ``limit_rate``: a server of known capacity — ``limit_req`` lets that many requests a second
+    through, all clients together (``limit_burst`` ahead of the rate, served at once), and
+    answers the excess 503 at once."""
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -197,6 +203,10 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
                        tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
                            "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
                        if tls else "",
+                       limit_zone=f"limit_req_zone $server_port zone=cap:1m rate={limit_rate}r/s;"
+                       if limit_rate else "",
+                       limit=f"limit_req zone=cap burst={limit_burst} nodelay;"
+                       if limit_rate else "",
                        cookie=f'location / {{ add_header Set-Cookie "{set_cookie}"; }}'
                        if set_cookie else "")
     if not access_log:

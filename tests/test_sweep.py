@@ -1,60 +1,89 @@
-"""``wagon sweep`` against ``wagon serve --service-time S --max-connections M``: a server that
-answers at most M requests at a time, each after S seconds, has the capacity M/S requests/s
-(one request per connection with HTTP/1.0); the knee the sweep finds is within 20 % of it."""
+"""``wagon sweep`` against servers of known capacity: an idle nginx, where every step keeps up
+and no knee is claimed, with the scenario's own (emulated, slow) client classes; and nginx
+limiting itself to R requests/s (``limit_req``, the excess answered 503), where the knee is R.
+Offered load is the scenario's schedule, checked against ``synth.timeline``'s own count."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import matplotlib.image
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from wagon.analysis.capacity import SweepError, knee, parse_rates
+from wagon.analysis.capacity import SweepError, knee, parse_rates, scaled_scenario
 from wagon.cli import main
+from wagon.formats.classes import DEFAULT_CLASSES
+from wagon.formats.scenario import read_scenario
+from wagon.formats.site import build_site
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.site import resolve_site
+from wagon.synth.timeline import offered_requests
 
-from .servers import free_port, wait_port, write_scenario_file
+from .servers import nginx, write_scenario_file
+from .test_synth import hand_model
 
-SERVICE, SLOTS = 0.05, 5                   # capacity 100 requests/s
+CAPACITY = 100                             # nginx limit_req: requests/s
 
 
-def test_the_knee_is_the_servers_capacity(tmp_path):
-    # one-page sessions every 40 ms (25/s at rate scale 1): 18 s, the longest step (2.5 s at 6x);
-    # offered 50, 85 (under the capacity of 100, with room for a loaded machine's jitter: at
-    # exactly 100 a slow second drops it under the 10 % rule) and 150 requests/s
+def sweep(scenario, url: str, *options: str) -> dict:
+    r = CliRunner().invoke(main, ["sweep", str(scenario), "--target", url, "--json",
+                                  "--pause", "0.2", *options])
+    assert r.exit_code == 0, r.output
+    assert "NaN" not in r.output and "Infinity" not in r.output      # strict JSON
+    return json.loads(r.output)
+
+
+def test_the_knee_is_the_rate_nginx_limits_itself_to(tmp_path):
+    # one-page sessions every 20 ms (50/s at rate scale 1): offered 50, 95 and 150 requests/s
     scenario = write_scenario_file(tmp_path / "s.jsonl", [("/index.html", 100, [])], [],
-                                   ["lan/http10x1"], [(i / 25, 0, [(0, 0.0)]) for i in range(451)])
+                                   ["lan/http11"], [(i / 50, 0, [(0, 0.0)]) for i in range(301)])
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_bytes(b"x" * 100)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--site", str(site),
-                               "--port", str(port), "--service-time", str(SERVICE),
-                               "--max-connections", str(SLOTS), "--max-time", "60"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
-        r = CliRunner().invoke(main, ["sweep", str(scenario), "--target",
-                                      f"http://127.0.0.1:{port}/", "--rates", "2,3.4,6",
-                                      "--step-time", "2", "--warmup", "0.5", "--pause", "0.5",
-                                      "--no-emulation", "--plot", str(tmp_path / "c.png"),
-                                      "--json"])
-    finally:
-        server.terminate()
-        server.wait(10)
-    assert r.exit_code == 0, r.output
-    out = json.loads(r.output)                    # strict JSON: json.loads rejects no NaN, so
-    assert "NaN" not in r.output and "Infinity" not in r.output       # look for them too
-    capacity = SLOTS / SERVICE
+    with nginx(site, tmp_path / "ng", limit_rate=CAPACITY, access_log=False) as server:
+        out = sweep(scenario, server.url, "--rates", "1,1.9,3", "--step-time", "2",
+                    "--warmup", "0.5", "--plot", str(tmp_path / "c.png"))
     steps = out["steps"]
-    assert [s["rate_scale"] for s in steps] == [2, 3.4, 6]
-    assert [s["offered_rps"] for s in steps] == pytest.approx([50, 85, 150], rel=0.05)
-    assert out["knee"]["offered_rps"] == pytest.approx(capacity, rel=0.2), steps
-    assert out["max_achieved_rps"] == pytest.approx(capacity, rel=0.2), steps
-    assert steps[-1]["achieved_rps"] < 0.8 * steps[-1]["offered_rps"]          # saturated
-    assert steps[-1]["latency_ms"]["p50"] > 2 * steps[0]["latency_ms"]["p50"]  # queued
+    assert [s["offered_rps"] for s in steps] == pytest.approx([50, 95, 150], rel=0.02)
+    assert out["knee"]["offered_rps"] == pytest.approx(CAPACITY, rel=0.1), steps
+    assert out["max_served_rps"] == pytest.approx(CAPACITY, rel=0.1), steps
+    assert steps[-1]["errors_by_kind"].get("http_5xx", 0) > 0                  # nginx's 503s
+    assert not out["kept_up"] and out["seed"] == 0
     assert matplotlib.image.imread(tmp_path / "c.png").shape[2] in (3, 4)
+
+
+def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
+    """The default classes (a quarter on 56 kbit/s modems, 300 ms RTT): clicks come seconds
+    after they are due, and still every step's achieved load is its offered one."""
+    model = hand_model(think=(-1.0, 0.3), rate=20.0, clicks_p=0.7, sizes=(7.0, 6.0))
+    build_site(resolve_site(model, pages=20).spec, tmp_path / "site")
+    scenario = tmp_path / "s.jsonl"
+    with open(scenario, "w") as f:
+        synthesize(Generator(model, SynthOptions(sessions=200, seed=4, pages=20,
+                                                 classes=DEFAULT_CLASSES)), f)
+    with nginx(tmp_path / "site", tmp_path / "ng", access_log=False) as server:
+        out = sweep(scenario, server.url, "--rates", "1,3", "--step-time", "2",
+                    "--warmup", "0.5")
+    for s in out["steps"]:
+        assert s["achieved_rps"] == pytest.approx(s["offered_rps"], rel=0.1), out["steps"]
+    assert out["kept_up"] and out["knee"] is None
+    assert out["steps"][0]["overrun_s"] > 0.5              # the slow links' lateness, drained
+
+
+def test_a_steps_offered_load_is_the_schedules(tmp_path):
+    model = hand_model(think=(0.0, 1.0), rate=20.0, clicks_p=0.3)
+    scenario = tmp_path / "s.jsonl"
+    with open(scenario, "w") as f:
+        synthesize(Generator(model, SynthOptions(sessions=300, seed=2, pages=20)), f)
+    for rate in (0.5, 2.0):
+        plan = scaled_scenario(str(scenario), rate, 4.0, 1.0, str(tmp_path / "step.jsonl"))
+        times = np.concatenate([r.time for r in offered_requests(read_scenario(
+            str(tmp_path / "step.jsonl")))])
+        assert times.max() < 4.0                               # nothing due after the step
+        assert plan.offered == np.count_nonzero(times >= 1.0) > 0
+        assert plan.sessions == sum(s.start / rate < 4.0 for s in read_scenario(
+            str(scenario)).sessions())
 
 
 def test_knee_rule_and_rates():
@@ -62,6 +91,7 @@ def test_knee_rule_and_rates():
         return {"offered_rps": offered, "achieved_rps": achieved, "error_rate": errors}
     assert knee([step(10, 10), step(20, 19), step(30, 25), step(40, 39)], 0.1) == 1
     assert knee([step(10, 8)], 0.1) is None
+    assert knee([step(10, 10), step(20, 20)], 0.1) is None               # no knee in the range
     assert knee([step(10, 10), step(20, 20, errors=0.2)], 0.1) == 0
     assert parse_rates("0.5,1,2") == (0.5, 1.0, 2.0)
     for bad in ("1,0.5", "0,1", "a", "1,1", "nan"):

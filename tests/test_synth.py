@@ -34,16 +34,18 @@ from .conftest import require_tool
 from .servers import nginx
 
 
-def hand_model(think=(3.0, 1.1), clicks_p=0.25, rate=2.0, site=None) -> Model:
-    """A model written by hand: exponential arrivals, geometric clicks, lognormal think."""
+def hand_model(think=(3.0, 1.1), clicks_p=0.25, rate=2.0, site=None,
+               sizes=(9.0, 8.0)) -> Model:
+    """A model written by hand: exponential arrivals, geometric clicks, lognormal think, page
+    and object sizes lognormal of log-means ``sizes``."""
     data = {"format": "wagon-model", "version": 1, "variables": {
         "interarrival": {"best": "exponential", "params": {"scale": 1 / rate}},
         "clicks": {"best": "geometric", "params": {"p": clicks_p, "loc": 0}, "kind": "discrete"},
         "think": {"best": "lognormal", "params": {"mu": think[0], "sigma": think[1]}},
-        "page_size": {"best": "lognormal", "params": {"mu": 9.0, "sigma": 0.5}},
+        "page_size": {"best": "lognormal", "params": {"mu": sizes[0], "sigma": 0.5}},
         "objects_per_page": {"best": "poisson", "params": {"mu": 2.0, "loc": 0},
                              "kind": "discrete"},
-        "object_size": {"best": "lognormal", "params": {"mu": 8.0, "sigma": 0.5}}}}
+        "object_size": {"best": "lognormal", "params": {"mu": sizes[1], "sigma": 0.5}}}}
     if site is not None:
         data["site"] = site
     return Model(data)

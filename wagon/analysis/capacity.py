@@ -3,15 +3,39 @@ experiments draw it — the same scenario replayed at increasing rate scales, ea
 replay, achieved against offered throughput, latency and errors per step, and the knee.
 
 A step at rate scale r replays the scenario with every session start divided by r (think times,
-pages and classes unchanged: r times as many users arriving), for ``step_time`` seconds of
-arrivals. Throughputs are measured on the seconds [``warmup``, ``step_time``): offered = the
-scenario's requests due then (``synth.timeline.offered_requests``: their times when answers take
-no time), achieved = the successful requests that ended then (the replay's per-second counts).
+pages and classes unchanged: r times as many users arriving): the sessions that arrive in its
+first ``step_time`` seconds, each with the clicks *due* by then — due at its start plus the think
+times before them, the times they would have if answers took no time. The schedule alone says
+what a step offers, whatever the links' emulated speed:
+
+- offered = the requests of the clicks due in the window [``warmup``, ``step_time``);
+- achieved = those of them that succeeded, however late their click came (a session's clicks
+  follow each other, so they are the session's requests issued from its first click due in the
+  window on: ``achieved``), by the step's end: when its last session ends, or ``drain`` seconds
+  after ``step_time``, where what still runs is cut (counted in ``cut`` with the requests never
+  issued). Nothing is due after ``step_time``, so one step's sessions never run into the next.
+
+A session's clicks come later than due by the response times before them (the model is closed
+inside a session), seconds on slow emulated links: the drain is what lets them finish. By
+default it is calibrated: the first step, the lightest, plays until its sessions end (at most
+DRAIN_CAP), and the others get DRAIN_MARGIN times the time it took past ``step_time`` (at least
+DRAIN_MIN). A server that queues rather than refuses serves its backlog during the drain, which
+raises its achieved throughput by at most its capacity × drain / (``step_time`` − ``warmup``):
+keep the drain short against the steps (each step's result says the drain it had).
+
+Steps are repeatable: a step is a function of the scenario (its ``seed`` is recorded) and r.
 
 The knee (docs/methods.md) is the last step, in increasing rate, up to which every step's
 achieved throughput stays within ``within`` (10 %) of its offered throughput and its errors
-under ``within`` of its requests: past it the server no longer keeps up. The throughput it
-sustains there, and the largest achieved throughput of the sweep, are the capacity estimates.
+under ``within`` of its requests, when a later step fell short: past it the server no longer
+keeps up. The throughput it sustains there is the lower capacity estimate, the largest served
+throughput (below) the upper one. When every step kept up there is no knee in the range.
+
+Beside them, served = the successful answers whose last byte fell in the window, whichever
+click they were for: what the server delivered in those wall-clock seconds. Below the knee it
+trails offered while late clicks are still to come; past it, it is the server's capacity
+(achieved then overstates it when the drain is long: late clicks meet a server no longer
+loaded by new arrivals).
 """
 from __future__ import annotations
 
@@ -25,16 +49,22 @@ from typing import Callable
 
 import numpy as np
 
+from ..formats.results import pages_path, read_results
 from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
-from ..synth.timeline import offered_requests
+from ..replay.events import UNFINISHED
 
-__all__ = ["SweepOptions", "SweepError", "sweep", "scaled_scenario", "knee", "parse_rates",
-           "steps_text"]
+__all__ = ["SweepOptions", "SweepError", "StepPlan", "sweep", "scaled_scenario", "of_window",
+           "knee", "kept_up", "parse_rates", "steps_text"]
 
 
 class SweepError(ValueError):
     pass
+
+
+DRAIN_MARGIN = 1.5        # a calibrated drain: this many times the first step's own overrun,
+DRAIN_MIN = 0.5           # and at least this many seconds
+DRAIN_CAP = 60.0          # the first step's sessions may take this long after its end to finish
 
 
 @dataclass(frozen=True)
@@ -45,6 +75,8 @@ class SweepOptions:
     rates: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0)
     step_time: float = 10.0          # seconds of arrivals (and of replay) per step
     warmup: float = 1.0              # first seconds of a step left out of its throughputs
+    drain: float | None = None       # seconds after a step's end its window's requests may take
+                                     # (None: calibrated on the first step, DRAIN_MARGIN × its own)
     pause: float = 1.0               # seconds between steps: the server drains its queue
     within: float = 0.10             # knee: achieved within this fraction of offered
     protocol: str | None = None
@@ -64,58 +96,110 @@ def parse_rates(text: str) -> tuple[float, ...]:
     return rates
 
 
-def scaled_scenario(path: str, rate: float, until: float, out_path: str,
-                    chunk: int = 10_000) -> None:
+@dataclass
+class StepPlan:
+    """What a step offers: per session kept, how many of its clicks fall before the measured
+    window (``before``, by session id); the requests due in the window (``offered``)."""
+
+    before: dict[int, int]
+    offered: int
+    sessions: int
+
+
+def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_path: str,
+                    chunk: int = 10_000) -> StepPlan:
     """The scenario at ``path`` with its session starts divided by ``rate``, keeping the
-    sessions that start before ``until`` (streamed, bounded memory)."""
+    sessions that start before ``until`` and, of each, the clicks due before ``until`` (due:
+    their session's start plus the think times before them — the times they would have if
+    answers took no time, as ``synth.timeline`` offers them); streamed, bounded memory. Returns
+    the step's plan (``StepPlan``: clicks before ``warmup``, requests due in [warmup, until))."""
     sc = read_scenario(path)
     header = {k: v for k, v in sc.header.items() if k not in ("format", "version")}
     header["options"] = {**header.get("options", {}), "sweep_rate_scale": rate}
+    n_objects = np.array([len(o) for o in sc.site.page_objects], np.int64)
+    plan = StepPlan({}, 0, 0)
     sessions = (s for s in sc.sessions() if s.start / rate < until)
     with open(out_path, "w") as f:
         writer = ScenarioWriter(f, header)
         while part := list(islice(sessions, chunk)):
-            sizes = [len(s.clicks) for s in part]
+            kept = []
+            for s in part:
+                due = s.start / rate + np.cumsum([0.0] + [t for _, t in s.clicks[1:]])
+                n = int(np.searchsorted(due, until, "left"))
+                first = int(np.searchsorted(due, warmup, "left"))
+                plan.before[s.id] = first
+                pages = np.array([p for p, _ in s.clicks[first:n]], np.int64)
+                plan.offered += int(len(pages) + n_objects[pages].sum())
+                kept.append((s, s.clicks[:n]))
+            plan.sessions += len(kept)
+            sizes = [len(c) for _, c in kept]
+            agents = [s.agent for s, _ in kept]
             writer.write(SessionBatch(
-                np.array([s.id for s in part]), np.array([s.start / rate for s in part]),
-                np.array([s.cls for s in part]), np.concatenate(([0], np.cumsum(sizes))),
-                np.array([p for s in part for p, _ in s.clicks]),
-                np.array([t for s in part for _, t in s.clicks])))
+                np.array([s.id for s, _ in kept]), np.array([s.start / rate for s, _ in kept]),
+                np.array([s.cls for s, _ in kept]), np.concatenate(([0], np.cumsum(sizes))),
+                np.array([p for _, c in kept for p, _ in c], np.int64),
+                np.array([t for _, c in kept for _, t in c], float),
+                None if None in agents else np.array(agents, np.int64)))
+    return plan
 
 
-def _offered(path: str, lo: float, hi: float) -> float:
-    """Requests per second the scenario at ``path`` offers over [lo, hi)."""
-    n = sum(int(np.count_nonzero((r.time >= lo) & (r.time < hi)))
-            for r in offered_requests(read_scenario(path)))
-    return n / (hi - lo)
+def of_window(req: "pd.DataFrame", pages: "pd.DataFrame", plan: StepPlan) -> "pd.Series":
+    """Which of the step's recorded requests (``read_results``) are its window's: of each
+    session, those issued from its first click due in the window on (its clicks run one after
+    the other, so they are exactly the window's clicks' requests that were issued)."""
+    # lazy: pandas only once a step has run
+    import pandas as pd  # lazy: see above
+    pages = pages.assign(at=pages["start"].fillna(pages["intended"])).sort_values(
+        ["session", "intended"], kind="stable")
+    rank = pages.groupby("session").cumcount()
+    first = pages["session"].map(plan.before)
+    begun = pages[rank == first].set_index("session")["at"]
+    ids = np.fromiter(plan.before, np.int64, len(plan.before))
+    firsts = np.fromiter(plan.before.values(), np.int64, len(plan.before))
+    bound = pd.Series(np.where(firsts == 0, -np.inf, np.inf), index=ids)
+    bound.update(begun[begun.index.isin(ids[firsts > 0])])
+    return req["start"] >= req["session"].map(bound)
 
 
-def _step(path: str, rate: float, opts: SweepOptions, workdir: str) -> dict:
+def _step(path: str, rate: float, opts: SweepOptions, drain: float, workdir: str) -> dict:
+    """Replay one step (module docstring) and measure its window."""
     scaled = os.path.join(workdir, f"step-{rate:g}.jsonl")
-    scaled_scenario(path, rate, opts.step_time, scaled)
-    lo, hi = math.ceil(opts.warmup), math.floor(opts.step_time)
-    s = replay(scaled, ReplayOptions(target=opts.target, workers=opts.workers,
+    results = os.path.join(workdir, f"step-{rate:g}.csv")
+    plan = scaled_scenario(path, rate, opts.step_time, opts.warmup, scaled)
+    s = replay(scaled, ReplayOptions(target=opts.target, results=results, workers=opts.workers,
                                      protocol=opts.protocol, emulation=opts.emulation,
-                                     fail_on=(), max_time=opts.step_time))
-    per_second = np.asarray(s["throughput"]["per_second"][lo:hi], float)
-    issued = s["requests"]["total"] - s["requests"]["not_started"]
-    return {"rate_scale": rate, "offered_rps": _offered(scaled, lo, hi),
-            "achieved_rps": float(per_second.sum()) / (hi - lo),
-            "latency_ms": s["latency"]["request"], "requests": issued,
-            "errors": s["errors"]["total"], "errors_by_kind": s["errors"]["by_kind"],
-            "error_rate": s["errors"]["total"] / issued if issued else 0.0,
-            "sessions": s["sessions"]["started"], "warnings": s["warnings"]}
+                                     fail_on=(), max_time=opts.step_time + drain))
+    req = read_results(results)
+    window = req[of_window(req, read_results(pages_path(results)), plan)]
+    ok = window[window["error"] == ""]
+    served = req.loc[req["error"] == "", "last_byte"].between(opts.warmup, opts.step_time, "left")
+    failed = window[~window["error"].isin(("", *UNFINISHED))]
+    seconds = opts.step_time - opts.warmup
+    lat = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
+    return {"rate_scale": rate, "offered": plan.offered, "ok": len(ok), "failed": len(failed),
+            "cut": max(plan.offered - len(ok) - len(failed), 0),
+            "offered_rps": plan.offered / seconds, "achieved_rps": len(ok) / seconds,
+            "served_rps": int(served.sum()) / seconds,
+            "latency_ms": dict(zip(("p50", "p90", "p99"), np.percentile(lat, [50, 90, 99])
+                                   if len(lat) else [None] * 3)),
+            "errors_by_kind": failed["error"].value_counts().to_dict(),
+            "error_rate": len(failed) / (len(ok) + len(failed)) if len(ok) + len(failed) else 0.0,
+            "sessions": plan.sessions, "drain_s": drain, "stopped_by": s["stopped_by"],
+            "overrun_s": max(float(window["last_byte"].max()) - opts.step_time, 0.0)
+            if len(window) else 0.0, "warnings": s["warnings"]}
+
+
+def kept_up(step: dict, within: float) -> bool:
+    """Did the step's server keep up: achieved within ``within`` of offered, errors under it?"""
+    return (step["achieved_rps"] >= (1 - within) * step["offered_rps"]
+            and step["error_rate"] <= within)
 
 
 def knee(steps: list[dict], within: float) -> int | None:
-    """Index of the last step up to which every step kept up (module docstring); None when the
-    first did not."""
-    last = None
-    for k, st in enumerate(steps):
-        if st["achieved_rps"] < (1 - within) * st["offered_rps"] or st["error_rate"] > within:
-            break
-        last = k
-    return last
+    """Index of the last step up to which every step kept up, when a later one did not (module
+    docstring); None when every step kept up (no knee in the range) or the first did not."""
+    short = next((k for k, st in enumerate(steps) if not kept_up(st, within)), None)
+    return None if short is None or short == 0 else short - 1
 
 
 def sweep(path: str, opts: SweepOptions,
@@ -124,45 +208,60 @@ def sweep(path: str, opts: SweepOptions,
     result as it comes."""
     if not opts.rates:
         raise SweepError("give at least one rate scale")
-    if not 0 <= opts.warmup < opts.step_time - 1:
-        raise SweepError("--warmup must leave at least one whole second of --step-time")
-    span = max((s.start for s in read_scenario(path).sessions()), default=0.0)
+    if not 0 <= opts.warmup <= opts.step_time - 1:
+        raise SweepError("--warmup must leave at least one second of --step-time")
+    sc = read_scenario(path)
+    span = max((s.start for s in sc.sessions()), default=0.0)
     need = opts.step_time * max(opts.rates)
     if span < need:
         raise SweepError(f"{path}: its sessions arrive over {span:g} s; the step at rate scale "
                          f"{max(opts.rates):g} needs {need:g} s of them (--step-time × rate): "
                          "synthesize a longer scenario or shorten --step-time")
-    steps = []
+    steps: list[dict] = []
+    drain = opts.drain
     with tempfile.TemporaryDirectory(prefix="wagon-sweep-") as workdir:
         for k, rate in enumerate(opts.rates):
             if k:
                 time.sleep(opts.pause)
-            steps.append(_step(path, rate, opts, workdir))
+            steps.append(_step(path, rate, opts, DRAIN_CAP if drain is None else drain,
+                               workdir))
+            if drain is None:
+                drain = max(DRAIN_MARGIN * steps[0]["overrun_s"], DRAIN_MIN)
             if on_step is not None:
                 on_step(steps[-1])
     at = knee(steps, opts.within)
-    return {"scenario": path, "target": opts.target,
+    return {"scenario": path, "target": opts.target, "seed": sc.header.get("seed"),
             "options": {**asdict(opts), "rates": list(opts.rates)}, "steps": steps,
+            "kept_up": all(kept_up(st, opts.within) for st in steps), "drain_s": drain,
             "knee": None if at is None else {"step": at, **{k: steps[at][k] for k in (
                 "rate_scale", "offered_rps", "achieved_rps")}},
-            "max_achieved_rps": max(s["achieved_rps"] for s in steps)}
+            "max_served_rps": max(s["served_rps"] for s in steps)}
 
 
 def steps_text(result: dict) -> str:
     """The sweep as a table, then the knee."""
-    out = [f"{'rate':>6s} {'offered/s':>10s} {'achieved/s':>11s} {'ratio':>6s} {'p50 ms':>9s} "
-           f"{'p90 ms':>9s} {'p99 ms':>9s} {'errors':>7s}"]
+    out = [f"{'rate':>6s} {'offered/s':>10s} {'achieved/s':>11s} {'ratio':>6s} {'served/s':>9s} "
+           f"{'p50 ms':>9s} {'p90 ms':>9s} {'p99 ms':>9s} {'errors':>7s} {'cut':>6s}"]
     for s in result["steps"]:
         lat = s["latency_ms"]
         ms = "".join(f" {'-':>9s}" if lat[p] is None else f" {lat[p]:9.1f}"
                      for p in ("p50", "p90", "p99"))
         ratio = s["achieved_rps"] / s["offered_rps"] if s["offered_rps"] else float("nan")
         out.append(f"{s['rate_scale']:6g} {s['offered_rps']:10.1f} {s['achieved_rps']:11.1f} "
-                   f"{ratio:6.2f}{ms} {100 * s['error_rate']:6.1f}%")
+                   f"{ratio:6.2f} {s['served_rps']:9.1f}{ms} {100 * s['error_rate']:6.1f}% "
+                   f"{s['cut']:6,d}")
     k, within = result["knee"], result["options"]["within"]
-    out.append(f"knee: rate scale {k['rate_scale']:g}, {k['achieved_rps']:,.1f} requests/s "
-               f"achieved of {k['offered_rps']:,.1f} offered (the last step within "
-               f"{100 * within:g} % of its offered throughput)" if k else
-               f"knee: none (the first step already fell more than {100 * within:g} % short)")
-    out.append(f"largest achieved throughput: {result['max_achieved_rps']:,.1f} requests/s")
+    if k:
+        out.append(f"knee: rate scale {k['rate_scale']:g}, {k['achieved_rps']:,.1f} requests/s "
+                   f"achieved of {k['offered_rps']:,.1f} offered (the last step within "
+                   f"{100 * within:g} % of its offered throughput before one fell short)")
+    elif result["kept_up"]:
+        out.append(f"knee: none — the server kept up at every step, up to "
+                   f"{result['steps'][-1]['offered_rps']:,.1f} requests/s offered (its capacity "
+                   "is above: sweep higher rates)")
+    else:
+        out.append(f"knee: none — the first step already fell more than {100 * within:g} % "
+                   "short (sweep lower rates)")
+    out.append(f"largest served throughput: {result['max_served_rps']:,.1f} requests/s (ok answers "
+               "per second in a step's window, whichever click they were for)")
     return "\n".join(out)

@@ -90,6 +90,14 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "'request.p99>2000' (ms); repeatable; replaces the default.")
 @click.option("--max-time", type=float, default=default(ReplayOptions, "max_time"),
               help="Stop after this many seconds.")
+@click.option("--warmup", type=click.FloatRange(0, None), default=default(ReplayOptions, "warmup"),
+              show_default=True,
+              help="Leave the first seconds of the run out of every figure (console, --json, "
+                   "run file, report); the summary says what it left out.")
+@click.option("--cooldown", type=click.FloatRange(0, None),
+              default=default(ReplayOptions, "cooldown"), show_default=True,
+              help="Leave the last seconds before the planned end (--max-time, or a --steady "
+                   "scenario's end) out of every figure.")
 @click.option("--quiet", is_flag=True,
               help="No progress. Otherwise every few seconds stderr shows elapsed time, "
                    "sessions started/active/ended, ok requests/s, errors and p99 so far (one "
@@ -100,8 +108,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
             queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
-            connect_timeout, timeout, request_timeout, fail_on, max_time, quiet, progress_every,
-            as_json) -> None:
+            connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
+            progress_every, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         proto = parse_protocol(protocol) if protocol else None
@@ -120,7 +128,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          emulation=not no_emulation, follow_redirects=not no_follow,
                          connect_timeout=connect_timeout, timeout=timeout,
                          request_timeout=request_timeout, fail_on=tuple(fail_on),
-                         max_time=max_time, progress=not quiet,
+                         max_time=max_time, warmup=warmup, cooldown=cooldown,
+                         progress=not quiet,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
                          queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.capacity import SweepError, SweepOptions, parse_rates, steps_text, sweep
+from ..analysis.capacity import (DRAIN_MARGIN, DRAIN_MIN, SweepError, SweepOptions, parse_rates,
+                                 steps_text, sweep)
 from ..formats.classes import ClassError, parse_protocol
 from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
@@ -21,9 +22,14 @@ from .common import WagonError, default
                    "starts divided by the scale.")
 @click.option("--step-time", type=click.FloatRange(2, None),
               default=default(SweepOptions, "step_time"), show_default=True,
-              help="Seconds of arrivals (and of replay) per step.")
+              help="Seconds of arrivals (and of clicks due) per step.")
 @click.option("--warmup", type=click.FloatRange(0, None), default=default(SweepOptions, "warmup"),
               show_default=True, help="First seconds of a step left out of its throughputs.")
+@click.option("--drain", type=click.FloatRange(0, None), default=None,
+              help="Seconds after a step's end its sessions may take to finish the clicks due "
+                   "in it; what still runs then is cut (and counted as cut). Default: "
+                   f"calibrated, {DRAIN_MARGIN:g} × the time the first (lightest) step's took "
+                   f"(at least {DRAIN_MIN:g} s).")
 @click.option("--pause", type=click.FloatRange(0, None), default=default(SweepOptions, "pause"),
               show_default=True, help="Seconds between steps (the server drains its queue).")
 @click.option("--within", type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -37,16 +43,17 @@ from .common import WagonError, default
               show_default=True, help="Replay processes per step.")
 @click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
-def command(scenario, target, rates, step_time, warmup, pause, within, protocol, no_emulation,
-            workers, plot, as_json) -> None:
+def command(scenario, target, rates, step_time, warmup, drain, pause, within, protocol,
+            no_emulation, workers, plot, as_json) -> None:
     """Replay SCENARIO at increasing rate scales: achieved vs offered throughput, latency and
     errors per step, and the knee where the server stops keeping up."""
     inputs.scenario(scenario)
     try:
         if protocol:
             parse_protocol(protocol)
-        opts = SweepOptions(target, parse_rates(rates), step_time, warmup, pause, within,
-                            protocol, not no_emulation, workers)
+        opts = SweepOptions(target, parse_rates(rates), step_time=step_time, warmup=warmup,
+                            drain=drain, pause=pause, within=within, protocol=protocol,
+                            emulation=not no_emulation, workers=workers)
         result = sweep(scenario, opts, on_step=None if as_json else lambda s: click.echo(
             f"rate scale {s['rate_scale']:g}: {s['achieved_rps']:,.1f} of "
             f"{s['offered_rps']:,.1f} requests/s", err=True))

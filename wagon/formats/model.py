@@ -47,12 +47,30 @@ VARIABLES = {"interarrival": False, "clicks": True, "think": False, "page_size":
 
 
 class ModelError(ValueError):
-    """A model file that is damaged, foreign or of an unknown version."""
+    """A model file that is damaged, foreign or of an unknown version.
+
+    Example:
+
+    >>> with open("not-a-model.json", "w") as f:
+    ...     _ = f.write('{"format": "something-else"}')
+    >>> try:
+    ...     wagon.load_model("not-a-model.json")
+    ... except wagon.ModelError as e:
+    ...     print(e)
+    not-a-model.json: ...
+    """
 
 
 @dataclass
 class Variable:
-    """One fitted variable of a model: its chosen law, frozen, and the summary of its sample."""
+    """One fitted variable of a model: its chosen law, frozen, and the summary of its sample.
+
+    Example:
+
+    >>> think = wagon.load_model("model.json").variables["think"]
+    >>> think.law, round(float(think.parent.mean()), 1), round(float(think.observed.mean()), 1)
+    ('lognormal', 36.1, 35.7)
+    """
 
     name: str
     law: str
@@ -86,7 +104,16 @@ class Variable:
 
 @dataclass
 class Model:
-    """A loaded, validated model (``data`` is the JSON document)."""
+    """A loaded, validated model (``data`` is the JSON document).
+
+    Example:
+
+    >>> model = wagon.load_model("model.json")
+    >>> sorted(model.variables)
+    ['clicks', 'interarrival', 'object_size', 'objects_per_page', 'page_size', 'think']
+    >>> model.variables["clicks"].law, model.arrivals["sessions"]
+    ('...', 931)
+    """
 
     data: dict
     path: str | None = None
@@ -144,7 +171,15 @@ def _observation(d: dict) -> Observation:
 
 
 def save_model(model: Model, path: str | os.PathLike) -> None:
-    """Write the model as indented JSON (atomically: a temporary file renamed over the target)."""
+    """Write the model as indented JSON (atomically: a temporary file renamed over the target).
+
+    Example:
+
+    >>> model = wagon.load_model("model.json")         # or wagon.fit_logs(...).model
+    >>> wagon.save_model(model, "copy.json")
+    >>> wagon.load_model("copy.json").data == model.data
+    True
+    """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(dumps(model.data) + "\n")
@@ -294,7 +329,14 @@ def _check_profile(arrivals: object, path: str) -> None:
 
 
 def load_model(path: str | os.PathLike) -> Model:
-    """Read and validate a model file; ModelError (one line) on a damaged or foreign file."""
+    """Read and validate a model file; ModelError (one line) on a damaged or foreign file.
+
+    Example:
+
+    >>> model = wagon.load_model("model.json")             # as wagon fit writes it
+    >>> model.variables["interarrival"].law               # gaps between sessions
+    'lomax'
+    """
     path = str(path)
     try:
         text = Path(path).read_text()

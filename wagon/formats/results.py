@@ -18,6 +18,9 @@ open and close); older summaries lack it.
 Version 5 (issue 29): ``tls_start``, when the TLS handshake of the connection a request opened
 began (``connected`` − ``tls_start`` is the handshake; empty without TLS), and the summary's
 ``tls`` latency and handshake counts; older requests files are read with ``tls_start`` empty.
+Version 6: the summary's ``window`` says which seconds of the run its figures measure
+(``--warmup``, ``--cooldown``) and what it left out; ``measured`` picks the rows inside it.
+Older summaries measured the whole run.
 """
 from __future__ import annotations
 
@@ -30,10 +33,10 @@ from typing import TextIO
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
-           "run_path", "write_run", "read_run", "read_results", "is_results_header"]
+           "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 5
+RESULTS_VERSION = 6
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
@@ -52,7 +55,16 @@ PAGE_COLUMNS = {
 
 
 class ResultsError(ValueError):
-    """A file that is not wagon replay results (one line, naming the file)."""
+    """A file that is not wagon replay results (one line, naming the file).
+
+    Example:
+
+    >>> try:
+    ...     wagon.read_results("model.json")
+    ... except wagon.ResultsError as e:
+    ...     print(e)
+    model.json: not wagon replay results (its first line is not the requests or pages header)
+    """
 
 
 def pages_path(results: str | os.PathLike) -> str:
@@ -119,7 +131,17 @@ def is_results_header(line: str) -> bool:
 
 def read_results(path: str | os.PathLike):
     """A requests or pages results file as a typed ``pandas.DataFrame`` (``attrs["run"]``: the
-    run file's content, or None). ResultsError (one line) for anything else."""
+    run file's content, or None). ResultsError (one line) for anything else.
+
+    Example:
+
+    >>> req = wagon.read_results("results.csv")              # wagon replay --results
+    >>> summary = req.attrs["run"]["summary"]
+    >>> summary["requests"]["ok"] == len(req[req["error"] == ""])
+    True
+    >>> print(f'{(req["last_byte"] - req["start"]).max():.3f} s')  # doctest: +ELLIPSIS
+    0.0... s
+    """
     # lazy: the replay engine writes results and must not pay for pandas at start-up
     import pandas as pd  # lazy: see above
     path = str(path)
@@ -149,3 +171,16 @@ def read_results(path: str | os.PathLike):
         df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
     df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
     return df
+
+
+def measured(rows, run: dict | None):
+    """A boolean Series: the rows (requests or pages, from ``read_results``) inside the measured
+    window of the run's summary, placed as the replay places them — at ``start`` (their issue),
+    else ``intended``, else the stop that settled them (the run's end). Every row for a run
+    without a window (older results, no summary)."""
+    window = ((run or {}).get("summary") or {}).get("window")
+    if not window:
+        return rows["session"].notna()                 # an int column: True on every row
+    t = rows["start"].fillna(rows["intended"]).fillna(run["summary"]["duration_s"])
+    inside = (t >= window["from_s"]) | (window["from_s"] == 0)     # sessions may start early
+    return inside if window["to_s"] is None else inside & (t < window["to_s"])

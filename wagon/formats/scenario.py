@@ -45,7 +45,18 @@ _CLICK = "[%d,%.3f]"
 
 
 class ScenarioError(ValueError):
-    """A scenario file that cannot be read (the message names the line)."""
+    """A scenario file that cannot be read (the message names the line).
+
+    Example:
+
+    >>> with open("bad.jsonl", "w") as f:
+    ...     _ = f.write("not json\\n")
+    >>> try:
+    ...     wagon.read_scenario("bad.jsonl")
+    ... except wagon.ScenarioError as e:
+    ...     print(e)
+    bad.jsonl:1: ...
+    """
 
 
 def model_digest(document: dict | None) -> str | None:
@@ -106,7 +117,19 @@ class ScenarioSession:
 class Scenario:
     """A scenario's header, read and checked; iterate ``sessions()`` for its sessions. Read
     from a file (``read_scenario``: ``path``), or held in memory (``data``: the file's bytes,
-    as ``wagon.synthesize`` makes it; ``path`` then names it in messages)."""
+    as ``wagon.synthesize`` makes it; ``path`` then names it in messages).
+
+    Example:
+
+    >>> sc = wagon.synthesize("model.json", sessions=20, seed=1)     # or wagon.read_scenario
+    >>> first = next(sc.sessions())
+    >>> first.id, first.start, len(sc.classes)
+    (0, ..., 4)
+    >>> frame = sc.to_frame()                                         # a row per click
+    >>> frame.session.nunique()
+    20
+    >>> sc.write("twenty.jsonl")
+    """
 
     path: str
     header: dict
@@ -204,7 +227,14 @@ def _kind(kind) -> str:
 
 
 def read_scenario(path: str | os.PathLike) -> Scenario:
-    """Open a scenario and check its header (sessions are checked as they are read)."""
+    """Open a scenario and check its header (sessions are checked as they are read).
+
+    Example:
+
+    >>> sc = wagon.read_scenario("scenario.jsonl")          # as wagon synth writes it
+    >>> sum(1 for _ in sc.sessions()), [c.name for c in sc.classes]
+    (3, ['lan/http11'])
+    """
     path = str(path)
     try:
         with open(path, "rb") as f:

@@ -41,7 +41,14 @@ class Field:
 
 @dataclass(frozen=True)
 class LogFormat:
-    """A compiled layout: ``len(literals) == len(fields) + 1``."""
+    """A compiled layout: ``len(literals) == len(fields) + 1``.
+
+    Example:
+
+    >>> fmt = wagon.compile_format('%h %l %u %t "%r" %>s %b "%{Referer}i"')
+    >>> fmt.has("referer"), fmt.has("agent")
+    (True, False)
+    """
 
     name: str
     spec: str
@@ -159,7 +166,15 @@ def _tokens(spec: str) -> list[str | Field]:
 
 def compile_format(spec: str, name: str = "custom") -> LogFormat:
     """Compile an Apache LogFormat or nginx log_format string; FormatError when it cannot be
-    walked or lacks what sessions need (a client, a time with a date, a request)."""
+    walked or lacks what sessions need (a client, a time with a date, a request).
+
+    Example:
+
+    >>> fmt = wagon.compile_format('$remote_addr - $remote_user [$time_local] "$request" '
+    ...                            '$status $body_bytes_sent', name="nginx-common")
+    >>> [f.role for f in fmt.fields]
+    ['host', 'skip', 'time', 'request', 'status', 'size']
+    """
     literals: list[bytes] = []
     fields: list[Field] = []
     text = ""

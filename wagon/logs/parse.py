@@ -94,7 +94,16 @@ _regex_for = functools.lru_cache(maxsize=16)(line_regex)
 
 
 class LogError(Exception):
-    """An input that cannot be read at all (missing file, no parseable line, unknown format)."""
+    """An input that cannot be read at all (missing file, no parseable line, unknown format).
+
+    Example:
+
+    >>> try:
+    ...     wagon.parse_logs(["no-such.log"])
+    ... except wagon.LogError as e:
+    ...     print(e)
+    no-such.log: ...
+    """
 
 
 def sorted_table(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:
@@ -205,7 +214,14 @@ class Requests:
     """Parsed requests as columns; string columns are codes into the lists ``hosts``, ``urls``,
     ``agents``, ``methods``, ``referers``, ``vhosts``, ``content_types`` (-1 when the layout
     has no such field). ``time`` is when the request began: for layouts that log the end
-    (nginx, Caddy), the logged time minus the duration when there is one."""
+    (nginx, Caddy), the logged time minus the duration when there is one.
+
+    Example:
+
+    >>> req, _ = wagon.parse_logs(["access_log.gz"])
+    >>> len(req.time), req.urls[req.url[0]], int(req.status[0])
+    (24540, '/section4/page004.html', 200)
+    """
 
     time: np.ndarray          # float64, seconds since the epoch, UTC
     host: np.ndarray          # int32 (the client: host, or first X-Forwarded-For address)
@@ -277,7 +293,14 @@ _DTYPES = dict(time=np.float64, host=np.int32, url=np.int32, method=np.int16, st
 @dataclass
 class ParseStats:
     """What was read: line counts, malformed lines by reason and the first few of them, time
-    outliers and cross-file duplicates left out."""
+    outliers and cross-file duplicates left out.
+
+    Example:
+
+    >>> _, stats = wagon.parse_logs(["access_log.gz"])
+    >>> stats.lines, stats.parsed, stats.malformed_total
+    (24545, 24540, 5)
+    """
 
     lines: int = 0
     parsed: int = 0
@@ -1057,7 +1080,14 @@ def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: 
     address, when the layout logs it). ``progress`` is called with the number of decompressed
     bytes read since the last call. Time outliers and lines repeated across inputs are left out
     and counted (``wagon.logs.clean``). Raises LogError when an input cannot be read or yields
-    no parseable line."""
+    no parseable line.
+
+    Example:
+
+    >>> req, stats = wagon.parse_logs(["access_log.gz"])       # the layout found by itself
+    >>> stats.parsed, len(req.hosts)
+    (24540, ...)
+    """
     sources = [(path, lambda path=path: _open(path)) for path in paths]
     return _parse_sources(sources, fmt, keep_query, base_month, progress, client, strict=True)
 
@@ -1065,7 +1095,17 @@ def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: 
 def parse_bytes(data: bytes, fmt: str | LogFormat = "auto", keep_query: bool = False,
                 base_month: str | None = None, client: str = "host"
                 ) -> tuple[Requests, ParseStats]:
-    """Parse an in-memory log. Never raises on content: every line is parsed or counted."""
+    """Parse an in-memory log. Never raises on content: every line is parsed or counted.
+
+    Example:
+
+    >>> log = (b'10.0.0.1 - - [01/Aug/2001:10:00:00 +0000] "GET /a.html HTTP/1.0" 200 1043\\n'
+    ...        b'10.0.0.1 - - [01/Aug/2001:10:00:07 +0000] "GET /b.html HTTP/1.0" 200 512\\n'
+    ...        b'not a log line\\n')
+    >>> req, stats = wagon.parse_bytes(log)
+    >>> stats.parsed, stats.malformed_total, req.urls
+    (2, 1, ['/a.html', '/b.html'])
+    """
     sources = [("<bytes>", lambda: (io.BytesIO(data), None))]
     return _parse_sources(sources, fmt, keep_query, base_month, None, client, strict=False)
 

@@ -61,7 +61,14 @@ _OBJECT_TYPES = ("image/", "text/css", "javascript", "ecmascript", "font/", "app
 
 @dataclass(frozen=True)
 class SessionRules:
-    """How requests become clicks and sessions; every value is a command-line option."""
+    """How requests become clicks and sessions; every value is a command-line option.
+
+    Example:
+
+    >>> req, _ = wagon.parse_logs(["access_log.gz"])
+    >>> len(wagon.sessionize(req, wagon.SessionRules(tmin=2, tmax=1800)).session_start)
+    926
+    """
 
     tmin: float = 2.0
     tmax: float = 600.0
@@ -99,7 +106,15 @@ class Site:
 
 @dataclass
 class Sessions:
-    """Clicks grouped into sessions, with the samples the model is fitted to."""
+    """Clicks grouped into sessions, with the samples the model is fitted to.
+
+    Example:
+
+    >>> req, _ = wagon.parse_logs(["access_log.gz"])
+    >>> s = wagon.sessionize(req)
+    >>> len(s.session_start), len(s.click_time), len(s.samples["think"])
+    (931, 4963, 4032)
+    """
 
     rules: SessionRules
     counts: dict[str, int]
@@ -298,7 +313,15 @@ def _referer_parents(url: np.ndarray, ref: np.ndarray, segment: np.ndarray) -> n
 def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 0) -> Sessions:
     """Group requests into clicks and sessions and draw the model's samples from them.
 
-    ``seed`` drives the dithering of whole-second session starts (module docstring)."""
+    ``seed`` drives the dithering of whole-second session starts (module docstring).
+
+    Example:
+
+    >>> req, _ = wagon.parse_logs(["access_log.gz"])
+    >>> sessions = wagon.sessionize(req, wagon.SessionRules(tmin=2, tmax=600))
+    >>> sessions.counts["sessions"], sessions.counts["clicks"]
+    (931, 4963)
+    """
     return merge_partials([sessionize_requests(req, rules, keep_clicks=True)], rules, seed)
 
 

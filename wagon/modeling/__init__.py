@@ -56,7 +56,16 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
              progress: Progress | None = None, runner: Runner | None = None) -> FitResult:
     """Parse logs, rebuild sessions, fit the model's variables and assemble the model, as the
     stages of ``wagon.modeling.stages`` run by ``runner`` (default: ``LocalRunner``).
-    ``progress(stage, done, total)`` follows the stages."""
+    ``progress(stage, done, total)`` follows the stages.
+
+    Example:
+
+    >>> result = wagon.fit_logs(["access_log.gz"], wagon.FitOptions(seed=0))
+    >>> think = result.model.variables["think"]
+    >>> think.law, {k: round(v, 2) for k, v in think.params.items()}
+    ('lognormal', {'mu': 3.0, 'sigma': 1.08})
+    >>> wagon.save_model(result.model, "sample-model.json")     # what wagon fit -o writes
+    """
     paths = list(paths)
     if options.max_pages < 1:
         raise ValueError("max_pages must be at least 1")

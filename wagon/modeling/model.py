@@ -29,6 +29,18 @@ __all__ = ["FitResult", "fit_sessions", "fit_samples", "build_model", "observati
 
 @dataclass
 class FitResult:
+    """What ``fit_logs`` found: the ``model``, the parse's ``stats``, the ``sessions`` the laws
+    were fitted to, each variable's ``fits`` (a ``FitReport``) and the variables ``skipped``.
+
+    Example:
+
+    >>> result = wagon.fit_logs(["access_log.gz"])
+    >>> result.stats.parsed, len(result.sessions.session_start), result.skipped
+    (24540, 931, {})
+    >>> result.fits["think"].best.name == result.model.variables["think"].law
+    True
+    """
+
     model: Model
     stats: ParseStats
     sessions: Sessions

@@ -10,7 +10,14 @@ __all__ = ["FitOptions"]
 
 @dataclass(frozen=True)
 class FitOptions:
-    """Everything ``wagon fit`` can be told, with its defaults."""
+    """Everything ``wagon fit`` can be told, with its defaults.
+
+    Example:
+
+    >>> opts = wagon.FitOptions(rules=wagon.SessionRules(tmin=2, tmax=1800), bootstrap=0)
+    >>> opts.rules.tmax, opts.fmt
+    (1800, 'auto')
+    """
 
     fmt: str = "auto"
     keep_query: bool = False

@@ -17,6 +17,7 @@ def plot_capacity(result: dict, path: str | os.PathLike) -> None:
     left, right = fig.subplots(1, 2)
     left.plot(offered, offered, ":", color="grey", label="achieved = offered")
     left.plot(offered, [s["achieved_rps"] for s in steps], "o-", label="achieved")
+    left.plot(offered, [s["served_rps"] for s in steps], "x--", label="served in the window")
     if result["knee"] is not None:
         k = result["knee"]
         left.plot([k["offered_rps"]], [k["achieved_rps"]], "s", color="red", ms=10,

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_report
-from ..formats.results import pages_path, read_results
+from ..formats.results import measured, pages_path, read_results
 from ..replay.events import UNFINISHED
-from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS
+from ..replay.record import GENERATOR_LABELS, LATENCY_LABELS, window_text
 from .common import fig, howto, hurst_table, png, table
 
 __all__ = ["replay_sections", "summary_rows", "plot_width", "successful", "MAX_POINTS"]
@@ -50,6 +50,7 @@ def summary_rows(run: dict) -> list[list[str]]:
     r, e, t, g, ss = s["requests"], s["errors"], s["throughput"], s["generator"], s["sessions"]
     rows = meta + [
         ["duration (s)", f"{s['duration_s']:.1f}"],
+        *([["measured window", w]] if (w := window_text(s)) else []),
         ["requests sent (ok, failed, in flight at the stop)",
          f"{r['total'] - r['not_started']:,} ({r['ok']:,}, {e['total']:,}, {r['in_flight']:,})"],
         ["requests not started (of those due)", f"{r['not_started']:,} ({r['total']:,})"],
@@ -103,10 +104,28 @@ def _per_bin(t: np.ndarray, width: float, n: int, weights=None) -> np.ndarray:
     return np.bincount(idx, weights=weights, minlength=n)[:n]
 
 
-def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
+def _shade(axes, window: dict | None, end: float) -> None:
+    """Grey the warm-up and cool-down the statistics left out."""
+    if not window:
+        return
+    spans = [(0.0, window["from_s"])] + ([(window["to_s"], end)] if window["to_s"] is not None
+                                         else [])
+    for ax in axes:
+        for a, b in spans:
+            if b > a:
+                ax.axvspan(a, b, color="0.85", zorder=0, lw=0)
+
+
+def _series(req, width: float, n: int, held: list[int] | None,
+            window: dict | None) -> list[str]:
     """Throughput, errors by kind and status class, active sessions, open connections
     (``held``: the run's count at the end of each second; None in results before version 4),
-    latency percentiles over time, each a plot with its how-to-read line."""
+    latency percentiles over time, each a plot with its how-to-read line; the seconds left out
+    of the measured ``window`` shaded."""
+    def shown(f) -> str:
+        _shade(f.axes, window, n * width)
+        return png(f)
+
     out = []
     done = req[req["last_byte"].notna()]
     t_end = done["last_byte"].to_numpy()
@@ -119,8 +138,9 @@ def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
                   label="errors")
     ax[0, 0].set(xlabel="time (s)", ylabel="requests per second", title=f"throughput ({unit})")
     ax[0, 0].legend(fontsize=8)
-    out += [png(f), howto("requests completed per second, averaged over each bin; a fall while "
-                          "the offered load holds means the server (or the generator) saturates.")]
+    out += [shown(f), howto("requests completed per second, averaged over each bin; a fall "
+                           "while the offered load holds means the server (or the generator) "
+                           "saturates.")]
     f, ax = fig(2, 12, 3.2)
     kinds = sorted(set(done["error"]) - {""})
     for k in kinds:
@@ -140,9 +160,9 @@ def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
                       label="no status")
     ax[0, 1].set(xlabel="time (s)", ylabel="responses per second", title="status classes")
     ax[0, 1].legend(fontsize=8)
-    out += [png(f), howto("left: failed requests per second by kind (timeouts, resets…); right: "
-                          "responses per second by HTTP status class — 4xx/5xx rising with load "
-                          "is the server refusing or failing.")]
+    out += [shown(f), howto("left: failed requests per second by kind (timeouts, resets…); "
+                           "right: responses per second by HTTP status class — 4xx/5xx rising "
+                           "with load is the server refusing or failing.")]
     started = req[req["start"].notna()]
     sess = started.groupby("session").agg(a=("start", "min"), b=("last_byte", "max"))
     f, ax = fig(1, 7, 3.2)
@@ -153,13 +173,13 @@ def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
         ax[0, 0].plot(x, np.append(held, 0)[at], lw=1, color="tab:blue", label="connections")
     ax[0, 0].set(xlabel="time (s)", ylabel="active", title="active sessions and open connections")
     ax[0, 0].legend(fontsize=8)
-    out += [png(f), howto("sessions between their first request and their last byte; "
-                          "connections open at that second, idle keep-alive ones included "
-                          "(counted by the replay as they open and close)"
-                          + ("" if held is not None else "; not recorded in these results, "
-                             "from before results version 4")
-                          + " — a count that keeps growing means the server falls behind the "
-                          "arrivals.")]
+    out += [shown(f), howto("sessions between their first request and their last byte; "
+                           "connections open at that second, idle keep-alive ones included "
+                           "(counted by the replay as they open and close)"
+                           + ("" if held is not None else "; not recorded in these results, "
+                              "from before results version 4")
+                           + " — a count that keeps growing means the server falls behind the "
+                           "arrivals.")]
     f, ax = fig(1, 7, 3.2)
     good = done[ok]
     lat = 1e3 * (good["last_byte"] - good["start"]).to_numpy()
@@ -171,8 +191,8 @@ def _series(req, width: float, n: int, held: list[int] | None) -> list[str]:
     ax[0, 0].set_yscale("log")
     ax[0, 0].set(xlabel="time (s)", ylabel="latency (ms)", title=f"request latency ({unit})")
     ax[0, 0].legend(fontsize=8)
-    out += [png(f), howto("percentiles of the successful requests that ended in each bin (log "
-                          "scale); a p99 far above p50 is a tail, a rising p50 is queueing.")]
+    out += [shown(f), howto("percentiles of the successful requests that ended in each bin (log "
+                           "scale); a p99 far above p50 is a tail, a rising p50 is queueing.")]
     return out
 
 
@@ -239,13 +259,17 @@ def _analysis(times: np.ndarray) -> list[str]:
 
 def replay_sections(path: str) -> list[str]:
     """The report body of the replay results at ``path``."""
-    req = read_results(path)
+    every = read_results(path)
+    run = every.attrs["run"] or {}
+    req = every[measured(every, run)]
     pages = read_results(pages_path(path))
-    run = req.attrs["run"] or {}
+    pages = pages[measured(pages, run)]
     body = [_verdict(run.get("summary")),
             "<h2>Summary</h2>", table(["figure", "value"], summary_rows(run), "summary"),
             howto("the figures of wagon replay's own summary (latencies from its histograms, "
-                  "within 1 %); the tables and plots below are computed from the results CSV.")]
+                  "within 1 %); the tables and plots below are computed from the results CSV, "
+                  "from its rows inside the measured window (the plots over time show the whole "
+                  "run and shade what was left out).")]
     classes = []
     for name, rows in req.groupby("class", sort=False):
         good = rows[rows["error"] == ""]
@@ -260,12 +284,13 @@ def replay_sections(path: str) -> list[str]:
         howto("requests of each client class of the scenario: ok, failed (the summary's "
               "errors), and cut by the run's stop (in flight or not started: no error); "
               "latency of the successful ones, from send to last byte.")]
-    end = req["last_byte"].max()
+    end = every["last_byte"].max()
     duration = float(end) if np.isfinite(end) else 0.0
     width = plot_width(duration)
     n = max(1, int(np.ceil(duration / width)))
     held = ((run.get("summary") or {}).get("open_connections") or {}).get("per_second")
-    body += ["<h2>Over time</h2>", *_series(req, width, n, held)]
+    body += ["<h2>Over time</h2>",
+             *_series(every, width, n, held, (run.get("summary") or {}).get("window"))]
     urls = dict(req[req["kind"] == "page"].groupby("page")["url"].first())
     body += _distributions(req, pages, urls)
     rows = page_rows(req, pages, urls)
