@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wagon.logs.logformat import FormatError, compile_format, resolve_format
@@ -204,6 +204,8 @@ def _line_count(data: bytes) -> int:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000), st.sampled_from(FORMATS))
+@example(b"#Fields:", "auto")                  # W3C's header with no usable field list
+@example(b"#Fields: date time\n#Fields:\n1 2\n", "auto")
 def test_parser_never_raises_and_never_loses_a_line(data, fmt):
     req, stats = parse_bytes(data, fmt)
     assert stats.lines == _line_count(data)

@@ -917,8 +917,14 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     opts = opts or _Options()
     head = _sample_lines(sample)
     fields = _FIELDS.search(head)
+    layout = None
     if fields is not None:
-        layout = _w3c_layout(fields.group(1), head[fields.end():])
+        try:
+            layout = _w3c_layout(fields.group(1), head[fields.end():])
+        except LogError:
+            if strict:
+                raise
+    if layout is not None:                       # (an unusable #Fields: line is a header)
         chunk = _Chunk(head[fields.start():], layout.fmt, _Vocabs(), opts)
         chunk.columns(slow=False)
         return layout, int((chunk.reason == 0).sum()), _tried(chunk.reason)
@@ -1200,7 +1206,9 @@ def _parse_stream(col: _Collector, stream: BinaryIO, name: str, index: int,
                 try:
                     new = _w3c_layout(fields, piece)
                 except LogError as e:
-                    raise LogError(f"{name}: line {line + 1}: {e}") from None
+                    if strict:
+                        raise LogError(f"{name}: line {line + 1}: {e}") from None
+                    new = layout                 # its lines counted as the layout reads them
                 if layout.fmt.name == new.fmt.name and new.fmt.spec != layout.fmt.spec:
                     col.stats.formats[name] += f"; new #Fields: at line {line + 1:,}"
                 layout = new
