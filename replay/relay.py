@@ -29,6 +29,7 @@ __all__ = ["ClientPath", "Relay", "main"]
 
 BATCH = 256               # packets read from one device before the other is looked at
 LATE = 0.001              # a packet put out later than this after it was due is counted late
+NICE = -10                # the relay's priority: its lag is every client's (root may raise it)
 PR_SET_PDEATHSIG = 1
 
 
@@ -149,6 +150,10 @@ def main(argv: list[str]) -> int:
     """``CONFIG CLIENT_FD SERVER_FD``: CONFIG is the JSON of ``netpath.relay_config``."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)        # never outlive the run
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, NICE)          # wake first when packets are due
+    except OSError:
+        pass                                              # not allowed: the default priority
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the run's ^C is the parent's to handle
     cfg = json.loads(argv[0])
     client, server = int(argv[1]), int(argv[2])
