@@ -451,7 +451,8 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     except PathError as e:
         raise ReplayError(str(e)) from None
     return finish(*played, opts, thresholds, extra={"network": {
-        "mode": "packet", "clients": net.sources().describe, "relay": net.report}})
+        "mode": "packet", "clients": net.sources().describe, "block": str(net.block),
+        "class_shift": net.shift, "relay": net.report}})
 
 
 def _play_all(path: str, sc: Scenario, opts: ReplayOptions

@@ -266,7 +266,7 @@ ExtendedStatus On
 <Location /server-status>
   SetHandler server-status
 </Location>
-LogFormat "%a %>s %B %D %U" wagon
+LogFormat "%a %>s %B %D %{{msec}}t %U" wagon
 CustomLog {d}/access.log wagon
 """
 
@@ -290,12 +290,14 @@ class Apache:
         """Workers busy now (mod_status's BusyWorkers, this request's included)."""
         return int(self.status()["BusyWorkers"])
 
-    def access(self) -> list[tuple[str, int, int, float, str]]:
-        """Access-log rows: client address, status, bytes, time taken (s, %D), path."""
+    def access(self) -> list[tuple[str, int, int, float, float, str]]:
+        """Access-log rows: client address, status, bytes, time taken (s, %D), when the
+        request came (s since the epoch, ms resolution), path."""
         rows = []
         for line in (self.workdir / "access.log").read_text().splitlines():
-            a, st, b, us, uri = line.split(" ", 4)
-            rows.append((a, int(st), 0 if b == "-" else int(b), int(us) / 1e6, uri))
+            a, st, b, us, ms, uri = line.split(" ", 5)
+            rows.append((a, int(st), 0 if b == "-" else int(b), int(us) / 1e6, int(ms) / 1e3,
+                         uri))
         return rows
 
 
