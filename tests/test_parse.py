@@ -265,7 +265,7 @@ def test_strftime_times_match_datetime(when, zone_minutes, spec, micros):
 EPOCH0 = 1_709_632_800                      # 2024-03-05 10:00:00 UTC
 #: layout → (how it writes a line, the most decimal places of a second it can write)
 RESOLUTION_LAYOUTS = {
-    '$remote_addr "$request" $status $msec': ('{host} "GET / HTTP/1.1" 200 {stamp}', 9),
+    '$remote_addr "$request" $status $msec': ('{host} "GET / HTTP/1.1" 200 {stamp}', 3),
     '%h [%{%d/%b/%Y:%H:%M:%S}t.%{usec_frac}t] "%r" %>s %b':
         ('{host} [{stamp}] "GET / HTTP/1.1" 200 1', 6),
     '%h %{msec}t "%r" %>s %b': ('{host} {stamp} "GET / HTTP/1.1" 200 1', 3),
@@ -284,6 +284,8 @@ def _stamp(layout: str, ticks: int, places: int) -> str:
         return when.strftime("%d/%b/%Y:%H:%M:%S") + "." + (digits + "000000")[:6]
     if "%{msec}t" in layout:
         return str((EPOCH0 + whole) * 1000 + int((digits + "000")[:3]))
+    if "$msec" in layout:                          # nginx writes it %T.%03M
+        return f"{EPOCH0 + whole}." + (digits + "000")[:3]
     if "iso8601" in layout:
         return when.strftime("%Y-%m-%dT%H:%M:%S") + ("." + digits if places else "") + "+00:00"
     return f"{EPOCH0 + whole}" + ("." + digits if places else "")

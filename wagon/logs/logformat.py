@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from .presets import AUTO_ORDER, FLAGS, PRESETS
-from .timefmt import (EPOCH_FLOAT, ISO_TOKENS, TimeFormat, TimeFormatError, apache_time,
+from .timefmt import (ISO_TOKENS, NGINX_MSEC, TimeFormat, TimeFormatError, apache_time,
                       has_date, merged)
 
 __all__ = ["Field", "LogFormat", "FormatError", "compile_format", "NAMED_FORMATS",
@@ -109,7 +109,7 @@ _NGINX = {
     "http_x_forwarded_for": Field("$http_x_forwarded_for", "forwarded"),
     "time_local": Field("$time_local", "time", apache_time("end:%d/%b/%Y:%H:%M:%S %z")),
     "time_iso8601": Field("$time_iso8601", "time", TimeFormat(ISO_TOKENS, "end")),
-    "msec": Field("$msec", "time", TimeFormat(EPOCH_FLOAT, "end")),
+    "msec": Field("$msec", "time", TimeFormat(NGINX_MSEC, "end")),
     "request": Field("$request", "request"),
     "request_method": Field("$request_method", "method"),
     "request_uri": Field("$request_uri", "url"),

@@ -69,6 +69,9 @@ REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad re
 SKIPS = (REASONS[HEADER], REASONS[NOT_ACCESS])
 #: how a line starts when it is a header (W3C directives, Google Cloud Storage's CSV header)
 _HEADER_STARTS = (b"#", b'"time_micros"')
+#: roles whose every field is checked as a number, even when a better one gives the value
+#: (a duration is not: nginx's $upstream_* lists hold ", " and shift the fields after them)
+_CHECKED = ("size", "size_total", "size_in")
 #: lines the layout's regex, or another known layout, may read (a quote in a request, a file
 #: that mixes layouts)
 _RETRY = (STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
@@ -666,9 +669,13 @@ class _Chunk:
         groups: dict[str, dict[str, np.ndarray]] = {}
         for f, (a, b) in zip(self.fmt.fields, spans):
             role = f.role
-            if role == "skip" or (role != "time" and rank.get(role, 99) <= f.rank):
-                continue                           # a better field of this role was read
-            rank[role] = f.rank
+            # a better field of this role was read: a number is still checked (combinedio's
+            # %O must not take Traefik's "router" "server" 2ms), its value not kept
+            second = role != "time" and rank.get(role, 99) <= f.rank
+            if role == "skip" or (second and role not in _CHECKED):
+                continue
+            if not second:
+                rank[role] = f.rank
             if role == "time":
                 comps, ok = self._time(f, a, b)
                 self.fail(rows, ~ok, BAD_TIME)
@@ -681,8 +688,9 @@ class _Chunk:
             elif role in ("size", "size_total", "size_in"):
                 dash = (b - a == 1) & (arr[np.minimum(a, len(arr) - 1)] == ord("-"))
                 value, ok = _parse_uint(arr, a, b, 15)
-                out[role] = np.where(dash, 0, value)
                 self.fail(rows, ~(ok | dash), BAD_SIZE)
+                if not second:
+                    out[role] = np.where(dash, 0, value)
             elif role == "duration":
                 value, ok = _parse_decimal(arr, a, b, strict=f.rank < 3, integer=f.unit < 1,
                                            fraction=f.fraction)

@@ -97,6 +97,9 @@ PRESETS: dict[str, str] = {
     "nginx-main-timed": (_NGINX + ' "$http_x_forwarded_for" $request_time '
                          '$upstream_response_time'),
     "nginx-timed": _NGINX + " $request_time",
+    # ... with $msec last: the end of the request to the millisecond (its own clock, kept)
+    "nginx-msec": _NGINX + " $msec",
+    "nginx-timed-msec": _NGINX + " $request_time $msec",
     # Kubernetes ingress-nginx's default log-format-upstream, and the one before 0.26
     "ingress-nginx": (_NGINX + " $request_length $request_time [$proxy_upstream_name] "
                       "[$proxy_alternative_upstream_name] $upstream_addr "
@@ -121,4 +124,4 @@ FLAGS: dict[str, dict[str, str]] = {
 AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awss3", "cloudstorage", "squid",
               "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
               "netnea-combined", "ingress-nginx", "ingress-nginx-legacy", "nginx-timing",
-              "nginx-main-timed", "combined-D", "nginx-timed")
+              "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D", "nginx-timed")

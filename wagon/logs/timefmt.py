@@ -16,7 +16,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = ["TimeFormat", "TimeFormatError", "strftime_tokens", "apache_time", "decode_time",
-           "assemble", "CLF_TOKENS", "ISO_TOKENS", "EPOCH_FLOAT", "days_from_civil"]
+           "assemble", "CLF_TOKENS", "ISO_TOKENS", "EPOCH_FLOAT", "NGINX_MSEC", "days_from_civil"]
 
 
 class TimeFormatError(ValueError):
@@ -86,6 +86,9 @@ ISO_TOKENS = tuple(strftime_tokens("%Y-%m-%dT%H:%M:%S") + [("ofrac",), ("z",)])
 
 #: ("epoch", seconds per unit, whether a decimal fraction may follow: JSON and nginx $msec)
 EPOCH_FLOAT = (("epoch", 1.0, True),)
+#: nginx's $msec, always written %T.%03M: ten digits, a dot, three (a tail of that shape is
+#: told from $request_time's 0.250 or Apache's %D)
+NGINX_MSEC = (("epoch", 1.0, False, 10), ("lit", b"."), ("frac", 3))
 _SPECIAL = {"sec": ("epoch", 1.0, False), "msec": ("epoch", 1e-3, False),
             "usec": ("epoch", 1e-6, False),
             "msec_frac": ("frac", 3), "usec_frac": ("frac", 6)}
@@ -260,7 +263,7 @@ def decode_time(arr: np.ndarray, a: np.ndarray, b: np.ndarray, tf: TimeFormat
             p = p + n
         elif kind in ("s", "epoch"):
             n = _run(arr, p, _DIGIT, 20)
-            ok &= (n >= 1) & (n <= 19)
+            ok &= (n == tok[3]) if len(tok) > 3 else (n >= 1) & (n <= 19)
             v = np.zeros(len(p), np.float64)
             M = _gather(arr, p, 20).astype(np.float64) - 48
             for k in range(20):
