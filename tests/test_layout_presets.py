@@ -2,8 +2,9 @@
 projects' test fixtures carried byte for byte where one exists) is detected with no --format and
 read field for field as an independent reader of the format's documented field list reads it (a
 regex or a split per format, the standard library's time, URL, CSV and JSON parsers; a line the
-reader rejects must be counted malformed, not read); nginx's $msec tails; a W3C file's own #Fields: lines, a file mixing Common and Combined lines,
-absolute-URI targets and long URLs; people behind one address kept apart from a crawler."""
+reader rejects must be counted malformed, not read); nginx's $msec tails; a W3C file's own
+#Fields: lines, a file mixing Common and Combined lines, absolute-URI targets and long URLs;
+people behind one address kept apart from a crawler."""
 from __future__ import annotations
 
 import csv

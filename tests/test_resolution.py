@@ -40,7 +40,7 @@ def _line(layout: str, i: int, whole: int, frac: int, places: int) -> str:
         return (f'{host} - - [{when.strftime("%d/%b/%Y:%H:%M:%S")}.{frac:06d}] '
                 '"GET / HTTP/1.1" 200 512')
     return (f'{host} - - [{when.strftime("%d/%b/%Y:%H:%M:%S +0000")}] "GET / HTTP/1.1" 200 512 '
-            f'"-" "Mozilla/5.0" {EPOCH + whole}.{frac:0{places}d}')
+            f'"-" "Mozilla/5.0" {EPOCH + whole}.{frac * 10 ** (3 - places):03d}')  # %T.%03M
 
 
 def _poisson_log(path: Path, layout: str, places: int, seed: int = 1) -> np.ndarray:
