@@ -202,8 +202,8 @@ def _lines(reader):
 #: sample → (the layout --format auto must name, an independent reader of its records)
 SAMPLES = {
     "plaso-awsalb.log": ("awsalb", _lines(lambda x: _aws(x, 1))),
-    "beats-awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
-    "beats-awss3.log": ("awss3", _lines(_s3)),
+    "awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
+    "awss3.log": ("awss3", _lines(_s3)),
     "cloudfront-web-1-0.txt": ("w3c #Fields", _w3c),
     "cloudfront-web-2019-12.txt": ("w3c #Fields", _w3c),
     "beats-iis.log": ("w3c #Fields", _w3c),
