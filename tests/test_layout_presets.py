@@ -204,6 +204,8 @@ SAMPLES = {
     "plaso-awsalb.log": ("awsalb", _lines(lambda x: _aws(x, 1))),
     "awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
     "awss3.log": ("awss3", _lines(_s3)),
+    "logstash-awselb.log": ("awselb-2014", _lines(lambda x: _aws(x, 0))),
+    "logstash-awss3.log": ("awss3", _lines(_s3)),
     "cloudfront-web-1-0.txt": ("w3c #Fields", _w3c),
     "cloudfront-web-2019-12.txt": ("w3c #Fields", _w3c),
     "beats-iis.log": ("w3c #Fields", _w3c),

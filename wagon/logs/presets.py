@@ -61,6 +61,10 @@ PRESETS: dict[str, str] = {
     "awselb": (f"{_AWS_TIME} %{{elb}}x %h %{{backend}}x "
                '%{request_processing_time}x %T %{response_processing_time}x %>s '
                '%{backend_status_code}x %I %b "%r" "%{User-Agent}i" %{rest}x'),
+    # the same before AWS added the agent and TLS fields (2015): ends with the request
+    "awselb-2014": (f"{_AWS_TIME} %{{elb}}x %h %{{backend}}x "
+                    '%{request_processing_time}x %T %{response_processing_time}x %>s '
+                    '%{backend_status_code}x %I %b "%r"'),
     # Amazon S3 server access log; total time in ms
     "awss3": ('%{owner}x %{bucket}x %t %h %{requester}x %{request_id}x %{operation}x %{key}x '
               '"%r" %>s %{error_code}x %b %{object_size}x %{ms}T %{turn_around}x '
@@ -117,11 +121,12 @@ PRESETS: dict[str, str] = {
 #: port after the last colon: IPv6 addresses keep theirs)
 FLAGS: dict[str, dict[str, str]] = {
     "squid": {"%{ms}T": "pad"}, "squid-syslog": {"%{ms}T": "pad"},
-    **{name: {"%h": "port"} for name in ("awsalb", "awselb", "haproxy", "haproxy-raw")}}
+    **{name: {"%h": "port"} for name in ("awsalb", "awselb", "awselb-2014", "haproxy",
+                                         "haproxy-raw")}}
 #: presets ``--format auto`` tries, before Apache's and nginx's defaults (first wins on ties:
 #: combined-T and combined-ms read the same lines as combined-D, whole numbers, and are only
 #: given by name; nginx-timed's $request_time has a fraction)
-AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awss3", "cloudstorage", "squid",
+AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awselb-2014", "awss3", "cloudstorage", "squid",
               "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
               "netnea-combined", "ingress-nginx", "ingress-nginx-legacy", "nginx-timing",
               "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D", "nginx-timed")
