@@ -6,6 +6,7 @@ do), and the access log nginx, or ``wagon serve``, wrote itself. A small version
 bench/closed_loop.py, which runs the full one."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -25,7 +26,7 @@ from wagon.synth.site import resolve_site
 
 from .servers import free_port, nginx, wait_port
 
-SPEEDUP = 100.0
+SPEEDUP = 200.0
 SESSIONS = 300
 TMIN, TMAX = 0.5, 600.0     # the session rules, in modeled seconds
 
@@ -74,30 +75,38 @@ def _check_sessions(fitted, truth: dict) -> None:
             assert ci[p][0] <= true <= ci[p][1], (var, p, ci[p])
 
 
-def test_nginx_log_gives_back_the_sessions(loop_scenario):
-    d = loop_scenario
-    with nginx(d / "site", d / "ng") as ng:
-        summary = replay(str(d / "s.jsonl"), ReplayOptions(target=ng.url))
-        log = ng.wagon_log
-    assert summary["errors"]["total"] == 0
-    _check_sessions(_refit(log), _truth(d))
-
-
-def test_wagon_serve_log_gives_back_the_sessions(loop_scenario, tmp_path):
-    d = loop_scenario
+@pytest.fixture(scope="module")
+def served_logs(loop_scenario, tmp_path_factory):
+    """The scenario played against nginx and against ``wagon serve`` at the same time (the one
+    from this process, the other by a ``wagon replay`` of its own): {server: (summary, the
+    server's own log)}."""
+    d, out = loop_scenario, tmp_path_factory.mktemp("served")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
-                             str(d / "s.jsonl"), "--port", str(port), "--access-log",
-                             str(tmp_path / "serve.log"), "--max-time", "120"], cwd=tmp_path,
-                            stderr=subprocess.DEVNULL)
+    serve = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
+                              str(d / "s.jsonl"), "--port", str(port), "--access-log",
+                              str(out / "serve.log"), "--max-time", "120"], cwd=out,
+                             stderr=subprocess.DEVNULL)
     try:
-        wait_port(port)
-        summary = replay(str(d / "s.jsonl"), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
+        with nginx(d / "site", d / "ng") as ng:
+            wait_port(port)
+            other = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(d / "s.jsonl"),
+                                      "--target", f"http://127.0.0.1:{port}/", "--quiet",
+                                      "--json", "--results", str(out / "r.csv")], cwd=out,
+                                     stdout=subprocess.PIPE, text=True)
+            summary = replay(str(d / "s.jsonl"), ReplayOptions(target=ng.url))
+            served = json.loads(other.communicate(timeout=120)[0])
+            assert other.returncode == 0, served
     finally:
-        proc.terminate()
-        proc.wait(10)
+        serve.terminate()
+        serve.wait(10)
+    return {"nginx": (summary, ng.wagon_log), "wagon serve": (served, out / "serve.log")}
+
+
+@pytest.mark.parametrize("server", ["nginx", "wagon serve"])
+def test_the_servers_log_gives_back_the_sessions(loop_scenario, served_logs, server):
+    summary, log = served_logs[server]
     assert summary["errors"]["total"] == 0
-    _check_sessions(_refit(tmp_path / "serve.log"), _truth(d))
+    _check_sessions(_refit(log), _truth(loop_scenario))
 
 
 def _wagon_layout_log(path, starts: np.ndarray, thinks: list[np.ndarray], tick: float,

@@ -175,12 +175,13 @@ def test_cookie_jar_follows_rfc6265_examples():
 
 # ---- against nginx -------------------------------------------------------------------------
 def _served_scenario(tmp_path, classes: str, sessions: int = 24) -> tuple[str, object]:
-    """A scenario of ``sessions`` with a browser mix, and nginx's site for it."""
+    """A scenario of ``sessions`` with a browser mix, and nginx's site for it; played 1000
+    times faster than modeled (what the server sees of a client does not depend on its pace)."""
     model = _model_with_agents({"firefox": 5, "chrome": 3, "safari": 2})
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
         synthesize(Generator(model, SynthOptions(sessions=sessions, seed=4, pages=30,
-                                                 classes=classes, speedup=40)), f)
+                                                 classes=classes, speedup=1000)), f)
     build_site(resolve_site(model, pages=30).spec, tmp_path / "site")
     return str(scenario), read_scenario(scenario)
 

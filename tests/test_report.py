@@ -215,14 +215,27 @@ def test_time_series_never_exceed_max_points(duration):
     assert not finer or duration / finer[-1] > MAX_POINTS
 
 
-def test_other_reports_render_with_their_plots(tmp_path, sample, sample_model, replays):
-    pages = {"model": ([str(sample_model[0])], 7),          # 6 laws + keep-alive curve
-             "log": ([str(sample)], 3),                     # load + 2 fitted laws
-             "compare": (["--compare", str(sample), str(replays[0][0])], 3)}
-    for name, (args, want) in pages.items():
-        out = tmp_path / f"{name}.html"
-        r = CliRunner().invoke(main, ["report", *args, "-o", str(out)])
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory, sample, sample_model) -> dict:
+    """``wagon report`` of the sample's model and of the sample log, once for the module:
+    {kind: HTML path}."""
+    tmp = tmp_path_factory.mktemp("reports")
+    out = {"model": tmp / "model.html", "log": tmp / "log.html"}
+    for name, source in (("model", sample_model[0]), ("log", sample)):
+        r = CliRunner().invoke(main, ["report", str(source), "-o", str(out[name])])
         assert r.exit_code == 0, r.output
+    return out
+
+
+def test_other_reports_render_with_their_plots(tmp_path, sample, replays, reports):
+    compare = tmp_path / "compare.html"
+    r = CliRunner().invoke(main, ["report", "--compare", str(sample), str(replays[0][0]), "-o",
+                                  str(compare)])
+    assert r.exit_code == 0, r.output
+    pages = {"model": (reports["model"], 7),               # 6 laws + keep-alive curve
+             "log": (reports["log"], 3),                   # load + 2 fitted laws
+             "compare": (compare, 3)}
+    for name, (out, want) in pages.items():
         images, errors, dom = rendered(out, tmp_path)
         assert images >= want and errors is None, (name, images, errors)
         assert dom.count("How to read:") >= images - (name == "model"), name
@@ -235,12 +248,10 @@ def _table(text: str, ident: str) -> list[list[str]]:
             for row in re.findall(r"<tr>(.*?)</tr>", body)[1:]]
 
 
-def test_a_log_report_opens_with_its_traffic_as_a_regex_counts_it(tmp_path, sample):
+def test_a_log_report_opens_with_its_traffic_as_a_regex_counts_it(sample, reports):
     """Status codes, totals and referrers of ``wagon report LOG`` against the log read line by
     line with a regular expression of the test's own; then the fit's laws, then Hurst."""
-    r = CliRunner().invoke(main, ["report", str(sample), "-o", str(tmp_path / "r.html")])
-    assert r.exit_code == 0, r.output
-    text = (tmp_path / "r.html").read_text()
+    text = reports["log"].read_text()
     line = re.compile(rb'^\S+ \S+ \S+ \[[0-3]\d/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
                       rb'/\d{4}:[^]]+\] "GET \S+ HTTP/1\.[01]" (\d{3}) (\d+) "([^"]*)"')
     rows = [m.groups() for m in map(line.match, gzip.open(sample).read().splitlines()) if m]
@@ -254,14 +265,11 @@ def test_a_log_report_opens_with_its_traffic_as_a_regex_counts_it(tmp_path, samp
     assert order == sorted(order)
 
 
-def test_the_model_report_shows_the_intervals_the_model_holds(tmp_path, sample_model):
+def test_the_model_report_shows_the_intervals_the_model_holds(sample_model, reports):
     """Every chosen law's parameters with the standard errors and intervals of the model file,
     to the digits shown (one number, everywhere it appears)."""
-    path, _ = sample_model
-    r = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "m.html")])
-    assert r.exit_code == 0, r.output
-    text = (tmp_path / "m.html").read_text()
-    for name, var in load_model(path).variables.items():
+    text = reports["model"].read_text()
+    for name, var in load_model(sample_model[0]).variables.items():
         shown = {row[0]: row[1:] for row in _table(text, f"intervals-{name}")}
         assert set(shown) == {p for p, m in var.ci_method.items() if m != "fixed"}, name
         for p, (est, se, ci, how) in shown.items():
