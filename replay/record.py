@@ -126,9 +126,10 @@ class Stats:
         h["request"].add(end - start)
         h["transfer"].add(end - call.first_byte)
 
-    def on_connection(self, conn_id: int, connect: float) -> None:
-        self._count("opened", clock())
-        if self._left_out("connections", None):
+    def on_connection(self, conn_id: int, connect: float, at: float | None = None) -> None:
+        """A connection opened (``at``: when, on the clock; default now)."""
+        self._count("opened", clock() if at is None else at)
+        if self._left_out("connections", at):
             return
         self.c["connections"] += 1
         self.h["connect"].add(connect)
@@ -140,8 +141,8 @@ class Stats:
         self.c["tls_resumed"] += resumed
         self.h["tls"].add(seconds)
 
-    def on_connection_close(self, conn_id: int) -> None:
-        self._count("closed", clock())
+    def on_connection_close(self, conn_id: int, at: float | None = None) -> None:
+        self._count("closed", clock() if at is None else at)
 
     def on_page(self, page: PageVisit) -> None:
         if self._left_out("pages", page.start if page.start is not None else page.intended):
@@ -377,6 +378,9 @@ def summary_text(s: dict) -> str:
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":
         lines.append(f"stopped at --max-time with {ss['interrupted']:,} sessions still running")
+    elif s.get("stopped_by") == "parent_died":
+        lines.append("the replay's process died: recovered from the rows its workers wrote "
+                     "(wagon recover)")
     elif s.get("stopped_by") == "duration":
         lines.append(f"ended at the steady scenario's duration with {ss['interrupted']:,} "
                      "sessions still running (cut, as a running site's are)")

@@ -5,8 +5,11 @@ With ``--workers N`` each worker plays the sessions whose id ≡ k (mod N). The 
 read the scenario and say they are ready; only then does the parent fix the common t0 (a
 fraction of a second ahead) and send it to them, so no worker starts late whatever its start-up
 took. SIGINT/SIGTERM (to the parent, or to all) stop the schedule, end the running sessions with
-every request recorded, flush, and still produce the summary. A worker that dies is reported,
-the others are stopped, and the run ends incomplete.
+every request recorded, flush, and still produce the summary. A worker that ends before the
+run does (a signal of its own, a crash, the OOM killer) is a dead worker: reported, the others
+stopped, its statistics rebuilt from the rows it wrote (``salvage``), and the run ends
+incomplete. Workers die with the parent (``lifeline``); their rows then stay in their part
+files, which ``wagon recover`` merges.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from ..formats.classes import parse_protocol
 from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
                                write_run)
 from ..formats.scenario import Scenario, read_scenario
+from ..lifeline import die_with_parent
 from .browser import Target
 from .events import Hooks, clock
 from .http import closes_sent
@@ -45,6 +49,7 @@ from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
+from .salvage import cut_partial_line, settle_part
 from .scheduler import Scheduler, class_override
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
@@ -367,7 +372,7 @@ def _progress_reporter(hooks: Hooks, t0: float, control) -> Callable[..., None]:
     progress = Progress()
     progress.subscribe(hooks)
     if control is not None:
-        return lambda final=False: control.send(("progress", progress.state()))
+        return lambda final=False: _send(control, ("progress", progress.state()))
     line = ProgressLine()
 
     def show(final: bool = False) -> None:
@@ -472,7 +477,7 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions
             started(t0_wall)
             states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
     else:
-        states, dead = _Workers(path, opts).run(started)
+        states, dead = _Workers(path, opts, sc).run(started)
     return states, dead, info
 
 
@@ -486,7 +491,8 @@ def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
     if dead and stopped_by is None:
         stopped_by = "worker_died"
     summary = merged.summary(max((s["duration"] for s in states), default=0.0),
-                             max((s["cpu"] for s in states), default=None),
+                             max((s["cpu"] for s in states if s["cpu"] is not None),
+                                 default=None),
                              complete=stopped_by is None)
     summary["thresholds"] = check(summary, thresholds)
     summary["stopped_by"] = stopped_by
@@ -501,36 +507,54 @@ def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
     return summary
 
 
-def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn) -> None:
-    """A worker process: get ready, wait for the common t0, play, send the statistics."""
+def _send(conn, message) -> bool:
+    """Send to the parent; False when it is gone (its pipe closed)."""
+    try:
+        conn.send(message)
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+    return True
+
+
+def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int) -> None:
+    """A worker process: get ready, wait for the common t0, play, send the statistics. It
+    gets SIGTERM when the parent dies (its loop stops the run and flushes its rows); a parent
+    that is gone ends it quietly, its rows in its part files."""
+    die_with_parent(parent, signal.SIGTERM)
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # until its loop handles it
     try:
         sc = read_scenario(path)
         raise_nofile()
         results = _part_paths(opts.results, k) if opts.results else None
         with no_full_collections():
-            conn.send(("ready", None))
+            _send(conn, ("ready", None))
             t0_wall = conn.recv()
             state = uvloop.run(play(sc, opts, k, n, t0_wall, results, conn))
-        conn.send(("done", state))
+        sent = _send(conn, ("done", state))
+    except EOFError:                             # the parent died before the start
+        sent = False
     except Exception as e:                       # reported by the parent, in one line
-        conn.send(("error", f"{type(e).__name__}: {e}"))
+        _send(conn, ("error", f"{type(e).__name__}: {e}"))
+        sent = False
+    if not sent:
         sys.exit(1)
 
 
 class _Workers:
     """The parent's side of ``--workers``: start, synchronise, forward signals, collect."""
 
-    def __init__(self, path: str, opts: ReplayOptions) -> None:
-        self.path, self.opts = path, opts
+    def __init__(self, path: str, opts: ReplayOptions, sc: Scenario) -> None:
+        self.path, self.opts, self.sc = path, opts, sc
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs = [], []
         for k in range(opts.workers):
             mine, theirs = ctx.Pipe()
             self.conns.append(mine)
-            self.procs.append(ctx.Process(target=_worker,
-                                          args=(path, opts, k, opts.workers, theirs)))
+            self.procs.append(ctx.Process(target=_worker, args=(path, opts, k, opts.workers,
+                                                                theirs, os.getpid())))
         self.dead: dict[int, str] = {}
+        self.died_at: dict[int, float] = {}          # wall-clock time each death was seen
+        self.t0_wall = 0.0
         self.interrupted = False
         self.playing = False
         self.board: Board | None = None              # the workers' progress, once they play
@@ -557,7 +581,7 @@ class _Workers:
         """Wait for message ``want`` from every worker; a worker that dies meanwhile is
         recorded in ``dead`` and the others are stopped."""
         got: dict[int, object] = {}
-        while len(got) + len(self.dead) < len(self.procs):
+        while len(got.keys() | self.dead.keys()) < len(self.procs):
             live = [k for k in range(len(self.procs)) if k not in got and k not in self.dead]
             ready = wait_any([self.conns[k] for k in live] +
                              [self.procs[k].sentinel for k in live], timeout=0.5)
@@ -573,6 +597,9 @@ class _Workers:
                         continue
                     if kind == want:
                         got[k] = value
+                        if self._stopped_alone(want, value):
+                            value["stopped_by"] = "worker_died"
+                            self._died(k, "stopped by a signal of its own")
                         continue
                     self._died(k, value)
                 elif self.procs[k].sentinel in ready:
@@ -581,7 +608,12 @@ class _Workers:
                 self.board.show()
         return got
 
+    def _stopped_alone(self, want: str, state) -> bool:
+        """Did a worker end its run by a signal sent to it alone (not to the parent)?"""
+        return want == "done" and state["stopped_by"] == "signal" and not self.interrupted
+
     def _died(self, k: int, why: str | None) -> None:
+        self.died_at[k] = time.time()
         p = self.procs[k]
         p.join(5)
         code = p.exitcode
@@ -610,14 +642,16 @@ class _Workers:
                     p.join(10)
                 why = "interrupted" if self.interrupted else "; ".join(self.dead.values())
                 raise WorkerDied(f"the run did not start: {why}")
-            t0_wall = time.time() + START_MARGIN
+            t0_wall = self.t0_wall = time.time() + START_MARGIN
             if opts.progress:
                 self.board = Board(t0_wall, opts.progress_every)
             started(t0_wall)
             for c in self.conns:
                 c.send(t0_wall)
             self.playing = True
-            states = list(self._collect("done").values())
+            done = self._collect("done")
+            states = list(done.values()) + [self._salvage(k) for k in self.dead
+                                            if k not in done and opts.results]
             if self.board is not None:
                 self.board.show(final=True)
             for p in self.procs:
@@ -629,6 +663,13 @@ class _Workers:
                 concat(opts.results, opts.workers)
                 concat(pages_path(opts.results), opts.workers)
         return states, list(self.dead.values())
+
+    def _salvage(self, k: int) -> dict:
+        """The statistics of dead worker k, from the rows of its part files (``salvage``)."""
+        due_by = self.died_at[k] - self.t0_wall
+        return settle_part(self.sc, (k, len(self.procs)), due_by, _target(self.opts.target)[3],
+                           *_part_paths(self.opts.results, k),
+                           measured_window(self.sc, self.opts))
 
 
 def concat(target: str, n: int) -> None:
@@ -643,19 +684,4 @@ def concat(target: str, n: int) -> None:
             with open(part, "rb") as f:
                 shutil.copyfileobj(f, out)
             os.remove(part)
-            _cut_partial_line(out)
-
-
-def _cut_partial_line(f) -> None:
-    """Truncate ``f`` after its last newline."""
-    end = f.seek(0, os.SEEK_END)
-    pos = end
-    while pos > 0:
-        step = min(pos, 1 << 16)
-        f.seek(pos - step)
-        nl = f.read(step).rfind(b"\n")
-        if nl >= 0:
-            f.truncate(pos - step + nl + 1)
-            return
-        pos -= step
-    f.truncate(0)
+            cut_partial_line(out)

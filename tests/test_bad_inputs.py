@@ -28,6 +28,7 @@ INVOCATIONS = {
                    (["site", "build", "outdir", "--model", "F"], {"model"})],
     "export": [(["export", "F", "--to", "httperf", "-o", "out.txt"], {"scenario"})],
     "replay": [(["replay", "F", "--target", "http://127.0.0.1:9/"], {"scenario"})],
+    "recover": [(["recover", "F"], {"results"})],
     "sweep": [(["sweep", "F", "--target", "http://127.0.0.1:9/"], {"scenario"})],
     "serve": [(["serve", "--scenario", "F", "--port", "PORT", "--max-time", "1"],
                {"scenario", "truncated_scenario"}),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import glob
 import json
 import os
 import re
@@ -35,6 +34,7 @@ from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 
 from .conftest import require_tool
+from .procs import alive, children, cmdline
 from .servers import _Fault, fault_server, free_port, nginx, wait_port, write_scenario_file
 from .test_synth import hand_model
 from wagon.formats.model import save_model
@@ -675,18 +675,21 @@ def test_workers_share_the_sessions_start_together_and_merge(tmp_path, site_and_
 
 def _workers_of(pid: int) -> list[int]:
     """The worker processes of a replay (its children running multiprocessing's spawn)."""
-    kids = []
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = open(stat).read().rsplit(")", 1)[1].split()
-            cmd = open(stat[:-4] + "cmdline", "rb").read()
-            if int(fields[1]) == pid and b"spawn_main" in cmd:
-                kids.append(int(stat.split("/")[2]))
-    return kids
+    return [k for k in children(pid) if b"spawn_main" in cmdline(k)]
 
 
-@pytest.mark.parametrize("how", ["sigint to the parent", "a worker killed"])
+#: how a replay with two workers is cut: a signal to the parent, or to one worker only
+CUTS = {"sigint to the parent": None, "a worker killed": signal.SIGKILL,
+        "a worker terminated": signal.SIGTERM}
+
+
+@pytest.mark.parametrize("how", list(CUTS))
 def test_workers_stop_together(tmp_path, site_and_scenario, how):
+    """A signal to the parent stops the run; a worker that ends alone (SIGKILL, or a SIGTERM
+    of its own) is a dead worker and the other stops within 2 s. Either way the CSV and the
+    summary count the same requests, every session in the CSV has a row for each of its
+    requests, and nginx served what the CSV says was done (a killed worker's unwritten last
+    second counts as not started)."""
     scenario = site_and_scenario("lan/http11", sessions=300, rate=30.0, think=(-1.0, 0.3))
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(scenario),
@@ -697,21 +700,85 @@ def test_workers_stop_together(tmp_path, site_and_scenario, how):
         part = tmp_path / "r.csv.part0"                 # rows flushed: the workers play
         while not (part.exists() and part.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if how == "sigint to the parent":
+        if CUTS[how] is None:
             proc.send_signal(signal.SIGINT)
         else:
-            os.kill(_workers_of(proc.pid)[0], signal.SIGKILL)
+            os.kill(_workers_of(proc.pid)[0], CUTS[how])
+        cut = time.time()
         out, err = proc.communicate(timeout=30)
+        summary = json.loads(out)
+        served = server.access(expect=summary["requests"]["ok"])
     assert proc.returncode == 5, err
-    summary = json.loads(out)
     assert summary["complete"] is False and "Traceback" not in err
-    if how == "sigint to the parent":
+    got = read_results(tmp_path / "r.csv")
+    kinds = collections.Counter(got["error"])
+    r = summary["requests"]
+    assert len(got) == r["total"] and kinds[""] == r["ok"]
+    assert kinds["in_flight"] == r["in_flight"] and kinds["not_started"] == r["not_started"]
+    sc = read_scenario(scenario)
+    want = {x.id: len(scenario_requests(sc, x)) for x in sc.sessions()}
+    assert all(n == want[k] for k, n in got.groupby("session").size().items())
+    lost = r["not_started"] if CUTS[how] == signal.SIGKILL else 0
+    assert r["ok"] <= len(served) <= r["ok"] + r["in_flight"] + lost
+    if CUTS[how] is None:
         assert summary["stopped_by"] == "signal" and summary["dead_workers"] == []
-        assert len(read_results(tmp_path / "r.csv")) == summary["requests"]["total"]
     else:
-        assert summary["stopped_by"] == "worker_died"
-        assert len(summary["dead_workers"]) == 1 and "signal 9" in summary["dead_workers"][0]
+        assert summary["stopped_by"] == "worker_died" and len(summary["dead_workers"]) == 1
+        dead = summary["dead_workers"][0]
+        assert ("signal 9" if CUTS[how] == signal.SIGKILL else "a signal of its own") in dead
+        k = int(re.match(r"worker (\d+):", dead).group(1))
+        other = got[(got["session"] % 2 != k) & got["start"].notna()]
+        assert other["start"].max() < cut - got.attrs["run"]["t0_unix"] + 2.0
     assert not list(tmp_path.glob("r.csv.part*"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_killed_parent_leaves_results_wagon_recover_completes(tmp_path, site_and_scenario,
+                                                                  workers):
+    """SIGKILL to the replay's parent: its workers end with it (seen in /proc), without a
+    traceback, their rows left in their part files; ``wagon recover`` merges them and writes
+    the summary: the CSV and the summary count the same requests, every session in the CSV has
+    a row for each of its requests, nginx served at least what the CSV says was done, and with
+    workers at most what it says was sent or not started (a single process killed has no one
+    left to write its last second); a second recover has nothing to do."""
+    scenario = site_and_scenario("lan/http11", sessions=300, rate=30.0, think=(-1.0, 0.3))
+    results = tmp_path / "r.csv"
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(scenario),
+                                 "--target", server.url, "--results", str(results),
+                                 "--workers", str(workers), "--quiet"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=tmp_path)
+        server.access(expect=200, wait=30)                # ~1 s into 10 s of arrivals
+        kids = _workers_of(proc.pid)
+        proc.kill()
+        err = proc.communicate(timeout=30)[1]       # its workers, too, have closed stderr
+        deadline = time.monotonic() + 10
+        while any(map(alive, kids)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(kids) == (workers if workers > 1 else 0) and not any(map(alive, kids))
+        assert "Traceback" not in err, err
+        assert read_results(results).attrs["run"]["summary"] is None
+        r = CliRunner().invoke(main, ["recover", str(results)])
+        assert r.exit_code == 5, r.output
+        got = read_results(results)
+        summary = got.attrs["run"]["summary"]
+        served = server.access(expect=summary["requests"]["ok"])
+    assert summary["stopped_by"] == "parent_died" and summary["complete"] is False
+    assert f"requests sent {summary['requests']['sent']:,} (ok {summary['requests']['ok']:,}" \
+        in r.output
+    counts, kinds = summary["requests"], collections.Counter(got["error"])
+    assert len(got) == counts["total"] and kinds[""] == counts["ok"] > 0
+    assert kinds["not_started"] == counts["not_started"] > 0
+    sc = read_scenario(scenario)
+    want = {x.id: len(scenario_requests(sc, x)) for x in sc.sessions()}
+    assert all(n == want[k] for k, n in got.groupby("session").size().items())
+    assert counts["ok"] <= len(served)
+    assert workers == 1 or len(served) <= counts["ok"] + counts["in_flight"] + counts[
+        "not_started"]
+    assert not list(tmp_path.glob("r*.part*"))
+    again = CliRunner().invoke(main, ["recover", str(results)])
+    assert again.exit_code == 2 and "nothing to recover" in again.output
 
 
 # ---- wagon serve ---------------------------------------------------------------------------

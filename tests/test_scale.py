@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from wagon.modeling import FitOptions, fit_logs
 from wagon.modeling.processes import ProcessRunner, WorkerError
 from wagon.modeling.stages import LocalRunner
 
+from .procs import alive, children, cmdline
 from .test_bad_inputs import BAD
 
 STRAY = b'stray.example.com - - [01/Aug/2100:10:00:00 -0400] "GET /ksc.html HTTP/1.0" 200 7280\n'
@@ -275,3 +277,27 @@ print(run())
                                       text=True, check=True).stdout)
               for how in ("keep", "default")}
     assert faults["keep"] < 1_000 and faults["default"] > 10_000, faults
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_fit_takes_its_workers_and_spilled_chunks_with_it(inputs, tmp_path, sig):
+    """``wagon fit --workers 2 A B -``: the workers parse A and B into the spill folder while
+    the parent waits for standard input (held open here). Killed then, by ``sig``: within 10 s
+    its workers are gone (seen in /proc) and the temporary directory is empty."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "wagon", "fit", *inputs, "-", "--workers",
+                             "2", "-o", str(tmp_path / "m.json")], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(scratch.glob("wagon-fit-*/*.pickle")):
+        time.sleep(0.05)
+    workers = [k for k in children(proc.pid) if cmdline(k) == cmdline(proc.pid)]   # forked
+    assert len(workers) == 2 and list(scratch.glob("wagon-fit-*/*.pickle"))
+    proc.send_signal(sig)
+    proc.wait(10)
+    while time.monotonic() < deadline and (any(map(alive, workers)) or list(scratch.iterdir())):
+        time.sleep(0.05)
+    proc.stdin.close()
+    assert not any(map(alive, workers)) and not list(scratch.iterdir())

@@ -20,6 +20,7 @@ COMMANDS = {
     "site": ("wagon.cli.site", "The modeled site as files (site build)."),
     "export": ("wagon.cli.export", "Export a scenario to httperf, Tsung or a CLF log."),
     "replay": ("wagon.cli.replay", "Play a scenario against a server and report what clients saw."),
+    "recover": ("wagon.cli.recover", "Finish a replay whose process was killed (its results)."),
     "sweep": ("wagon.cli.sweep", "Capacity curve: a scenario at increasing rates, the knee."),
     "serve": ("wagon.cli.serve", "Serve a scenario's or a model's site (embedded server)."),
     "demo": ("wagon.cli.demo", "Fit, synthesize, serve, replay, report: the whole pipeline."),

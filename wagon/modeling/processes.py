@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
-import tempfile
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
+from ..lifeline import ScratchDir, die_with_parent
 from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
@@ -108,7 +107,7 @@ class ProcessRunner:
         self.piece_bytes = piece_bytes
         self.spread = workers
         self.spill_dir = spill_dir
-        self._dir: str | None = None
+        self._dir: ScratchDir | None = None
         self._count = 0
         self._spilled: list[tuple[str, list[int]]] = []
         self._pool: ProcessPoolExecutor | None = None     # the parse workers, kept for sessionize
@@ -122,7 +121,8 @@ class ProcessRunner:
     def _fork(self, calls: int) -> ProcessPoolExecutor:
         give_back_freed_memory()                     # not to be inherited by every worker
         return ProcessPoolExecutor(min(self.workers, calls),
-                                   mp_context=multiprocessing.get_context("fork"))
+                                   mp_context=multiprocessing.get_context("fork"),
+                                   initializer=die_with_parent, initargs=(os.getpid(),))
 
     def _run(self, fn: Callable, calls: list[tuple], stage: str, progress: Progress | None,
              weights: list[int] | None = None, pool: ProcessPoolExecutor | None = None,
@@ -168,9 +168,9 @@ class ProcessRunner:
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
               progress: Progress | None,
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
-        self._dir = tempfile.mkdtemp(prefix="wagon-fit-", dir=self.spill_dir)
+        self._dir = ScratchDir("wagon-fit-", self.spill_dir)
         self._count = partitions
-        calls = [(p, options, partitions, self._dir) for p in pieces]
+        calls = [(p, options, partitions, self._dir.path) for p in pieces]
         # standard input stays with this process (a worker's is /dev/null); it is read while
         # the workers parse the files
         here = [i for i, p in enumerate(pieces) if p.path == "-"]
@@ -193,7 +193,8 @@ class ProcessRunner:
         except BaseException:
             self.close()
             raise
-        self._spilled = [(spill_path(self._dir, p), done[i][1]) for i, p in enumerate(pieces)]
+        self._spilled = [(spill_path(self._dir.path, p), done[i][1])
+                         for i, p in enumerate(pieces)]
         return [done[i][0] for i in range(len(pieces))]
 
     def sessionize(self, options: Any, shared: Shared,
@@ -222,6 +223,6 @@ class ProcessRunner:
             self._beside.thread.join()
             self._beside = None
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir.remove()
             self._dir = None
         self._spilled = []

@@ -59,14 +59,13 @@ from __future__ import annotations
 import functools
 import os
 import pickle
-import shutil
-import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
@@ -223,7 +222,7 @@ class LocalRunner:
         self.piece_bytes = piece_bytes
         self.spread = 1
         self.spill_dir = spill_dir
-        self._dir: str | None = None
+        self._dir: ScratchDir | None = None
         self._count = 0
         self._spilled: list[tuple[str, list[int]]] = []
         self._held: list[Chunk] = []
@@ -236,7 +235,8 @@ class LocalRunner:
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         if meanwhile:
             meanwhile()
-        self._dir = tempfile.mkdtemp(prefix="wagon-fit-", dir=self.spill_dir)
+        # one partition holds everything in memory anyway: nothing to spill
+        self._dir = ScratchDir("wagon-fit-", self.spill_dir) if partitions > 1 else None
         self._count, self._spilled = partitions, []
         total, done = sum(p.size for p in pieces), 0
 
@@ -249,10 +249,10 @@ class LocalRunner:
         try:
             for piece in pieces:
                 r = parse_stage(piece, options, partitions, advance if progress else None)
-                if partitions == 1:               # one partition holds everything anyway
+                if self._dir is None:
                     self._held += r.chunks or []
                 else:
-                    path = spill_path(self._dir, piece)
+                    path = spill_path(self._dir.path, piece)
                     self._spilled.append((path, spill(r.chunks or [], path)))
                 r.chunks = None
                 out.append(r)
@@ -286,5 +286,5 @@ class LocalRunner:
     def close(self) -> None:
         """Remove the spilled chunks (``sessionize`` does when it is done)."""
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir.remove()
             self._dir = None

@@ -1,0 +1,144 @@
+"""What a run keeps of a process that died: its statistics, rebuilt from the rows it wrote.
+
+A replay worker writes its rows to its part files at least once a second
+(``record.CsvRecorder``). When it dies without sending its statistics (SIGKILL, out of memory),
+or the parent dies before merging the parts (``recover``), those rows are what remains.
+``settle_part`` completes them and counts them:
+
+- a line cut by the death is dropped (it was never a row);
+- every request of the process' sessions that were due by ``due_by`` (the run's seconds) and
+  have no row gets one, ``not_started``: what the process had not yet written (at most its
+  last second) is counted as not started, as a stopped run counts its unstarted requests;
+- the rows are fed to a fresh ``Stats`` as the engine's events would have been, so the summary
+  counts exactly the rows the CSV holds. What rows cannot tell (session start lag, event-loop
+  lag) is left out of the histograms.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from collections import Counter, defaultdict
+
+from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter
+from ..formats.scenario import Scenario
+from .events import NOT_STARTED, UNFINISHED, Call, PageVisit
+from .record import Stats
+
+__all__ = ["settle_part", "cut_partial_line", "last_recorded"]
+
+
+def cut_partial_line(f) -> None:
+    """Truncate the binary file ``f`` after its last newline (a writer killed mid-line)."""
+    end = f.seek(0, os.SEEK_END)
+    pos = end
+    while pos > 0:
+        step = min(pos, 1 << 16)
+        f.seek(pos - step)
+        nl = f.read(step).rfind(b"\n")
+        if nl >= 0:
+            f.truncate(pos - step + nl + 1)
+            return
+        pos -= step
+    f.truncate(0)
+
+
+def _rows(path: str, columns: dict[str, str]) -> list[dict]:
+    """The complete rows of a part file (or of a single process' results file, whose header
+    is skipped), cut after its last newline first."""
+    if not os.path.exists(path):
+        return []
+    with open(path, "r+b") as f:
+        cut_partial_line(f)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, fieldnames=list(columns)))
+    return rows[1:] if rows and list(rows[0].values()) == list(columns) else rows
+
+
+def last_recorded(paths: list[str]) -> float:
+    """The latest time the request files ``paths`` record (0 when they hold no row): when
+    the processes that wrote them were last heard of."""
+    times = [float(r[c]) for p in paths for r in _rows(p, REQUEST_COLUMNS)
+             for c in ("start", "last_byte") if r[c]]
+    return max(times, default=0.0)
+
+
+def _t(x: str) -> float | None:
+    return float(x) if x else None
+
+
+def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
+             rows: list[dict]) -> list[tuple]:
+    """Rows for the requests of the share's due sessions that have none (``not_started``)."""
+    k, n = share
+    seen = Counter((int(r["session"]), int(r["page"]), r["url"]) for r in rows)
+    names = [c.name for c in sc.classes]
+    site, out = sc.site, []
+    for s in sc.sessions():
+        if s.start > due_by:
+            break
+        if n > 1 and s.id % n != k:
+            continue
+        for page, _ in s.clicks:
+            for url, kind in [(site.page_urls[page], "page")] + [
+                    (site.object_urls[o], "object") for o in site.page_objects[page]]:
+                key = (s.id, page, prefix + url)
+                if seen[key] > 0:
+                    seen[key] -= 1
+                    continue
+                out.append((s.id, names[s.cls], page, prefix + url, kind, -1, 0, 0, "", "",
+                            "", "", "", "", 0, 0, NOT_STARTED))
+    return out
+
+
+def _stats(requests: list[dict], pages: list[dict], window: tuple[float, float | None]
+           ) -> Stats:
+    """A ``Stats`` of the rows (times are the run's seconds: t0 is 0) over the measured
+    ``window``."""
+    stats = Stats(0.0, window)
+    conns: dict[int, float] = {}
+    unfinished: set[int] = set()
+    for r in requests:
+        call = Call(int(r["session"]), 0, int(r["page"]), r["url"], r["kind"] == "page",
+                    _t(r["intended"]))
+        call.start, call.first_byte, call.last_byte = (_t(r["start"]), _t(r["first_byte"]),
+                                                       _t(r["last_byte"]))
+        call.status, call.bytes, call.error = int(r["status"]), int(r["bytes"]), r["error"] or None
+        stats.on_call(call)
+        if call.error in UNFINISHED:
+            unfinished.add(call.session)
+        conn, connect_start, connected = int(r["conn"]), _t(r["connect_start"]), _t(r["connected"])
+        if conn >= 0 and connected is not None and conn not in conns:
+            stats.on_connection(conn, connected - connect_start, at=connected)
+        if conn >= 0 and call.last_byte is not None:
+            conns[conn] = max(conns.get(conn, 0.0), call.last_byte)
+    for conn, last in conns.items():
+        stats.on_connection_close(conn, at=last)
+    for p in pages:
+        stats.on_page(PageVisit(int(p["session"]), 0, int(p["page"]), float(p["intended"]),
+                                float(p["start"]), _t(p["html_first_byte"]), _t(p["done"]),
+                                None, int(p["objects"]), int(p["errors"])))
+    sessions = {int(r["session"]) for r in requests}
+    stats.c["sessions_started"] += len(sessions)
+    stats.c["sessions_completed"] += len(sessions - unfinished)
+    stats.c["sessions_interrupted"] += len(sessions & unfinished)
+    return stats
+
+
+def settle_part(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
+                requests: str, pages: str, window: tuple[float, float | None],
+                why: str = "worker_died") -> dict:
+    """Complete the part files ``requests`` and ``pages`` of the process playing ``share``
+    (k, n) of the sessions, dead at ``due_by`` (module docstring), and return the statistics
+    state its rows make over the run's measured ``window`` (``Stats.state``, with the duration
+    and the stop, ``why``, that ``finish`` reads)."""
+    rows = _rows(requests, REQUEST_COLUMNS)
+    extra = _missing(sc, share, due_by, prefix, rows)
+    with open(requests, "a", newline="") as f:
+        writer = ResultsWriter(f, REQUEST_COLUMNS, header=False)
+        for row in extra:
+            writer.add(row)
+        writer.flush()
+    rows += [dict(zip(REQUEST_COLUMNS, map(str, row))) for row in extra]
+    state = _stats(rows, _rows(pages, PAGE_COLUMNS), window).state()
+    state.update(duration=due_by, cpu=None, stopped_by=why)
+    return state
