@@ -15,6 +15,7 @@ cover the whole run (the report shades the parts left out).
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import TextIO
 
@@ -40,6 +41,7 @@ GENERATOR = tuple(GENERATOR_LABELS)
 PER_SECOND = ("per_second", "bytes_per_second", "opened", "closed")
 PERCENTILES = (50, 90, 99)
 BUSY_CPU = 0.9                      # above this share of a core the generator is saturated
+STALL_S = 0.005                     # event-loop lag above this is a stall, and has a cause
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -168,8 +170,16 @@ class Stats:
             return
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1
 
-    def loop_lag(self, lag: float) -> None:
+    def loop_lag(self, lag: float, own: float = 0.0) -> None:
+        """An event-loop lag sample; ``own``: the share of the time since the previous sample
+        that this process was running (its CPU time over the wall time). A stall is counted
+        as the generator's own work in that share, and as spent elsewhere (not running: other
+        processes had the CPU, or it was paused) in the rest."""
         self.h["loop_lag"].add(lag)
+        if lag > STALL_S:
+            own = min(max(own, 0.0), 1.0)
+            self.c["stall_own_s"] += lag * own
+            self.c["stall_elsewhere_s"] += lag * (1.0 - own)
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
@@ -220,7 +230,11 @@ class Stats:
             "errors": {"total": sum(self.errors.values()), "by_kind": dict(self.errors)},
             "latency": {name: self._ms(name) for name in LATENCIES},
             "generator": {"start_lag": self._ms("start_lag"), "loop_lag": self._ms("loop_lag"),
-                          "cpu": cpu},
+                          "cpu": cpu,
+                          "stalls": {"own_s": self.c["stall_own_s"],
+                                     "elsewhere_s": self.c["stall_elsewhere_s"]},
+                          "machine": {"load_1min": os.getloadavg()[0],
+                                      "cores": os.cpu_count() or 1}},
             "complete": complete,
             "throughput": {"requests_per_s": self.c["ok"] * per_s,
                            "bytes_per_s": self.c["bytes"] * per_s,
@@ -263,10 +277,20 @@ class Stats:
             return ["the generator, not the server, was the bottleneck (" + "; ".join(why) +
                     "): its latencies include its own delay. Use --workers, or a lighter "
                     "scenario."]
+        own, away, m = g["stalls"]["own_s"], g["stalls"]["elsewhere_s"], g["machine"]
+        if own > 0 and own >= away:
+            return [f"the generator held up its own event loop ({'; '.join(why)}; {own:.2f} s "
+                    f"of stalls while it ran its own code, {100 * g['cpu']:.0f}% of a core on "
+                    "average): its latencies include that delay. Use --workers, or a lighter "
+                    "scenario."]
+        cause = (f"other processes took the CPU (load average {m['load_1min']:.1f} on "
+                 f"{m['cores']} cores)" if m["load_1min"] >= m["cores"] else
+                 f"it was paused or waited on the system (swap, disk; load average "
+                 f"{m['load_1min']:.1f} on {m['cores']} cores)")
         return [f"the generator was held up ({'; '.join(why)}) while it used only "
-                f"{100 * g['cpu']:.0f}% of a core: other processes on this machine took the CPU "
-                "(or it was paused); its latencies include that delay. Rerun on a quieter "
-                "machine."]
+                f"{100 * g['cpu']:.0f}% of a core"
+                + (f", {away:.2f} s of stalls while it was not running" if away else "")
+                + f": {cause}; its latencies include that delay. Rerun on a quieter machine."]
 
 
 class CsvRecorder:

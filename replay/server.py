@@ -32,6 +32,7 @@ from aiohttp.abc import AbstractAccessLogger
 
 from ..formats.site import SiteSpec, object_bytes, page_html
 from .limits import open_files_limit, raise_nofile
+from .rejected import rejection_logger
 
 __all__ = ["make_app", "serve", "run_server", "ServeOptions", "Listener"]
 
@@ -268,7 +269,7 @@ async def serve(app: web.Application, opts: ServeOptions, stop: asyncio.Event | 
                    "access_log_class": _access_log_class(holder)} if opts.access_log
                   else {"access_log": None})
     runner = web.AppRunner(app, keepalive_timeout=opts.keepalive_timeout, handle_signals=False,
-                           **logging_kw)
+                           logger=rejection_logger(sys.stderr), **logging_kw)
     await runner.setup()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

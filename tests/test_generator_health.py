@@ -1,9 +1,16 @@
 """The generator's health warnings are true: a big heap in the replaying process (``wagon demo``
-replays where it fitted) no longer makes the first sessions late, and lag with an idle
-generator is not blamed on the generator."""
+replays where it fitted) no longer makes the first sessions late, lag with an idle generator is
+not blamed on the generator, and stalls are blamed on what caused them: work injected into the
+generator's own event loop, or the process stopped from outside (SIGSTOP)."""
 from __future__ import annotations
 
 import gc
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 from wagon.replay import ReplayOptions, replay
 from wagon.replay.events import clock
@@ -47,3 +54,49 @@ def test_lag_is_blamed_on_the_generator_only_when_it_was_busy():
     assert "5 of 100 sessions started > 10 ms late" in idle[0]
     assert len(busy) == 1 and "the generator, not the server, was the bottleneck" in busy[0]
     assert "95% of a core" in busy[0]
+
+
+def _paced(tmp_path):
+    """Eight one-click sessions, one every 0.5 s."""
+    return write_scenario_file(tmp_path / "p.jsonl", [("/index.html", 100, [])], [],
+                               ["lan/http11"], [(0.5 * i, 0, [(0, 0.0)]) for i in range(8)])
+
+
+def test_stalls_of_its_own_work_are_blamed_on_the_generator(tmp_path, monkeypatch):
+    """Three sessions whose start runs 0.3 CPU-s on the event loop (a slow subscriber): the
+    warning says the generator held up its own loop, not that others took the CPU."""
+    started = Stats.on_session_start
+
+    def slow(self, session, intended, actual):
+        if session < 3:
+            end = time.process_time() + 0.3
+            while time.process_time() < end:
+                pass
+        started(self, session, intended, actual)
+    monkeypatch.setattr(Stats, "on_session_start", slow)
+    with wagon_serve(tmp_path) as (port, _):
+        s = replay(str(_paced(tmp_path)), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
+    stalls = s["generator"]["stalls"]
+    assert stalls["own_s"] > stalls["elsewhere_s"] and stalls["own_s"] > 0.45, stalls
+    assert len(s["warnings"]) == 1, s["warnings"]
+    assert s["warnings"][0].startswith("the generator held up its own event loop")
+
+
+def test_a_stopped_generator_is_not_blamed_on_its_own_work(tmp_path):
+    """``wagon replay`` stopped by SIGSTOP for 1 s mid-run: the stall is counted as time it
+    was not running, and the warning says it was held up from outside."""
+    with wagon_serve(tmp_path) as (port, _):
+        proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(_paced(tmp_path)),
+                                 "--target", f"http://127.0.0.1:{port}/", "--json",
+                                 "--progress-every", "0.2"], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert "sessions started" in proc.stderr.readline()        # it plays
+        os.kill(proc.pid, signal.SIGSTOP)
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=30)
+    s = json.loads(out)
+    stalls = s["generator"]["stalls"]
+    assert stalls["elsewhere_s"] > 0.8 and stalls["elsewhere_s"] > stalls["own_s"], stalls
+    assert len(s["warnings"]) == 1 and "held up its own" not in s["warnings"][0]
+    assert "s of stalls while it was not running" in s["warnings"][0], s["warnings"]

@@ -564,7 +564,7 @@ def test_cli_json_keys_thresholds_and_exit_statuses(tmp_path, site_and_scenario)
         "total", "by_kind"}
     assert JSON_LATENCY <= set(summary["latency"])
     assert all(set(v) == STATS for v in summary["latency"].values())
-    assert set(summary["generator"]) == {"start_lag", "loop_lag", "cpu"}
+    assert set(summary["generator"]) == {"start_lag", "loop_lag", "cpu", "stalls", "machine"}
     assert all(set(summary["generator"][k]) == STATS for k in ("start_lag", "loop_lag"))
     assert summary["complete"] is True and summary["requests"]["total"] > 0
     assert slow.exit_code == 4 and "request.p99>0.001" in slow.output and "FAILED" in slow.output
@@ -895,6 +895,34 @@ def test_serve_header_timeout_defeats_slowloris(tmp_path):
             with contextlib.suppress(ConnectionResetError):   # closed by the server
                 assert s.recv(100) == b""
             s.close()
+
+
+#: requests aiohttp's parser refuses: a bad method, a bad Content-Length, Content-Length beside
+#: Transfer-Encoding (smuggling), a header over 8 KiB, TLS bytes, a NUL in the method
+MALFORMED = [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5"
+             b"\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 20_000 + b"\r\n\r\n",
+             b"\x16\x03\x01\x00\xa5\x01\x00\r\n\r\n", b"G\x00T / HTTP/1.1\r\n\r\n"]
+
+
+def test_serve_logs_one_line_per_rejected_request(tmp_path):
+    """Each malformed request gets a 400 (as the client reads it) and one line on the server's
+    log naming who sent it and why, never a traceback; a good request gets no line."""
+    with wagon_serve(tmp_path) as (port, proc):
+        answers = []
+        for request in MALFORMED + [b"GET / HTTP/1.0\r\n\r\n"]:
+            with socket.create_connection(("127.0.0.1", port), 5) as s:
+                s.sendall(request)
+                answers.append(b"".join(iter(lambda: s.recv(65536), b"")).split(b" ")[1])
+        proc.terminate()
+        err = proc.communicate(timeout=10)[1]
+    assert answers == [b"400"] * len(MALFORMED) + [b"200"]
+    lines = err.splitlines()
+    rejected = [x for x in lines if x.startswith("wagon serve: rejected a request from "
+                                                 "127.0.0.1: 400 ")]
+    assert len(rejected) == len(MALFORMED) and "Traceback" not in err, err
+    assert "Content-Length can't be present with Transfer-Encoding" in err
+    assert len(lines) == len(rejected) + 1                # and "serving on ..."
 
 
 def test_serve_raises_its_open_files_limit_and_warns_once_when_out(tmp_path):
