@@ -87,6 +87,25 @@ def _model_profile(model: Model | None) -> str:
     return cycle_spec(profile["bin_s"], profile["counts"])
 
 
+#: the range of every numeric option (None: unbounded on that side; an option left at None,
+#: as --rate or --duration may be, is not checked)
+BOUNDS = {"--duration": (1e-6, 1e12), "--sessions": (1, 10**12), "--rate": (1e-9, 1e9),
+          "--rate-scale": (1e-6, 1e6), "--speedup": (1e-3, 1e6), "--pages": (1, 10**7),
+          "--zipf": (0.0, 10.0), "--seed": (0, 2**63 - 1)}
+#: bytes a session's line takes, about: for the session and for each click (compact JSON of
+#: ids, times, pages)
+SESSION_BYTES, CLICK_BYTES = 62, 12
+
+
+def _check_bound(name: str, value, lo: float, hi: float) -> None:
+    """SynthError unless ``value`` (when given) is a finite number in [lo, hi]."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            np.isfinite(value) and lo <= value <= hi):
+        raise SynthError(f"{name} must be a finite number in [{lo:,}, {hi:,}] (got {value!r})")
+
+
 class Generator:
     """Turns a model and options into a header and batches of sessions."""
 
@@ -94,11 +113,8 @@ class Generator:
         o = options
         if (o.duration is None) == (o.sessions is None):
             raise SynthError("give exactly one of --duration and --sessions")
-        if ((o.duration is not None and o.duration <= 0)
-                or (o.sessions is not None and o.sessions <= 0)):
-            raise SynthError("--duration and --sessions must be positive")
-        if o.speedup <= 0 or o.rate_scale <= 0 or (o.rate is not None and o.rate <= 0):
-            raise SynthError("--speedup, --rate and --rate-scale must be positive")
+        for name, (lo, hi) in BOUNDS.items():
+            _check_bound(name, getattr(o, name.lstrip("-").replace("-", "_")), lo, hi)
         if o.arrivals not in ("poisson", "renewal"):
             raise SynthError("--arrivals is poisson or renewal")
         if o.steady and (o.duration is None or o.profile != "constant" or o.arrivals != "poisson"
@@ -145,6 +161,14 @@ class Generator:
         if o.sessions is not None:
             return o.sessions
         return int(o.duration * self.rate * self.profile.mean_multiplier(o.duration))
+
+    def expected_bytes(self) -> int:
+        """About how many bytes the scenario file will take (the header, and each session's
+        line from the mean number of clicks)."""
+        header = io.StringIO()
+        ScenarioWriter(header, self.header())
+        return int(len(header.getvalue()) + self.expected_sessions() *
+                   (SESSION_BYTES + CLICK_BYTES * self.clicks.mean))
 
     def _gaps(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Gaps of the base process in operational seconds (mean 1/rate)."""

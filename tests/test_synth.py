@@ -393,3 +393,41 @@ def test_a_steady_scenario_is_stationary_from_its_first_second():
 def test_steady_needs_a_stationary_setting(opts, message):
     with pytest.raises(SynthError, match=message):
         Generator(hand_model(), SynthOptions(**opts))
+
+
+@pytest.mark.parametrize("args, option", [
+    (["--rate", "nan", "--duration", "10"], "--rate"), (["--duration", "inf"], "--duration"),
+    (["--duration", "10", "--rate-scale", "nan"], "--rate-scale"),
+    (["--duration", "10", "--zipf", "nan"], "--zipf"), (["--duration", "10", "--seed", "-1"],
+                                                        "--seed"),
+    (["--duration", "10", "--speedup", "1e-300"], "--speedup"),
+    (["--duration", "10", "--pages", "0"], "--pages"), (["--sessions", "0"], "--sessions"),
+])
+def test_synth_refuses_options_out_of_their_range(tmp_path, args, option):
+    save_model(hand_model(), tmp_path / "m.json")
+    r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "-o",
+                                  str(tmp_path / "s.jsonl"), *args])
+    assert r.exit_code == 2 and r.output.startswith(f"Error: {option} must be a finite number")
+    assert len(r.output.splitlines()) == 1 and not (tmp_path / "s.jsonl").exists()
+
+
+def test_synth_says_what_it_will_write_and_refuses_too_much(tmp_path, monkeypatch):
+    """--rate 1e9 --duration 1e9 is refused at once (the disk cannot hold it), nothing
+    written; over the size limit (made 100 kB here) a scenario needs --force, and the size said
+    up front is the written file's within 10 %."""
+    import wagon.cli.synth as cli
+    save_model(hand_model(), tmp_path / "m.json")
+    out = tmp_path / "s.jsonl"
+    run = CliRunner().invoke
+    huge = run(main, ["synth", str(tmp_path / "m.json"), "-o", str(out), "--rate", "1e9",
+                      "--duration", "1e9"])
+    assert huge.exit_code == 2 and "about 1,000,000,000,000,000,000 sessions" in huge.output
+    assert "MiB free" in huge.output and not out.exists()
+    monkeypatch.setattr(cli, "MAX_BYTES", 100_000)
+    args = ["synth", str(tmp_path / "m.json"), "-o", str(out), "--sessions", "3000"]
+    refused = run(main, args)
+    assert refused.exit_code == 2 and "give --force" in refused.output and not out.exists()
+    forced = run(main, args + ["--force"])
+    assert forced.exit_code == 0, forced.output
+    said = re.search(r"writing about 3,000 sessions, ([\d.]+) MiB", forced.stderr)
+    assert said and abs(float(said.group(1)) * 2**20 / out.stat().st_size - 1) < 0.1

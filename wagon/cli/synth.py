@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 import click
@@ -13,6 +14,8 @@ from . import inputs
 from .common import WagonError, default
 
 PROGRESS_MIN_SESSIONS = 200_000
+MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and one the disk
+                             # cannot hold, always)
 
 
 @click.command("synth")
@@ -47,9 +50,12 @@ PROGRESS_MIN_SESSIONS = 200_000
               help="Pages of the Zipf site used when the model has no site.")
 @click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
               help="Zipf exponent of that site's page popularity.")
+@click.option("--force", is_flag=True,
+              help="Write a scenario estimated over 10 GiB (one the disk cannot hold is always "
+                   "refused).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
-            seed, deterministic, steady, speedup, pages, zipf, as_json) -> None:
+            seed, deterministic, steady, speedup, pages, zipf, force, as_json) -> None:
     """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
     opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
                         profile=profile, arrivals=arrivals, classes=classes, seed=seed,
@@ -59,6 +65,7 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
         gen = Generator(inputs.model(model), opts)
     except (SynthError, ClassError, ProfileError) as e:
         raise WagonError(str(e)) from None
+    _check_size(gen, output, force)
     name = os.path.basename(model)
     try:
         with open(output, "w") as out:
@@ -88,3 +95,19 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
     text = summary.load_text()
     if text:
         click.echo(text)
+
+
+def _check_size(gen: Generator, output: str, force: bool) -> None:
+    """Say up front what a big scenario will take; refuse one over MAX_BYTES (unless
+    ``force``) or over the free space of ``output``'s disk."""
+    n, size = gen.expected_sessions(), gen.expected_bytes()
+    what = f"about {n:,} sessions, {size / 2**20:,.2f} MiB"
+    free = shutil.disk_usage(os.path.dirname(os.path.abspath(output))).free
+    if size > free:
+        raise WagonError(f"{output}: the scenario would take {what}; the disk has "
+                         f"{free / 2**20:,.1f} MiB free")
+    if size > MAX_BYTES and not force:
+        raise WagonError(f"{output}: the scenario would take {what} (over "
+                         f"{MAX_BYTES / 2**30:g} GiB): give --force to write it")
+    if n > PROGRESS_MIN_SESSIONS or size > MAX_BYTES:
+        click.echo(f"wagon synth: writing {what} to {output}", err=True)
