@@ -102,7 +102,7 @@ def _check_bound(name: str, value, lo: float, hi: float) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            np.isfinite(value) and lo <= value <= hi):
+            (isinstance(value, int) or math.isfinite(value)) and lo <= value <= hi):
         raise SynthError(f"{name} must be a finite number in [{lo:,}, {hi:,}] (got {value!r})")
 
 
@@ -111,10 +111,10 @@ class Generator:
 
     def __init__(self, model: Model | None, options: SynthOptions) -> None:
         o = options
-        if (o.duration is None) == (o.sessions is None):
-            raise SynthError("give exactly one of --duration and --sessions")
         for name, (lo, hi) in BOUNDS.items():
             _check_bound(name, getattr(o, name.lstrip("-").replace("-", "_")), lo, hi)
+        if (o.duration is None) == (o.sessions is None):
+            raise SynthError("give exactly one of --duration and --sessions")
         if o.arrivals not in ("poisson", "renewal"):
             raise SynthError("--arrivals is poisson or renewal")
         if o.steady and (o.duration is None or o.profile != "constant" or o.arrivals != "poisson"

@@ -18,7 +18,7 @@ from wagon.formats.model import save_model
 from wagon.synth import Generator, SynthOptions, synthesize
 
 from .servers import free_port, wait_port
-from .test_bad_inputs import commands
+from .test_bad_inputs import FILELESS, INVOCATIONS, commands
 from .test_synth import hand_model
 
 #: a --json invocation of every command that has --json (M model, S scenario, L log, R results
@@ -138,3 +138,51 @@ def test_the_program_flushes_its_output_and_keeps_exit_statuses(tmp_path):
     usage = subprocess.run([sys.executable, "-m", "wagon", "fit", "--no-such-option"],
                            capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "No such option" in usage.stderr
+
+
+def _numeric(name: str) -> list[click.Option]:
+    return [p for p in options(name)
+            if isinstance(p.type, (click.types.IntParamType, click.types.FloatParamType))]
+
+
+NUMERIC = [(name, p.opts[0]) for name in sorted(commands(main)) for p in _numeric(name)]
+#: values no numeric option may take: not numbers, not finite, or beyond any sane range
+ABSURD = {"float": ["nan", "inf", "-inf", "1e308", "-1e308"], "int": ["nan", str(10**30),
+                                                                      str(-10**30)]}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A model and a scenario, for the commands that read one before checking an option."""
+    d = tmp_path_factory.mktemp("numeric")
+    save_model(hand_model(), d / "m.json")
+    with open(d / "s.jsonl", "w") as f:
+        synthesize(Generator(hand_model(), SynthOptions(sessions=5, seed=1, pages=5)), f)
+    return {"model": str(d / "m.json"), "scenario": str(d / "s.jsonl")}
+
+
+def _argv(name: str, flag: str, inputs: dict, tmp_path) -> list[str]:
+    """A valid invocation of ``name`` without ``flag`` (test_bad_inputs' first one)."""
+    if name in FILELESS:
+        return ["demo", "--outdir", str(tmp_path / "d")]
+    args, accepted = INVOCATIONS[name][0]
+    files = {"F": inputs.get(next(iter(accepted), ""), inputs["scenario"]),
+             "G": inputs["scenario"], "PORT": "0"}
+    if flag in args:                                   # serve's --max-time: given below
+        k = args.index(flag)
+        args = args[:k] + args[k + 2:]
+    return [files.get(a, a) for a in args]
+
+
+@pytest.mark.parametrize("name, flag", NUMERIC)
+def test_every_numeric_option_refuses_values_out_of_its_range(tmp_path, inputs, name, flag):
+    """Each numeric option of each command, given NaN, infinities or absurd magnitudes: exit 2
+    and an error naming the option, before anything runs (nothing written), no traceback."""
+    option = next(p for p in _numeric(name) if p.opts[0] == flag)
+    kind = "int" if isinstance(option.type, click.types.IntParamType) else "float"
+    for value in ABSURD[kind]:
+        r = CliRunner().invoke(main, _argv(name, flag, inputs, tmp_path) + [flag, value])
+        assert r.exit_code == 2 and isinstance(r.exception, (SystemExit, type(None))), \
+            (value, r.output, repr(r.exception))
+        assert flag in r.output and "Traceback" not in r.output, (value, r.output)
+    assert not list(tmp_path.iterdir())

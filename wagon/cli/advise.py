@@ -6,7 +6,7 @@ import click
 from ..analysis.keepalive import DEFAULT_CLICKS, LawSyntaxError, advise, parse_law, think_and_clicks
 from ..formats.strict_json import dumps
 from . import inputs
-from .common import WagonError
+from .common import Count, Finite, WagonError
 
 
 @click.group("advise")
@@ -17,15 +17,18 @@ def command() -> None:
 @command.command("keepalive")
 @click.option("--model", default=None, help="Take the think-time law and clicks from a model.")
 @click.option("--think", default=None, help='A law, e.g. "lognormal(mu=3, sigma=1.1)".')
-@click.option("--clicks-mean", type=float, default=None,
+@click.option("--clicks-mean", type=Finite(1, 1e6), default=None,
               help=f"E[N] (default: the model's, or {DEFAULT_CLICKS:g}).")
-@click.option("--delta", type=float, default=None,
+@click.option("--delta", type=Finite(0, 1e6), default=None,
               help="The paper's delta = E[N-1]/E[N] x (E[X1] - E[X2]), s.")
-@click.option("--gain", type=float, default=None,
+@click.option("--gain", type=Finite(0, 1e6), default=None,
               help="E[X1] - E[X2], s: what a kept-alive connection saves per click.")
-@click.option("--x1", type=float, default=None, help="Mean transfer time on a new connection, s.")
-@click.option("--x2", type=float, default=None, help="Mean transfer time when kept alive, s.")
-@click.option("--servers", type=int, default=None, help="Server processes m (stability).")
+@click.option("--x1", type=Finite(0, 1e6),
+              default=None, help="Mean transfer time on a new connection, s.")
+@click.option("--x2", type=Finite(0, 1e6),
+              default=None, help="Mean transfer time when kept alive, s.")
+@click.option("--servers", type=Count(1, 10**6),
+              default=None, help="Server processes m (stability).")
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 def keepalive(model, think, clicks_mean, delta, gain, x1, x2, servers, as_json) -> None:
     """Keep-alive timeout that minimises the work sessions bring: WAGON's model (Theorem 1)

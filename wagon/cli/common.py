@@ -3,12 +3,35 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 
 import click
 
 from ..formats.kind import wrong_kind
 
-__all__ = ["LazyGroup", "WagonError", "default", "not_wagon"]
+__all__ = ["LazyGroup", "WagonError", "default", "not_wagon", "Finite", "Count", "SEED"]
+
+
+class Finite(click.FloatRange):
+    """A float in a range, never NaN or infinite (click's FloatRange lets NaN through: every
+    comparison with it is false)."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
+def Count(low: int = 1, high: int = 10**12) -> click.IntRange:  # noqa: N802 (a type)
+    """An integer option's range (both ends bounded)."""
+    return click.IntRange(low, high)
+
+
+#: every --seed: what NumPy's SeedSequence takes
+SEED = click.IntRange(0, 2**63 - 1)
 
 
 class WagonError(click.ClickException):

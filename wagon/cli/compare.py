@@ -7,7 +7,7 @@ from ..analysis.compare import CompareOptions, compare, rows_text
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
-from .common import default
+from .common import Finite, default
 
 
 @click.command("compare")
@@ -15,17 +15,17 @@ from .common import default
 @click.argument("b")
 @click.option("--format", "fmt", default=default(FitOptions, "fmt"), show_default=True,
               help="Format of log inputs.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--alpha", type=Finite(0, 1, min_open=True, max_open=True),
               default=default(CompareOptions, "alpha"), show_default=True,
               help="Error level of the intervals (they hold with probability 1 - alpha).")
-@click.option("--margin", type=click.FloatRange(0, 1, min_open=True),
+@click.option("--margin", type=Finite(0, 1, min_open=True),
               default=default(CompareOptions, "margin"), show_default=True,
               help="Largest KS distance between two distributions still 'same'.")
-@click.option("--tolerance", type=click.FloatRange(0, min_open=True),
+@click.option("--tolerance", type=Finite(0, 1e6, min_open=True),
               default=default(CompareOptions, "tolerance"), show_default=True,
               help="Relative difference still 'close' (half, absolute, for shares and "
                    "exponents).")
-@click.option("--speedup", type=click.FloatRange(min=0, min_open=True), default=1.0,
+@click.option("--speedup", type=Finite(0, 1e6, min_open=True), default=1.0,
               show_default=True,
               help="Log inputs were written by a server during a replay at this --speedup: "
                    "their times are multiplied by it before sessions are rebuilt (a scenario "

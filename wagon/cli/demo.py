@@ -6,21 +6,23 @@ import sys
 import click
 
 from ..demo import DemoError, DemoOptions, run_demo
-from .common import WagonError, default
+from .common import Finite, SEED, WagonError, default
 
 
 @click.command("demo")
 @click.option("--outdir", default=default(DemoOptions, "outdir"), show_default=True,
               help="Where the model, scenario, results, plots and report go.")
-@click.option("--duration", type=float, default=default(DemoOptions, "duration"),
+@click.option("--duration", type=Finite(0, 1e7, min_open=True),
+              default=default(DemoOptions, "duration"),
               show_default=True, help="Modeled seconds of session arrivals.")
-@click.option("--speedup", type=float, default=default(DemoOptions, "speedup"),
+@click.option("--speedup", type=Finite(1e-3, 1e6), default=default(DemoOptions, "speedup"),
               show_default=True, help="Divide every time of the scenario by this.")
-@click.option("--rate-scale", type=float, default=default(DemoOptions, "rate_scale"),
+@click.option("--rate-scale", type=Finite(1e-6, 1e6), default=default(DemoOptions, "rate_scale"),
               show_default=True, help="Multiply the logged session rate.")
-@click.option("--seed", type=int, default=default(DemoOptions, "seed"), show_default=True,
+@click.option("--seed", type=SEED, default=default(DemoOptions, "seed"), show_default=True,
               help="Seed of the synthesis.")
-@click.option("--drain", type=float, default=default(DemoOptions, "drain"), show_default=True,
+@click.option("--drain", type=Finite(0, 1e6),
+              default=default(DemoOptions, "drain"), show_default=True,
               help="Seconds the replay may run after the last session arrived.")
 def command(outdir, duration, speedup, rate_scale, seed, drain) -> None:
     """Fit the bundled log, synthesize, serve, replay, report: the whole pipeline."""

@@ -6,7 +6,7 @@ import click
 from ..formats.scenario import ScenarioError
 from ..synth.export import CLF_EPOCH, TSUNG_MAX_SESSIONS, export_clf, export_httperf, export_tsung
 from . import inputs
-from .common import WagonError
+from .common import Count, Finite, WagonError
 
 
 @click.command("export")
@@ -16,9 +16,9 @@ from .common import WagonError
 @click.option("-o", "--output", required=True, help="Where to write it.")
 @click.option("--target", default="http://127.0.0.1:8080/", show_default=True,
               help="Server the httperf or Tsung run will load.")
-@click.option("--max-sessions", type=int, default=None,
+@click.option("--max-sessions", type=Count(), default=None,
               help=f"Export only the first N sessions (Tsung: default {TSUNG_MAX_SESSIONS}).")
-@click.option("--start", "start_epoch", type=float, default=CLF_EPOCH, show_default=True,
+@click.option("--start", "start_epoch", type=Finite(0, 1e11), default=CLF_EPOCH, show_default=True,
               help="clf: Unix time of the scenario's time 0 (2001-08-01 00:00:00 UTC).")
 def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
     """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common Log Format log."""

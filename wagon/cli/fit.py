@@ -14,7 +14,7 @@ from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
 from ..modeling.allocator import keep_freed_memory
 from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
-from .common import WagonError, default, not_wagon
+from .common import Count, Finite, SEED, WagonError, default, not_wagon
 
 if TYPE_CHECKING:
     from ..modeling import FitResult
@@ -88,13 +88,16 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
 @click.option("--identity", type=click.Choice(["host", "host+agent"]),
               default=default(SessionRules, "identity"), show_default=True,
               help="What identifies a client: its address and user agent, or its address.")
-@click.option("--tmin", type=float, default=default(SessionRules, "tmin"), show_default=True,
+@click.option("--tmin", type=Finite(0, 1e9),
+              default=default(SessionRules, "tmin"), show_default=True,
               help="Requests closer than this (s) belong to the same click.")
-@click.option("--tmax", type=float, default=default(SessionRules, "tmax"), show_default=True,
+@click.option("--tmax", type=Finite(0, 1e9, min_open=True),
+              default=default(SessionRules, "tmax"), show_default=True,
               help="An idle time above this (s) ends the session.")
-@click.option("--timeout", type=float, default=default(SessionRules, "timeout"),
+@click.option("--timeout", type=Finite(0, 1e9, min_open=True),
+              default=default(SessionRules, "timeout"),
               help="Also cut a session once it has lasted this long (s).")
-@click.option("--embed-window", type=float, default=default(SessionRules, "embed_window"),
+@click.option("--embed-window", type=Finite(0, 1e9), default=default(SessionRules, "embed_window"),
               help="Make an object that comes this long (s) after the previous request a click "
                    "(off: an object belongs to the page before it however late).")
 @click.option("--robots", default=default(SessionRules, "robots"), metavar="FILE|PATTERN",
@@ -104,12 +107,12 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
 @click.option("--keep-query", is_flag=True, help="Keep query strings in URLs.")
 @click.option("--keep-paths", is_flag=True,
               help="Keep identifiers in URL paths (collapsed into templates by default).")
-@click.option("--max-pages", type=click.IntRange(min=1), default=default(FitOptions, "max_pages"),
+@click.option("--max-pages", type=Count(), default=default(FitOptions, "max_pages"),
               show_default=True,
               help="Pages the model keeps; the others are folded into a remainder.")
 @click.option("--base-month", default=None, metavar="YYYY-MM",
               help="Month and year for logs whose timestamps lack them (EPA).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=default(FitOptions, "bootstrap"),
+@click.option("--bootstrap", type=Count(0, 10**6), default=default(FitOptions, "bootstrap"),
               show_default=True,
               help="Parametric bootstrap replicates for p-values and percentile intervals "
                    "(0: off).")
@@ -117,18 +120,18 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
               default=default(FitOptions, "intervals"), show_default=True,
               help="Whose parameters get standard errors and 95 % intervals: the chosen law's "
                    "or every candidate's (all: with --bootstrap).")
-@click.option("--seed", type=int, default=default(FitOptions, "seed"), show_default=True,
+@click.option("--seed", type=SEED, default=default(FitOptions, "seed"), show_default=True,
               help="Seed of the bootstrap and of the spreading of whole-second starts.")
 @click.option("--plots", "plots_dir", default=None, metavar="DIR",
               help="Write a CDF + QQ plot per variable here.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
+@click.option("--workers", type=Count(1, 4096), default=None,
               help="Processes of this machine that run the stages (1: this process alone); "
                    "default: one per usable core.")
 @click.option("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
               help="Run the stages on Dask workers instead: N local worker processes, or the "
                    "workers of a running scheduler (which must see the LOGS at the same "
                    "paths).")
-@click.option("--speedup", type=click.FloatRange(min=0, min_open=True),
+@click.option("--speedup", type=Finite(0, 1e6, min_open=True),
               default=default(FitOptions, "speedup"), show_default=True,
               help="The LOGS were written by a server during a replay at this --speedup: every "
                    "time is multiplied by it, so the rules, laws and grid are in the "

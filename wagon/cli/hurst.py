@@ -11,7 +11,7 @@ from ..analysis.selfsim import DEFAULT_SCALES, hurst_by_scale, hurst_report
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
-from .common import WagonError, default, not_wagon
+from .common import Finite, WagonError, default, not_wagon
 
 
 def _scales(text: str) -> list[float]:
@@ -34,7 +34,7 @@ def _scales(text: str) -> list[float]:
               help="Format of log inputs.")
 @click.option("--base-month", default=None, metavar="YYYY-MM",
               help="Month and year for logs whose timestamps lack them (EPA).")
-@click.option("--detrend", "detrend_s", type=click.FloatRange(0, min_open=True), default=None,
+@click.option("--detrend", "detrend_s", type=Finite(0, 1e9, min_open=True), default=None,
               metavar="SECONDS", help="Remove the mean of every SECONDS of counts first "
                                        "(e.g. 3600: hourly means), or of every SECONDS values "
                                        "of --counts.")

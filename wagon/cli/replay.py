@@ -11,7 +11,7 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import WagonError, default
+from .common import Count, Finite, WagonError, default
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close, h2 or h2xK (HTTP/2, K streams), "
              "each optionally +noresume (no TLS session resumption)")
@@ -39,7 +39,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--results", default=default(ReplayOptions, "results"), metavar="FILE",
               help="CSV of every request (and FILE's .pages.csv of every page, .run.json of "
                    "the run).")
-@click.option("--workers", type=int, default=default(ReplayOptions, "workers"), show_default=True,
+@click.option("--workers", type=Count(1, 4096),
+              default=default(ReplayOptions, "workers"), show_default=True,
               help="Processes sharing the sessions (one per core).")
 @click.option("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
               help="Play on Dask workers instead (one segment of the sessions each, started "
@@ -53,11 +54,11 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "and bandwidth as the client sees them), 'packet' every packet through "
                    "its client's path, felt by the server's TCP (root; a loopback target; "
                    "docs/replay.md, 'Packet-level paths').")
-@click.option("--loss", type=click.FloatRange(0, 1, max_open=True),
+@click.option("--loss", type=Finite(0, 1, max_open=True),
               default=default(ReplayOptions, "loss"), show_default=True,
               help="--network packet: packet loss probability of classes that give none "
                    "(e.g. 0.01).")
-@click.option("--queue-ms", type=click.FloatRange(0, min_open=True),
+@click.option("--queue-ms", type=Finite(0, 1e6, min_open=True),
               default=default(ReplayOptions, "queue_ms"), show_default=True,
               help="--network packet: each link's tail-drop queue, in ms of its rate (at "
                    "least 16 packets).")
@@ -76,25 +77,28 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="HTTPS: accept any certificate (as curl -k).")
 @click.option("--tls-version", type=click.Choice(["1.2", "1.3"]), default=None,
               help="HTTPS: the highest TLS version offered (default 1.3).")
-@click.option("--connect-timeout", type=float, default=default(ReplayOptions, "connect_timeout"),
+@click.option("--connect-timeout", type=Finite(0, 1e6, min_open=True),
+              default=default(ReplayOptions, "connect_timeout"),
               show_default=True, help="Seconds to wait for a TCP connection.")
-@click.option("--timeout", type=float, default=default(ReplayOptions, "timeout"),
+@click.option("--timeout", type=Finite(0, 1e6), default=default(ReplayOptions, "timeout"),
               show_default=True, help="Inactivity timeout: seconds without a byte from the "
                                       "server (0: none). A slow transfer that progresses is "
                                       "never cut.")
-@click.option("--request-timeout", type=float, default=default(ReplayOptions, "request_timeout"),
+@click.option("--request-timeout", type=Finite(0, 1e6, min_open=True),
+              default=default(ReplayOptions, "request_timeout"),
               help="Optional cap (s) on a whole request, from its issue to its last byte.")
 @click.option("--fail-on", multiple=True, metavar="EXPR",
               default=default(ReplayOptions, "fail_on"), show_default=True,
               help="A threshold that fails the run (exit 4), e.g. 'errors>1%' or "
                    "'request.p99>2000' (ms); repeatable; replaces the default.")
-@click.option("--max-time", type=float, default=default(ReplayOptions, "max_time"),
+@click.option("--max-time", type=Finite(0, 1e9, min_open=True),
+              default=default(ReplayOptions, "max_time"),
               help="Stop after this many seconds.")
-@click.option("--warmup", type=click.FloatRange(0, None), default=default(ReplayOptions, "warmup"),
+@click.option("--warmup", type=Finite(0, 1e6), default=default(ReplayOptions, "warmup"),
               show_default=True,
               help="Leave the first seconds of the run out of every figure (console, --json, "
                    "run file, report); the summary says what it left out.")
-@click.option("--cooldown", type=click.FloatRange(0, None),
+@click.option("--cooldown", type=Finite(0, 1e6),
               default=default(ReplayOptions, "cooldown"), show_default=True,
               help="Leave the last seconds before the planned end (--max-time, or a --steady "
                    "scenario's end) out of every figure.")
@@ -102,7 +106,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="No progress. Otherwise every few seconds stderr shows elapsed time, "
                    "sessions started/active/ended, ok requests/s, errors and p99 so far (one "
                    "line rewritten on a terminal, a line each otherwise).")
-@click.option("--progress-every", type=click.FloatRange(0.1),
+@click.option("--progress-every", type=Finite(0.1, 1e6),
               default=default(ReplayOptions, "progress_every"), show_default=True,
               help="Seconds between progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

@@ -6,7 +6,7 @@ import click
 from ..replay.server import ServeOptions, make_app, run_server
 from ..synth import SynthOptions, resolve_site
 from . import inputs
-from .common import WagonError, default
+from .common import Count, Finite, WagonError, default
 
 
 @click.command("serve")
@@ -15,30 +15,37 @@ from .common import WagonError, default
 @click.option("--site", "site_dir", default=None, help="Serve the files under this directory.")
 @click.option("--host", default=default(ServeOptions, "host"), show_default=True,
               help="Address to listen on.")
-@click.option("--port", type=int, default=default(ServeOptions, "port"), show_default=True,
+@click.option("--port", type=Count(0, 65535),
+              default=default(ServeOptions, "port"), show_default=True,
               help="Port to listen on (0: any free port, printed).")
-@click.option("--max-connections", type=int, default=default(ServeOptions, "max_connections"),
+@click.option("--max-connections", type=Count(1, 10**6),
+              default=default(ServeOptions, "max_connections"),
               help="Connections served at once, like Apache's MaxClients: others wait in the "
                    "kernel's listen backlog.")
-@click.option("--backlog", type=int, default=default(ServeOptions, "backlog"), show_default=True,
+@click.option("--backlog", type=Count(0, 10**6),
+              default=default(ServeOptions, "backlog"), show_default=True,
               help="The kernel's listen backlog (Apache's ListenBacklog): connections beyond "
                    "it have their SYNs dropped.")
-@click.option("--header-timeout", type=float, default=default(ServeOptions, "header_timeout"),
+@click.option("--header-timeout", type=Finite(0, 1e6),
+              default=default(ServeOptions, "header_timeout"),
               show_default=True, help="Seconds a request's header may take to arrive (Apache's "
                                       "RequestReadTimeout header=); 0: none.")
 @click.option("--access-log", default=default(ServeOptions, "access_log"), metavar="FILE",
               help="Write a line per request: connection, its request count, status, bytes, "
                    "request time (s), URI.")
-@click.option("--keepalive-timeout", type=float,
+@click.option("--keepalive-timeout", type=Finite(0, 1e6),
               default=default(ServeOptions, "keepalive_timeout"), show_default=True,
               help="Seconds an idle persistent connection is kept.")
-@click.option("--service-time", type=float, default=default(ServeOptions, "service_time"),
+@click.option("--service-time", type=Finite(0, 1e6), default=default(ServeOptions, "service_time"),
               show_default=True, help="Seconds added to every request.")
-@click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
+@click.option("--pages", type=Count(1, 10**7),
+              default=default(SynthOptions, "pages"), show_default=True,
               help="With --model: pages of the Zipf site used when the model has no site.")
-@click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
+@click.option("--zipf", type=Finite(0, 10),
+              default=default(SynthOptions, "zipf"), show_default=True,
               help="With --model: Zipf exponent of that site's page popularity.")
-@click.option("--max-time", type=float, default=default(ServeOptions, "max_time"),
+@click.option("--max-time", type=Finite(0, 1e9, min_open=True),
+              default=default(ServeOptions, "max_time"),
               help="Stop after this many seconds.")
 def command(scenario, model, site_dir, host, port, max_connections, backlog, header_timeout,
             access_log, keepalive_timeout, service_time, pages, zipf, max_time) -> None:

@@ -6,7 +6,7 @@ import click
 from ..formats.site import build_site
 from ..synth import SynthOptions, resolve_site
 from . import inputs
-from .common import WagonError, default
+from .common import Count, Finite, WagonError, default
 
 
 @click.group("site")
@@ -18,9 +18,11 @@ def command() -> None:
 @click.argument("outdir")
 @click.option("--scenario", default=None, help="Write the site this scenario requests.")
 @click.option("--model", default=None, help="Write this model's site.")
-@click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
+@click.option("--pages", type=Count(1, 10**7),
+              default=default(SynthOptions, "pages"), show_default=True,
               help="With --model: pages of the Zipf site used when the model has no site.")
-@click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
+@click.option("--zipf", type=Finite(0, 10),
+              default=default(SynthOptions, "zipf"), show_default=True,
               help="With --model: Zipf exponent of that site's page popularity.")
 def build(outdir, scenario, model, pages, zipf) -> None:
     """Write the site (pages of their size referencing their objects) under OUTDIR: exactly the

@@ -10,7 +10,7 @@ from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
-from .common import WagonError, default
+from .common import Count, Finite, WagonError, default
 
 
 @click.command("sweep")
@@ -20,26 +20,26 @@ from .common import WagonError, default
               show_default=True,
               help="Rate scales, increasing: each step replays the scenario with its session "
                    "starts divided by the scale.")
-@click.option("--step-time", type=click.FloatRange(2, None),
+@click.option("--step-time", type=Finite(2, 1e6),
               default=default(SweepOptions, "step_time"), show_default=True,
               help="Seconds of arrivals (and of clicks due) per step.")
-@click.option("--warmup", type=click.FloatRange(0, None), default=default(SweepOptions, "warmup"),
+@click.option("--warmup", type=Finite(0, 1e6), default=default(SweepOptions, "warmup"),
               show_default=True, help="First seconds of a step left out of its throughputs.")
-@click.option("--drain", type=click.FloatRange(0, None), default=None,
+@click.option("--drain", type=Finite(0, 1e6), default=None,
               help="Seconds after a step's end its sessions may take to finish the clicks due "
                    "in it; what still runs then is cut (and counted as cut). Default: "
                    f"calibrated, {DRAIN_MARGIN:g} × the time the first (lightest) step's took "
                    f"(at least {DRAIN_MIN:g} s).")
-@click.option("--pause", type=click.FloatRange(0, None), default=default(SweepOptions, "pause"),
+@click.option("--pause", type=Finite(0, 1e6), default=default(SweepOptions, "pause"),
               show_default=True, help="Seconds between steps (the server drains its queue).")
-@click.option("--within", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--within", type=Finite(0, 1, min_open=True, max_open=True),
               default=default(SweepOptions, "within"), show_default=True,
               help="The knee is the last step whose achieved throughput is within this fraction "
                    "of the offered one.")
 @click.option("--protocol", default=default(SweepOptions, "protocol"),
               help="Override every class' protocol (as wagon replay --protocol).")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
-@click.option("--workers", type=click.IntRange(1, None), default=default(SweepOptions, "workers"),
+@click.option("--workers", type=Count(1, 4096), default=default(SweepOptions, "workers"),
               show_default=True, help="Replay processes per step.")
 @click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
