@@ -19,7 +19,7 @@ from wagon.synth import Generator, SynthOptions, synthesize
 
 from .servers import free_port, wait_port
 from .test_bad_inputs import FILELESS, INVOCATIONS, commands
-from .test_synth import hand_model
+from .test_synth import hand_model, model_and_scenario
 
 #: a --json invocation of every command that has --json (M model, S scenario, L log, R results
 #: of a replay of S, T the target serving S); the replay is the one that writes R
@@ -154,11 +154,7 @@ ABSURD = {"float": ["nan", "inf", "-inf", "1e308", "-1e308"], "int": ["nan", str
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     """A model and a scenario, for the commands that read one before checking an option."""
-    d = tmp_path_factory.mktemp("numeric")
-    save_model(hand_model(), d / "m.json")
-    with open(d / "s.jsonl", "w") as f:
-        synthesize(Generator(hand_model(), SynthOptions(sessions=5, seed=1, pages=5)), f)
-    return {"model": str(d / "m.json"), "scenario": str(d / "s.jsonl")}
+    return model_and_scenario(tmp_path_factory.mktemp("numeric"), sessions=5, pages=5)
 
 
 def _argv(name: str, flag: str, inputs: dict, tmp_path) -> list[str]:

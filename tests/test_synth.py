@@ -51,6 +51,15 @@ def hand_model(think=(3.0, 1.1), clicks_p=0.25, rate=2.0, site=None,
     return Model(data)
 
 
+def model_and_scenario(folder, sessions: int, pages: int) -> dict[str, str]:
+    """``hand_model()`` saved as m.json in ``folder``, and a scenario of it as s.jsonl."""
+    save_model(hand_model(), folder / "m.json")
+    with open(folder / "s.jsonl", "w") as f:
+        synthesize(Generator(hand_model(), SynthOptions(sessions=sessions, seed=1,
+                                                        pages=pages)), f)
+    return {"model": str(folder / "m.json"), "scenario": str(folder / "s.jsonl")}
+
+
 def scenario_text(model, **opts) -> str:
     buf = io.StringIO()
     synthesize(Generator(model, SynthOptions(**opts)), buf)

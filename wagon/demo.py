@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .analysis.workload import load_workload
+from .formats.atomic import atomic_write
 from .formats.model import save_model
 from .modeling import fit_logs
 from .replay import ReplayOptions, replay
@@ -112,7 +113,7 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
                                                speedup=o.speedup, seed=o.seed,
                                                classes=DEMO_CLASSES))
     scenario = out / "scenario.jsonl"
-    with open(scenario, "w") as f:
+    with atomic_write(scenario) as f:
         info = synthesize(gen, f, "model.json").as_dict()
     echo(f"    {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
          f"{info['requests']:,} requests, classes {DEMO_CLASSES}")
@@ -131,7 +132,8 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
         server.terminate()
         server.wait(10)
     plot_replay(summary, out / "results.csv", out / "plots" / "replay.png")
-    (out / "report.html").write_text(workload_report(load_workload(str(out / "results.csv"))))
+    with atomic_write(out / "report.html") as f:
+        f.write(workload_report(load_workload(str(out / "results.csv"))))
     echo("")
     echo(summary_text(summary))
     arrivals = o.duration / o.speedup

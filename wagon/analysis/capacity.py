@@ -49,6 +49,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..formats.atomic import atomic_write
 from ..formats.results import pages_path, read_results
 from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
@@ -119,7 +120,7 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
     n_objects = np.array([len(o) for o in sc.site.page_objects], np.int64)
     plan = StepPlan({}, 0, 0)
     sessions = (s for s in sc.sessions() if s.start / rate < until)
-    with open(out_path, "w") as f:
+    with atomic_write(out_path) as f:
         writer = ScenarioWriter(f, header)
         while part := list(islice(sessions, chunk)):
             kept = []

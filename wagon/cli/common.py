@@ -7,9 +7,11 @@ import math
 
 import click
 
+from ..formats.atomic import DISK_FULL
 from ..formats.kind import wrong_kind
 
-__all__ = ["LazyGroup", "WagonError", "default", "not_wagon", "Finite", "Count", "SEED"]
+__all__ = ["LazyGroup", "WagonError", "DiskFull", "write_error", "default", "not_wagon",
+           "Finite", "Count", "SEED"]
 
 
 class Finite(click.FloatRange):
@@ -40,6 +42,23 @@ class WagonError(click.ClickException):
     exit_code = 2
 
 
+class DiskFull(click.ClickException):
+    """A write that failed for want of room (disk, quota, file-size limit): exit status 6,
+    apart from bad input."""
+
+    exit_code = 6
+
+
+def write_error(what: str, e: OSError, kept: str = "what was there is unchanged"
+                ) -> click.ClickException:
+    """The one-line error of a failed write of ``what``: DiskFull when there was no room
+    (``kept`` says what is left: by default the file as it was, as ``formats.atomic`` writes
+    whole files), else WagonError."""
+    if e.errno in DISK_FULL:
+        return DiskFull(f"{what}: the disk is full ({e.strerror or e}); {kept}")
+    return WagonError(f"cannot write {what}: {e.strerror or e}")
+
+
 def not_wagon(paths: list[str], wanted: str) -> None:
     """Inputs that are no wagon file (access logs, a series of counts): a model, scenario or
     results file given there is named as such."""
@@ -56,6 +75,15 @@ class LazyGroup(click.Group):
     def __init__(self, *args, commands: dict[str, tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = commands
+
+    def invoke(self, ctx: click.Context):
+        """Run the command; a full disk met anywhere is DiskFull, not a traceback."""
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            if e.errno not in DISK_FULL:
+                raise
+            raise write_error(e.filename or "a file", e) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.lazy)

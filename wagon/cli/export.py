@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import click
 
+from ..formats.atomic import atomic_write
 from ..formats.scenario import ScenarioError
 from ..synth.export import CLF_EPOCH, TSUNG_MAX_SESSIONS, export_clf, export_httperf, export_tsung
 from . import inputs
-from .common import Count, Finite, WagonError
+from .common import Count, Finite, WagonError, write_error
 
 
 @click.command("export")
@@ -24,7 +25,7 @@ def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
     """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common Log Format log."""
     sc = inputs.scenario(scenario)
     try:
-        with open(output, "w") as out:
+        with atomic_write(output) as out:
             if fmt == "httperf":
                 what = f"{export_httperf(sc, out, target, max_sessions):,} sessions"
             elif fmt == "tsung":
@@ -35,5 +36,5 @@ def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:
-        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+        raise write_error(output, e) from None
     click.echo(f"{output}: {what} ({fmt})")

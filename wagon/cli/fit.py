@@ -14,7 +14,7 @@ from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
 from ..modeling.allocator import keep_freed_memory
 from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
-from .common import Count, Finite, SEED, WagonError, default, not_wagon
+from .common import Count, Finite, SEED, WagonError, default, not_wagon, write_error
 
 if TYPE_CHECKING:
     from ..modeling import FitResult
@@ -171,14 +171,14 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     try:
         save_model(result.model, output)
     except OSError as e:
-        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+        raise write_error(output, e) from None
     plots = []
     if plots_dir:
         from ..report.plots import write_plots  # lazy: matplotlib costs ~0.5 s at start-up
         try:
             plots = [str(p) for p in write_plots(result.fits, result.sessions.samples, plots_dir)]
         except OSError as e:
-            raise WagonError(f"cannot write plots under {plots_dir}: {e.strerror or e}") from None
+            raise write_error(f"plots under {plots_dir}", e) from None
     if as_json:
         click.echo(dumps(result.summary_json(output, plots)))
     else:

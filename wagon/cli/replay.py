@@ -11,7 +11,7 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import Count, Finite, WagonError, default
+from .common import Count, Finite, WagonError, default, write_error
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close, h2 or h2xK (HTTP/2, K streams), "
              "each optionally +noresume (no TLS session resumption)")
@@ -156,6 +156,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:
-        raise WagonError(f"cannot write results: {e.strerror or e}") from None
+        raise write_error("the results", e, "the rows written until then are kept; the run "
+                          "has no summary") from None
     click.echo(dumps(summary) if as_json else summary_text(summary))
     click.get_current_context().exit(exit_status(summary))

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import click
 
+from ..formats.atomic import atomic_write
 from ..report.html import compare_report, model_report, workload_report
 from ..formats.results import ResultsError
 from ..logs.parse import LogError
 from ..modeling import FitOptions, fit_logs
 from . import inputs
-from .common import WagonError, default
+from .common import WagonError, default, write_error
 
 
 @click.command("report")
@@ -26,10 +27,10 @@ def command(inputs_, output, as_compare, fmt) -> None:
     except ResultsError as e:                   # e.g. a replay whose .pages.csv is missing
         raise WagonError(str(e)) from None
     try:
-        with open(output, "w") as f:
+        with atomic_write(output) as f:
             f.write(page)
     except OSError as e:
-        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+        raise write_error(output, e) from None
     click.echo(f"{output}: {len(page) / 1e3:,.0f} kB")
 
 

@@ -6,7 +6,7 @@ import click
 from ..formats.site import build_site
 from ..synth import SynthOptions, resolve_site
 from . import inputs
-from .common import Count, Finite, WagonError, default
+from .common import Count, Finite, WagonError, default, write_error
 
 
 @click.group("site")
@@ -34,7 +34,7 @@ def build(outdir, scenario, model, pages, zipf) -> None:
     try:
         report = build_site(site, outdir)
     except OSError as e:
-        raise WagonError(f"cannot write under {outdir}: {e.strerror or e}") from None
+        raise write_error(f"the site under {outdir}", e) from None
     skipped = ", ".join(f"{why} {n}" for why, n in report.skipped.items())
     click.echo(f"{outdir}: {report.pages:,} pages, {report.objects:,} objects, "
                f"{report.bytes / 1e6:.1f} MB"

@@ -10,7 +10,7 @@ from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
-from .common import Count, Finite, WagonError, default
+from .common import Count, Finite, WagonError, default, write_error
 
 
 @click.command("sweep")
@@ -70,5 +70,5 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
         try:
             plot_capacity(result, plot)
         except OSError as e:
-            raise WagonError(f"cannot write {plot}: {e.strerror or e}") from None
+            raise write_error(plot, e) from None
     click.echo(dumps(result) if as_json else steps_text(result))

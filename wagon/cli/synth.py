@@ -7,11 +7,12 @@ import sys
 
 import click
 
+from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
 from ..formats.strict_json import dumps
 from ..synth import Generator, ProfileError, SynthError, SynthOptions, synthesize
 from . import inputs
-from .common import WagonError, default
+from .common import WagonError, default, write_error
 
 PROGRESS_MIN_SESSIONS = 200_000
 MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and one the disk
@@ -68,7 +69,7 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
     _check_size(gen, output, force)
     name = os.path.basename(model)
     try:
-        with open(output, "w") as out:
+        with atomic_write(output) as out:
             if gen.expected_sessions() > PROGRESS_MIN_SESSIONS:
                 with click.progressbar(length=gen.expected_sessions(), label="sessions",
                                        file=sys.stderr) as bar:
@@ -76,7 +77,7 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
             else:
                 summary = synthesize(gen, out, name)
     except OSError as e:
-        raise WagonError(f"cannot write {output}: {e.strerror or e}") from None
+        raise write_error(output, e) from None
     info = {**summary.as_dict(), "scenario": output, "rate": gen.rate, "speedup": speedup,
             "deterministic": deterministic}
     if as_json:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
 from .strict_json import dumps
 
@@ -171,7 +172,7 @@ def _observation(d: dict) -> Observation:
 
 
 def save_model(model: Model, path: str | os.PathLike) -> None:
-    """Write the model as indented JSON (atomically: a temporary file renamed over the target).
+    """Write the model as indented JSON (complete or not at all: ``atomic``).
 
     Example:
 
@@ -180,10 +181,8 @@ def save_model(model: Model, path: str | os.PathLike) -> None:
     >>> wagon.load_model("copy.json").data == model.data
     True
     """
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(model.data) + "\n")
-    tmp.replace(path)
+    with atomic_write(path) as f:
+        f.write(dumps(model.data) + "\n")
     model.path = str(path)
 
 

@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from .atomic import atomic_write
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
@@ -101,11 +102,9 @@ class ResultsWriter:
 
 def write_run(results: str | os.PathLike, info: dict) -> None:
     """Write the run file (atomically: readers never see half of it)."""
-    path = Path(run_path(results))
-    tmp = path.with_name(path.name + ".tmp")
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, **info}
-    tmp.write_text(dumps(doc) + "\n")
-    tmp.replace(path)
+    with atomic_write(run_path(results)) as f:
+        f.write(dumps(doc) + "\n")
 
 
 def read_run(results: str | os.PathLike) -> dict | None:

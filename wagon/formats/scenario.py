@@ -15,7 +15,6 @@ and 2 (no agents: a replay sends its own User-Agent) are read too.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -28,6 +27,7 @@ from typing import BinaryIO, Iterator, TextIO
 
 import numpy as np
 
+from .atomic import atomic_write
 from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .site import SiteSpec
@@ -161,17 +161,9 @@ class Scenario:
                     yield s
 
     def write(self, path: str | os.PathLike) -> None:
-        """The scenario as a file (complete or not at all: written beside, then renamed)."""
-        path = str(path)
-        tmp = f"{path}.tmp"
-        try:
-            with self._open() as src, open(tmp, "wb") as out:
-                shutil.copyfileobj(src, out)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        """The scenario as a file (complete or not at all: ``atomic``)."""
+        with self._open() as src, atomic_write(path, "wb") as out:
+            shutil.copyfileobj(src, out)
 
     def to_frame(self):
         """A pandas DataFrame with a row per click: session, start (s), class and agent

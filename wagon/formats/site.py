@@ -16,6 +16,8 @@ from urllib.parse import unquote
 
 import numpy as np
 
+from .atomic import atomic_write
+
 __all__ = ["SiteSpec", "page_html", "object_bytes", "url_path", "build_site", "BuildReport"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
@@ -133,6 +135,7 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
             report.objects += 1
         target = outdir / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        with atomic_write(target, "wb", sync=False) as f:       # thousands of small files
+            f.write(data)
         report.bytes += len(data)
     return report

@@ -5,6 +5,8 @@ import os
 
 from matplotlib.figure import Figure
 
+from ..formats.atomic import atomic_path
+
 __all__ = ["plot_capacity"]
 
 
@@ -33,4 +35,5 @@ def plot_capacity(result: dict, path: str | os.PathLike) -> None:
               title="Latency of successful requests per step")
     right.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=90, format="png")

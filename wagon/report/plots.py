@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..formats.atomic import atomic_path
 from ..fitting import FitReport
 from ..formats.results import read_results
 from .replay import plot_width, successful
@@ -45,7 +46,8 @@ def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> 
     ax2.set_ylabel("data quantiles")
     ax2.set_title("QQ plot")
     fig.tight_layout()
-    fig.savefig(path, dpi=100, format="png")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
 
 
 def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
@@ -89,4 +91,5 @@ def plot_replay(summary: dict, results_csv: str | os.PathLike,
     ax2.set_title("latency by client class")
     ax2.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, format="png")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")

@@ -1,0 +1,51 @@
+"""Files that appear complete or not at all.
+
+Every file wagon writes is first written beside its target (``.NAME.PID.tmp`` in the same
+directory, so the rename cannot cross file systems), flushed to the disk (``fsync``) and renamed
+over the target: a reader, or a crash, sees the old file or the new one, never half of one. A
+write that fails (a full disk, an exception, Ctrl-C) removes its temporary file and leaves the
+target as it was.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from typing import IO, Iterator
+
+__all__ = ["atomic_path", "atomic_write", "DISK_FULL"]
+
+#: a write that failed for want of room: the disk or the quota is full, or the file-size limit
+DISK_FULL = frozenset((errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, sync: bool = True) -> Iterator[str]:
+    """A temporary path beside ``path`` for the block to write (as a path: for writers that
+    open it themselves); renamed over ``path`` when the block ends, removed if it raises.
+    ``sync``: flush it to the disk before the rename (False for a multitude of small files
+    whose set is rebuilt if lost, such as a site)."""
+    path = os.fspath(path)
+    head, name = os.path.split(path)
+    tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        if sync:
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", sync: bool = True,
+                 **kwargs) -> Iterator[IO]:
+    """``open(path, mode)`` through ``atomic_path``."""
+    with atomic_path(path, sync) as tmp, open(tmp, mode, **kwargs) as f:
+        yield f
