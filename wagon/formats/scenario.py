@@ -148,7 +148,7 @@ class Scenario:
 
     def sessions(self) -> Iterator[ScenarioSession]:
         """The sessions, checked line by line (in order of start time, as the format says)."""
-        last = 0.0
+        last, last_id = 0.0, -1
         with self._open() as f:
             f.readline()
             for lineno, raw in enumerate(f, start=2):
@@ -157,7 +157,11 @@ class Scenario:
                     if s.start < last:
                         raise ScenarioError(f"{self.path}:{lineno}: sessions must be in order of "
                                             f"start time ({s.start} after {last})")
-                    last = s.start
+                    if s.id <= last_id:
+                        raise ScenarioError(f"{self.path}:{lineno}: session id {s.id} is not "
+                                            f"above the previous one ({last_id}): ids are "
+                                            "unique and increase line by line")
+                    last, last_id = s.start, s.id
                     yield s
 
     def write(self, path: str | os.PathLike) -> None:
@@ -260,8 +264,9 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
         classes = [ClientClass.from_dict(c) for c in h["classes"]]
         site = SiteSpec.from_dict(h["site"])
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ScenarioError(f"{path}:1: the header's classes or site are malformed ({e!r})") \
-            from None
+        raise ScenarioError(f"{path}:1: the header's classes or site are malformed: "
+                            f"{e.args[0] if isinstance(e, ValueError) and e.args else repr(e)}"
+                            ) from None
     if not classes:
         raise ScenarioError(f"{path}:1: the header needs at least one class")
     return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)

@@ -44,21 +44,60 @@ class SiteSpec:
 
     @classmethod
     def from_dict(cls, d: dict) -> "SiteSpec":
-        """Read and check a header's site; ValueError says what is wrong."""
-        pages, objects = d["pages"], d["objects"]
-        spec = cls([str(p["url"]) for p in pages], [int(p["size"]) for p in pages],
-                   [[int(o) for o in p["objects"]] for p in pages],
-                   [[int(k) for k in p.get("links", [])] for p in pages],
-                   [str(o["url"]) for o in objects], [int(o["size"]) for o in objects])
-        if not spec.page_urls:
-            raise ValueError("the site has no page")
-        if any(s < 0 for s in spec.page_sizes + spec.object_sizes):
-            raise ValueError("a size is negative")
-        if any(not 0 <= o < len(spec.object_urls) for p in spec.page_objects for o in p):
-            raise ValueError("a page refers to an object that does not exist")
-        if any(not 0 <= k < len(spec.page_urls) for p in spec.page_links for k in p):
-            raise ValueError("a page links to a page that does not exist")
-        return spec
+        """Read and check a header's site, every field's type and range; ValueError names the
+        field that is wrong (``site.pages[3].url``)."""
+        pages = _items(d, "pages", "site")
+        objects = _items(d, "objects", "site")
+        if not pages:
+            raise ValueError("site.pages: the site has no page")
+        where = [f"site.pages[{i}]" for i in range(len(pages))]
+        owhere = [f"site.objects[{i}]" for i in range(len(objects))]
+        return cls([_url(p, w) for p, w in zip(pages, where)],
+                   [_size(p, w) for p, w in zip(pages, where)],
+                   [_indices(p, "objects", w, len(objects)) for p, w in zip(pages, where)],
+                   [_indices(p, "links", w, len(pages), required=False)
+                    for p, w in zip(pages, where)],
+                   [_url(o, w) for o, w in zip(objects, owhere)],
+                   [_size(o, w) for o, w in zip(objects, owhere)])
+
+
+MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log may name)
+MAX_URL = 2048               # characters of a URL (what servers accept in a request line)
+
+
+def _items(d: object, key: str, where: str) -> list[dict]:
+    """``d[key]``, a list of objects."""
+    items = d.get(key) if isinstance(d, dict) else None
+    if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+        raise ValueError(f"{where}.{key} must be a list of objects")
+    return items
+
+
+def _url(d: dict, where: str) -> str:
+    url = d.get("url")
+    if not (isinstance(url, str) and url.startswith("/") and len(url) <= MAX_URL
+            and url.isprintable() and " " not in url):
+        raise ValueError(f"{where}.url must be a path: '/' then up to {MAX_URL} printable "
+                         f"characters without spaces (got {url!r:.60})")
+    return url
+
+
+def _size(d: dict, where: str) -> int:
+    size = d.get("size")
+    if not (isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_SIZE):
+        raise ValueError(f"{where}.size must be an integer in [0, {MAX_SIZE:,}] bytes (got "
+                         f"{size!r:.40})")
+    return size
+
+
+def _indices(d: dict, key: str, where: str, n: int, required: bool = True) -> list[int]:
+    """``d[key]``: indices into a list of ``n``."""
+    got = d.get(key, None if required else [])
+    if not (isinstance(got, list) and all(isinstance(k, int) and not isinstance(k, bool)
+                                          and 0 <= k < n for k in got)):
+        raise ValueError(f"{where}.{key} must be a list of indices in [0, {n}) "
+                         f"(got {got!r:.60})")
+    return got
 
 
 def page_html(site: SiteSpec, page: int) -> bytes:
