@@ -18,7 +18,7 @@ from wagon.formats.scenario import ScenarioError, read_scenario
 from .servers import write_scenario_file
 
 #: values a field of each kind must never take
-NOT_A_URL = [0, None, [], {}, "", "no-slash", "/a b", "/x\n", "/" + "a" * 3000, True]
+NOT_A_URL = [0, None, [], {}, "", "no-slash", "/x\n", "/\x00", "/" + "a" * 3000, True]
 NOT_A_SIZE = [-1, 10**18, 1.5, "12", True, None, [], float("nan")]
 NOT_INDICES = ["x", [True], [-1], [99], [1.0], None, 5]
 NOT_A_SESSION_FIELD = {"id": [None, "1", 1.5, True, -7], "start": [None, "0", -1.0, True],

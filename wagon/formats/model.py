@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
+from .site import check_indices, check_size, check_url
 from .strict_json import dumps
 
 if TYPE_CHECKING:
@@ -210,11 +211,12 @@ def validate(data: object, path: str = "model") -> None:
         if law is None:
             continue
         laws = _laws()
-        _check(law in laws, path, f"variable {name!r} has unknown law {law!r}")
+        _check(isinstance(law, str) and law in laws, path,
+               f"variable {name!r} has unknown law {law!r:.40}")
         params = v.get("params")
-        _check(isinstance(params, dict) and all(isinstance(p, (int, float)) for p in
+        _check(isinstance(params, dict) and all(_number(p) and math.isfinite(p) for p in
                                                 params.values()),
-               path, f"variable {name!r} has no numeric 'params'")
+               path, f"variable {name!r} has no finite numeric 'params'")
         try:
             mean = float(laws[law].freeze(params).mean())
         except (TypeError, ValueError) as e:
@@ -233,19 +235,35 @@ def validate(data: object, path: str = "model") -> None:
     _check(isinstance(pages, list) and isinstance(objects, list), path,
            "'site' 'pages' and 'objects' must be lists")
     for i, page in enumerate(pages):
-        _check(isinstance(page, dict) and isinstance(page.get("url"), str), path,
-               f"page {i} has no url")
-        _check(all(isinstance(o, int) and 0 <= o < len(objects) for o in page.get("objects", [])),
-               path, f"page {i} refers to an object that does not exist")
+        _check(isinstance(page, dict), path, f"site.pages[{i}] is not an object")
+        _check_site_entry(page, f"site.pages[{i}]", path, len(objects))
+        _check(_number(page.get("hits", 0)) and 0 <= page.get("hits", 0) < math.inf, path,
+               f"site.pages[{i}].hits must be a count >= 0")
         _check(isinstance(page.get("variants", 1), int) and page.get("variants", 1) >= 1, path,
                f"page {i} has a bad 'variants'")
+    for i, obj in enumerate(objects):
+        _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
+        _check_site_entry(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         for row in site.get(key, []):
             _check(isinstance(row, list) and len(row) == width and
-                   all(isinstance(v, int) for v in row) and all(0 <= v < len(pages)
-                                                                for v in row[:width - 1]),
+                   all(isinstance(v, int) and not isinstance(v, bool) for v in row)
+                   and all(0 <= v < len(pages) for v in row[:width - 1]) and row[-1] >= 0,
                    path, f"site {key} row {row!r} is malformed")
+
+
+def _check_site_entry(d: dict, where: str, path: str, objects: int | None = None) -> None:
+    """A page or object of the model's site: its url, its size (optional: unknown when absent,
+    null or 0) and, for a page, its objects (indices into ``objects`` of them)."""
+    try:
+        check_url(d, where)
+        if d.get("size") is not None:
+            check_size(d, where)
+        if objects is not None:
+            check_indices(d, "objects", where, objects, required=False)
+    except ValueError as e:
+        raise ModelError(f"{path}: not a valid wagon model: {e}") from None
 
 
 def _number(v: object) -> bool:

@@ -18,7 +18,8 @@ import numpy as np
 
 from .atomic import atomic_write
 
-__all__ = ["SiteSpec", "page_html", "object_bytes", "url_path", "build_site", "BuildReport"]
+__all__ = ["SiteSpec", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
+           "check_url", "check_size", "check_indices"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -52,13 +53,13 @@ class SiteSpec:
             raise ValueError("site.pages: the site has no page")
         where = [f"site.pages[{i}]" for i in range(len(pages))]
         owhere = [f"site.objects[{i}]" for i in range(len(objects))]
-        return cls([_url(p, w) for p, w in zip(pages, where)],
-                   [_size(p, w) for p, w in zip(pages, where)],
-                   [_indices(p, "objects", w, len(objects)) for p, w in zip(pages, where)],
-                   [_indices(p, "links", w, len(pages), required=False)
+        return cls([check_url(p, w) for p, w in zip(pages, where)],
+                   [check_size(p, w) for p, w in zip(pages, where)],
+                   [check_indices(p, "objects", w, len(objects)) for p, w in zip(pages, where)],
+                   [check_indices(p, "links", w, len(pages), required=False)
                     for p, w in zip(pages, where)],
-                   [_url(o, w) for o, w in zip(objects, owhere)],
-                   [_size(o, w) for o, w in zip(objects, owhere)])
+                   [check_url(o, w) for o, w in zip(objects, owhere)],
+                   [check_size(o, w) for o, w in zip(objects, owhere)])
 
 
 MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log may name)
@@ -73,16 +74,18 @@ def _items(d: object, key: str, where: str) -> list[dict]:
     return items
 
 
-def _url(d: dict, where: str) -> str:
+def check_url(d: dict, where: str) -> str:
+    """``d["url"]``, a path; ValueError naming ``where`` otherwise."""
     url = d.get("url")
     if not (isinstance(url, str) and url.startswith("/") and len(url) <= MAX_URL
-            and url.isprintable() and " " not in url):
+            and url.isprintable()):
         raise ValueError(f"{where}.url must be a path: '/' then up to {MAX_URL} printable "
-                         f"characters without spaces (got {url!r:.60})")
+                         f"characters (got {url!r:.60})")
     return url
 
 
-def _size(d: dict, where: str) -> int:
+def check_size(d: dict, where: str) -> int:
+    """``d["size"]``, a size in bytes; ValueError naming ``where`` otherwise."""
     size = d.get("size")
     if not (isinstance(size, int) and not isinstance(size, bool) and 0 <= size <= MAX_SIZE):
         raise ValueError(f"{where}.size must be an integer in [0, {MAX_SIZE:,}] bytes (got "
@@ -90,13 +93,14 @@ def _size(d: dict, where: str) -> int:
     return size
 
 
-def _indices(d: dict, key: str, where: str, n: int, required: bool = True) -> list[int]:
+def check_indices(d: dict, key: str, where: str, n: int, required: bool = True) -> list[int]:
     """``d[key]``: indices into a list of ``n``."""
     got = d.get(key, None if required else [])
     if not (isinstance(got, list) and all(isinstance(k, int) and not isinstance(k, bool)
                                           and 0 <= k < n for k in got)):
-        raise ValueError(f"{where}.{key} must be a list of indices in [0, {n}) "
-                         f"(got {got!r:.60})")
+        noun = "an object" if key == "objects" else "a page"
+        raise ValueError(f"{where}.{key} refers to {noun} that does not exist, or is not a "
+                         f"list of indices in [0, {n}) (got {got!r:.60})")
     return got
 
 

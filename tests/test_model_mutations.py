@@ -1,0 +1,73 @@
+"""Every model wagon reads is checked: hypothesis replaces one value anywhere in a fitted model
+(the bundled sample's) with a value of another type or an absurd one, and ``wagon synth``
+reading it either synthesizes (the value was free, as a provenance note is) or refuses it in
+one line with exit 2: never a traceback. Values the format forbids by construction (a page URL
+of 0, an object size of 1e18, a law that is not a name, a parameter that is not a finite
+number) are refused."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wagon.cli import main
+
+ODD = [None, -1, 0, 1e308, -1e308, "x", "", [], {}, True, 1.5, [1, 2], {"a": 1}, 10**20]
+
+
+def _paths(x, path=()):
+    """Every place in a JSON document (the first 5 items of each list)."""
+    yield path
+    items = x.items() if isinstance(x, dict) else enumerate(x[:5]) if isinstance(x, list) else ()
+    for k, v in items:
+        yield from _paths(v, path + (k,))
+
+
+def _set(doc, path, value):
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+def _synth(tmp_path, doc) -> object:
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    return CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "--sessions", "5",
+                                     "-o", str(tmp_path / "s.jsonl")])
+
+
+@pytest.fixture(scope="module")
+def model(sample_model) -> tuple[dict, list]:
+    doc = json.loads(sample_model[0].read_text())
+    return doc, [p for p in _paths(doc) if p]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
+    doc, paths = model
+    mutant = json.loads(json.dumps(doc))
+    _set(mutant, data.draw(st.sampled_from(paths)), data.draw(st.sampled_from(ODD)))
+    r = _synth(tmp_path_factory.mktemp("mutant"), mutant)
+    assert r.exit_code in (0, 2) and isinstance(r.exception, (SystemExit, type(None))), \
+        (r.output, repr(r.exception))
+    if r.exit_code == 2:
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("Error: "), r.output
+
+
+@pytest.mark.parametrize("where, value", [
+    (("site", "pages", 0, "url"), 0), (("site", "pages", 1, "url"), None),
+    (("site", "pages", 2, "url"), []), (("site", "objects", 0, "size"), 10**18),
+    (("site", "objects", 1, "url"), "no slash"), (("site", "pages", 0, "objects"), [10**6]),
+    (("site", "objects"), "x"), (("variables", "think", "best"), ["lognormal"]),
+    (("variables", "think", "params", "mu"), "3"), (("site", "pages", 0, "hits"), -5),
+])
+def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
+    mutant = json.loads(json.dumps(model[0]))
+    _set(mutant, where, value)
+    r = _synth(tmp_path, mutant)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "not a valid wagon model" in r.output and not (tmp_path / "s.jsonl").exists()
