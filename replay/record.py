@@ -42,6 +42,7 @@ PER_SECOND = ("per_second", "bytes_per_second", "opened", "closed")
 PERCENTILES = (50, 90, 99)
 BUSY_CPU = 0.9                      # above this share of a core the generator is saturated
 STALL_S = 0.005                     # event-loop lag above this is a stall, and has a cause
+OWN_SHARE = 0.25                    # of the stall time its own work: the generator's doing
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -170,16 +171,16 @@ class Stats:
             return
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1
 
-    def loop_lag(self, lag: float, own: float = 0.0) -> None:
-        """An event-loop lag sample; ``own``: the share of the time since the previous sample
-        that this process was running (its CPU time over the wall time). A stall is counted
-        as the generator's own work in that share, and as spent elsewhere (not running: other
-        processes had the CPU, or it was paused) in the rest."""
+    def loop_lag(self, lag: float, ran: float = 0.0) -> None:
+        """An event-loop lag sample; ``ran``: the CPU seconds this process used since the
+        previous sample. Of a stall, that much (at most all of it) was the generator's own
+        work, the rest spent elsewhere (not running: other processes had the CPU, or it was
+        paused)."""
         self.h["loop_lag"].add(lag)
         if lag > STALL_S:
-            own = min(max(own, 0.0), 1.0)
-            self.c["stall_own_s"] += lag * own
-            self.c["stall_elsewhere_s"] += lag * (1.0 - own)
+            own = min(max(ran, 0.0), lag)
+            self.c["stall_own_s"] += own
+            self.c["stall_elsewhere_s"] += lag - own
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
@@ -278,11 +279,12 @@ class Stats:
                     "): its latencies include its own delay. Use --workers, or a lighter "
                     "scenario."]
         own, away, m = g["stalls"]["own_s"], g["stalls"]["elsewhere_s"], g["machine"]
-        if own > 0 and own >= away:
+        if own > 0 and own >= OWN_SHARE * (own + away):
+            more = f", {away:.2f} s more while it was not running" if away else ""
             return [f"the generator held up its own event loop ({'; '.join(why)}; {own:.2f} s "
-                    f"of stalls while it ran its own code, {100 * g['cpu']:.0f}% of a core on "
-                    "average): its latencies include that delay. Use --workers, or a lighter "
-                    "scenario."]
+                    f"of stalls while it ran its own code{more}; {100 * g['cpu']:.0f}% of a "
+                    "core on average): its latencies include that delay. Use --workers, or a "
+                    "lighter scenario."]
         cause = (f"other processes took the CPU (load average {m['load_1min']:.1f} on "
                  f"{m['cores']} cores)" if m["load_1min"] >= m["cores"] else
                  f"it was paused or waited on the system (swap, disk; load average "

@@ -384,18 +384,17 @@ def _progress_reporter(hooks: Hooks, t0: float, control) -> Callable[..., None]:
 
 async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
                         report: Callable[[], None] | None, every: float) -> None:
-    """Flush once a second; sample the event loop's lag every 0.1 s (with the share of the
-    time this process ran, to tell its own stalls from others'); report progress. After a
+    """Flush once a second; sample the event loop's lag every 0.1 s (with the CPU time this
+    process used meanwhile, to tell its own stalls from others'); report progress. After a
     stall the ticks start again from now: one stall is one sample, not one per tick missed."""
-    tick = last_flush = last_report = before = clock()
+    tick = last_flush = last_report = clock()
     cpu = time.process_time()
     while True:
         tick += 0.1
         await asyncio.sleep(max(tick - clock(), 0))
         now, was = clock(), cpu
         cpu = time.process_time()
-        stats.loop_lag(max(now - tick, 0.0), (cpu - was) / max(now - before, 1e-6))
-        before = now
+        stats.loop_lag(max(now - tick, 0.0), cpu - was)
         if now - tick > 0.1:                     # ticks were missed: start again from now
             tick = now
         if report is not None and now - last_report >= every:

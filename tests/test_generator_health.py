@@ -77,7 +77,7 @@ def test_stalls_of_its_own_work_are_blamed_on_the_generator(tmp_path, monkeypatc
     with wagon_serve(tmp_path) as (port, _):
         s = replay(str(_paced(tmp_path)), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
     stalls = s["generator"]["stalls"]
-    assert stalls["own_s"] > stalls["elsewhere_s"] and stalls["own_s"] > 0.45, stalls
+    assert stalls["own_s"] > 0.6, stalls                         # of the 0.9 CPU-s spun
     assert len(s["warnings"]) == 1, s["warnings"]
     assert s["warnings"][0].startswith("the generator held up its own event loop")
 
