@@ -246,6 +246,7 @@ def validate(data: object, path: str = "model") -> None:
         _check_site_entry(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
     for key, width in (("entry", 2), ("transitions", 3)):
+        _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
             _check(isinstance(row, list) and len(row) == width and
                    all(isinstance(v, int) and not isinstance(v, bool) for v in row)
