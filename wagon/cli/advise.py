@@ -19,13 +19,13 @@ def command() -> None:
 @click.option("--think", default=None, help='A law, e.g. "lognormal(mu=3, sigma=1.1)".')
 @click.option("--clicks-mean", type=Finite(1, 1e6), default=None,
               help=f"E[N] (default: the model's, or {DEFAULT_CLICKS:g}).")
-@click.option("--delta", type=Finite(0, 1e6), default=None,
+@click.option("--delta", type=Finite(-1e6, 1e6), default=None,
               help="The paper's delta = E[N-1]/E[N] x (E[X1] - E[X2]), s.")
-@click.option("--gain", type=Finite(0, 1e6), default=None,
+@click.option("--gain", type=Finite(-1e6, 1e6), default=None,
               help="E[X1] - E[X2], s: what a kept-alive connection saves per click.")
-@click.option("--x1", type=Finite(0, 1e6),
+@click.option("--x1", type=Finite(-1e6, 1e6),
               default=None, help="Mean transfer time on a new connection, s.")
-@click.option("--x2", type=Finite(0, 1e6),
+@click.option("--x2", type=Finite(-1e6, 1e6),
               default=None, help="Mean transfer time when kept alive, s.")
 @click.option("--servers", type=Count(1, 10**6),
               default=None, help="Server processes m (stability).")
