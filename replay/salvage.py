@@ -85,9 +85,17 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
                 if seen[key] > 0:
                     seen[key] -= 1
                     continue
-                out.append((s.id, names[s.cls], page, prefix + url, kind, -1, 0, 0, "", "",
-                            "", "", "", "", 0, 0, NOT_STARTED))
+                out.append(_not_started(s.id, names[s.cls], page, prefix + url, kind))
     return out
+
+
+def _not_started(session: int, cls: str, page: int, url: str, kind: str) -> tuple:
+    """A request row (in REQUEST_COLUMNS' order) for a request that was never issued."""
+    row = dict.fromkeys(REQUEST_COLUMNS, "")
+    row.update({"session": session, "class": cls, "page": page, "url": url, "kind": kind,
+                "conn": -1, "reused": 0, "retried": 0, "status": 0, "bytes": 0,
+                "error": NOT_STARTED})
+    return tuple(row.values())
 
 
 def _stats(requests: list[dict], pages: list[dict], window: tuple[float, float | None]
