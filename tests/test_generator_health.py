@@ -57,9 +57,9 @@ def test_lag_is_blamed_on_the_generator_only_when_it_was_busy():
 
 
 def _paced(tmp_path):
-    """Eight one-click sessions, one every 0.5 s."""
+    """Seven one-click sessions, one every 0.4 s."""
     return write_scenario_file(tmp_path / "p.jsonl", [("/index.html", 100, [])], [],
-                               ["lan/http11"], [(0.5 * i, 0, [(0, 0.0)]) for i in range(8)])
+                               ["lan/http11"], [(0.4 * i, 0, [(0, 0.0)]) for i in range(7)])
 
 
 def test_stalls_of_its_own_work_are_blamed_on_the_generator(tmp_path, monkeypatch):

@@ -44,7 +44,7 @@ def model(sample_model) -> tuple[dict, list]:
     return doc, [p for p in _paths(doc) if p]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(data=st.data())
 def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     doc, paths = model
