@@ -18,7 +18,7 @@ PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close, h2 or h2xK (HTT
 EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 the target did "
              "not answer the pre-flight connect; 4 a --fail-on threshold failed; 5 the run was "
              "cut short by a signal or a dead worker, after writing everything (--max-time is "
-             "a planned end: 0 or 4).")
+             "a planned end: 0 or 4); 6 the disk filled up.")
 
 
 def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
