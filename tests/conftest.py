@@ -31,6 +31,19 @@ settings.load_profile("wagon")
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="wagon-hypothesis-"))
 
 
+#: modules whose tests time real servers, emulated networks or the generator's own lag: they
+#: run alone, after the others (README's test command runs those two at a time, pytest-xdist)
+TIMED = frozenset(("test_replay", "test_netpath", "test_protocols", "test_sweep", "test_window",
+                   "test_closed_loop", "test_demo", "test_generator_health", "test_cluster",
+                   "test_progress", "test_identity", "test_compare_speedup", "test_resolution"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.module.__name__.rsplit(".", 1)[-1] in TIMED:
+            item.add_marker(pytest.mark.timed)
+
+
 def require_tool(name: str) -> str:
     """The path of an external program; skip without it, except under CI, where it fails."""
     path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
