@@ -101,13 +101,15 @@ def _from_scenario(path: str) -> Workload:
     idx = np.concatenate([p.url for p in parts])
     size = np.concatenate([p.size for p in parts]).astype(float)
     starts, clicks, think = [], [], []
-    for s in sc.sessions():
-        starts.append(s.start)
-        clicks.append(len(s.clicks))
-        think.extend(th for _, th in s.clicks[1:])
+    for b in sc.batches():
+        later = np.ones(len(b.thinks), bool)          # think times after a session's first click
+        later[b.click_ptr[:-1]] = False
+        starts.append(b.starts)
+        clicks.append(np.diff(b.click_ptr))
+        think.append(b.thinks[later])
     code = np.where(page, idx, idx + len(sc.site.page_urls))
     return Workload(Path(path).name, "scenario", t, code, sc.site.page_urls + sc.site.object_urls,
-                    page, None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3,
+                    page, None, size, *map(np.concatenate, (starts, clicks, think)), 1e-3,
                     path, sc.speedup)
 
 
