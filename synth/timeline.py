@@ -9,7 +9,7 @@ stay in memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -64,14 +64,16 @@ def _expand(b: SessionBatch, obj_ptr: np.ndarray, obj_flat: np.ndarray,
     return Requests(click_time[rows], sid[rows], cls[rows], url, is_page, size)
 
 
-def offered_requests(sc: Scenario) -> Iterator[Requests]:
-    """Time-ordered chunks of all the scenario's requests."""
+def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
+                     ) -> Iterator[Requests]:
+    """Time-ordered chunks of all the scenario's requests; ``batches``: its sessions when the
+    caller reads them already (``sc.batches()`` by default)."""
     obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.site.page_objects])))
     obj_ptr = obj_ptr.astype(np.int64)
     obj_flat = np.array([o for objs in sc.site.page_objects for o in objs], np.int64)
     page_sizes = np.array(sc.site.page_sizes, np.int64)
     object_sizes = np.array(sc.site.object_sizes, np.int64)
-    batches = sc.batches()
+    batches = iter(sc.batches() if batches is None else batches)
     pending: Requests | None = None
     chunk = next(batches, None)
     while chunk is not None:

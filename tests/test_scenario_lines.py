@@ -147,3 +147,32 @@ def test_a_bad_line_deep_in_a_block_is_named_after_the_sessions_before_it(tmp_pa
     assert f"s.jsonl:{k + 2}:" in str(e.value) and message in str(e.value)
     assert "\n" not in str(e.value)
     assert seen == list(range(k))
+
+
+@settings(max_examples=300, deadline=None)
+@given(session_batches(), st.data())
+def test_a_block_read_with_numpy_is_what_json_reads_whatever_the_bytes(b, data):
+    """Soundness of the fast path: one byte of a written block inserted, replaced or removed;
+    when NumPy still reads the block, its sessions are exactly json's."""
+    text = bytearray(documented(b).encode())
+    at = data.draw(st.integers(0, len(text) - 1))
+    byte = data.draw(st.sampled_from(b'0123456789.-e+ ,:[]{}"\n'))
+    op = data.draw(st.sampled_from(["insert", "replace", "remove"]))
+    if op == "insert":
+        text.insert(at, byte)
+    elif op == "replace":
+        text[at] = byte
+    else:
+        del text[at]
+    read = _parse(bytes(text), 3 if b.agents is None else 4)
+    if read is None:
+        return
+    lines = [json.loads(line) for line in bytes(text).split(b"\n")[:-1]]
+    assert [d["id"] for d in lines] == read.ids.tolist()
+    assert [float(d["start"]) for d in lines] == read.starts.tolist()
+    assert [d["class"] for d in lines] == read.classes.tolist()
+    assert [d.get("agent") for d in lines] == (read.agents.tolist() if read.agents is not None
+                                               else [None] * len(lines))
+    assert [tuple(c) for d in lines for c in d["clicks"]] == \
+        list(zip(read.pages.tolist(), read.thinks.tolist()))
+    assert all(type(c[0]) is int for d in lines for c in d["clicks"])

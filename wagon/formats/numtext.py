@@ -21,6 +21,7 @@ __all__ = ["ndigits", "put_int", "put_bytes", "scaled", "put_fixed", "fixed_widt
 POW10 = 10 ** np.arange(19, dtype=np.int64)
 MAX_DIGITS = 15                     # mantissas below 2**53: exact as doubles
 _LIMIT = float(2 ** 52)             # fixed-point products beyond this go to Python's %
+_NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)
 
 
 def ndigits(v: np.ndarray) -> np.ndarray:
@@ -88,12 +89,13 @@ class Runs:
     end: np.ndarray
     mantissa: np.ndarray        # the digits as an integer, the dot ignored
     value: np.ndarray
-    dotted: np.ndarray
+    places: np.ndarray          # digits after the dot (0 without one; -1: a dot at the end)
 
 
-def runs(a: np.ndarray) -> Runs | None:
-    """Every run of digits and dots in ``a`` (uint8) as a number; None when a run has no digit,
+def runs(text: bytes) -> Runs | None:
+    """Every run of digits and dots in ``text`` as a number; None when a run has no digit,
     more than one dot or more than MAX_DIGITS digits (not read exactly here)."""
+    a = np.frombuffer(text, np.uint8)
     digit = (a - 48) < 10                               # uint8 wraps: only '0'..'9' pass
     dot = a == 46
     num = digit | dot
@@ -109,11 +111,13 @@ def runs(a: np.ndarray) -> Runs | None:
     nd = end - start - dots
     if len(start) and (nd.min() < 1 or nd.max() > MAX_DIGITS or dots.max() > 1):
         return None
-    vals = a[digit] - np.int64(48)
+    vals = np.frombuffer(text.translate(None, _NOT_DIGITS), np.uint8) - np.int64(48)
     through = np.cumsum(nd)
     power = np.repeat(through, nd) - np.arange(1, len(vals) + 1)
     mantissa = (np.add.reduceat(vals * POW10[power], through - nd) if len(vals)
                 else np.zeros(0, np.int64))
     frac = np.zeros(len(start), np.int64)
     frac[owner] = end[owner] - at - 1
-    return Runs(start, end, mantissa, mantissa / 10.0 ** frac, dots == 1)
+    places = frac.copy()
+    places[owner[frac[owner] == 0]] = -1
+    return Runs(start, end, mantissa, mantissa / 10.0 ** frac, places)

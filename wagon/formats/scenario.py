@@ -15,6 +15,7 @@ and 2 (no agents: a replay sends its own User-Agent) are read too.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -136,27 +137,54 @@ def _render(b: SessionBatch) -> bytes | None:
     return buf.tobytes()
 
 
+@functools.cache
+def _skeleton(heads: int, clicks: int) -> bytes:
+    """A line as ``_render`` writes it, its numbers taken out."""
+    return b"".join(_HEADS[:heads]) + _CLICKS + b",],[" * (clicks - 1) + b"," + _END
+
+
 def _parse(block: bytes, heads: int) -> SessionBatch | None:
     """The sessions of ``block`` (whole lines) when every line is exactly as ``_render``
-    writes it (with ``heads`` numbers before the clicks: 4 with agents, 3 without), else None.
-    Rendering the values read back to the same bytes proves they are the JSON's values."""
+    writes it (``heads`` numbers before the clicks: 4 with agents, 3 without), else None.
+    Such a line is its skeleton (``_skeleton``) with a number in each slot, integers without
+    a dot or a leading zero, start and think times with 6 and 3 decimals: text ``%`` writes
+    for the double read from it (≤ 15 digits), so the values are those JSON gives."""
     a = np.frombuffer(block, np.uint8)
-    r = nt.runs(a)
+    r = nt.runs(block)
     if r is None:
         return None
     newlines = np.flatnonzero(a == 10)
-    per_line = np.bincount(np.searchsorted(newlines, r.start), minlength=len(newlines))
+    per_line = np.diff(np.searchsorted(r.start, newlines), prepend=0)
     twice = per_line - heads                    # two numbers per click
     if not len(newlines) or twice.min() < 2 or (twice % 2).any():
         return None
+    clicks = twice // 2
+    if (b"".join(map(_skeleton, [heads] * len(clicks), clicks.tolist()))
+            != block.translate(None, b"0123456789.")):
+        return None
+    head_len = sum(map(len, _HEADS[:heads])) + len(_CLICKS)
+    line_at = np.concatenate(([0], np.cumsum(head_len + 4 * clicks + 1)[:-1]))
+    slot = np.empty(len(r.start), np.int64)     # skeleton bytes before each number
     first = np.concatenate(([0], np.cumsum(per_line)[:-1]))
+    head = first[:, None] + np.arange(heads)
+    slot[head] = line_at[:, None] + np.cumsum([len(h) for h in _HEADS[:heads]])
     is_click = np.ones(len(r.start), bool)
-    is_click[(first[:, None] + np.arange(heads)).ravel()] = False
-    clicks = np.flatnonzero(is_click)
-    batch = SessionBatch(r.mantissa[first], r.value[first + 1], r.mantissa[first + 2],
-                         np.concatenate(([0], np.cumsum(twice // 2))), r.mantissa[clicks[0::2]],
-                         r.value[clicks[1::2]], r.mantissa[first + 3] if heads == 4 else None)
-    return batch if _render(batch) == block else None
+    is_click[head.ravel()] = False
+    at = np.flatnonzero(is_click)
+    within = np.arange(len(at)) - np.repeat(np.concatenate(([0], np.cumsum(twice)[:-1])), twice)
+    slot[at] = np.repeat(line_at + head_len, twice) + 4 * (within // 2) + within % 2
+    length = r.end - r.start
+    places = np.zeros(len(r.start), np.int64)
+    places[first + 1] = 6
+    places[at[1::2]] = 3
+    lead = (((a[r.start] == 48) & (length > 1) & (a[np.minimum(r.start + 1, len(a) - 1)] != 46))
+            | (a[r.start] == 46))              # 07 or .5: not JSON numbers
+    if (not np.array_equal(r.start - np.concatenate(([0], np.cumsum(length)[:-1])), slot)
+            or not np.array_equal(r.places, places) or lead.any()):
+        return None
+    return SessionBatch(r.mantissa[first], r.value[first + 1], r.mantissa[first + 2],
+                        np.concatenate(([0], np.cumsum(clicks))), r.mantissa[at[0::2]],
+                        r.value[at[1::2]], r.mantissa[first + 3] if heads == 4 else None)
 
 
 def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
