@@ -8,9 +8,11 @@
    ≥ 10⁶), against the line-by-line JSON reader (``json.loads`` per line, the reader before
    issue 28) on its first 10⁵ sessions; ``Scenario.sessions`` (one object per session) beside.
 3. compare's scenario side: peak RSS of a fresh process loading the 10⁶-session scenario as a
-   workload (``load_workload``).
+   workload (``load_workload``); with ``--compare-lines L``, ``wagon compare`` of an L-line log
+   (copies of the NASA trace, as bench/scale_bench.py builds it) against that scenario: its
+   peak RSS (target at 10⁷ lines: ≤ 1 GB) and time.
 
-    python bench/scenario_bench.py [--sessions 10000000] [--runs 2]
+    python bench/scenario_bench.py [--sessions 10000000] [--runs 2] [--compare-lines 10000000]
 """
 from __future__ import annotations
 
@@ -27,17 +29,12 @@ from pathlib import Path
 
 from wagon import fit_logs, load_model, save_model
 from wagon.formats.scenario import read_scenario
-from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth import Generator, SynthOptions
+
+from scale_bench import build_log
+from synth_bench import write as synth
 
 NASA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nasa-aug95-morning.log.gz"
-
-
-def synth(model: str, n: int, out: str) -> float:
-    gen = Generator(load_model(model), SynthOptions(sessions=n, seed=1))
-    t0 = time.perf_counter()
-    with open(out, "w") as f:
-        synthesize(gen, f)
-    return time.perf_counter() - t0
 
 
 def numpy_limit(model: str, n: int, out: str, sample: bytes) -> float:
@@ -97,6 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=10 ** 7)
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--compare-lines", type=int, default=0)
     a = ap.parse_args()
     n = a.sessions
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,6 +121,16 @@ def main() -> None:
               f"Scenario.sessions {objs:,.0f}/s")
         rss_w = child_rss("--child-workload", small)
         print(f"compare: the 10^6-session scenario as a workload: peak RSS {rss_w} MB")
+        if a.compare_lines:
+            log = Path(tmp) / "big.log"
+            lines = build_log(log, a.compare_lines)
+            t0 = time.perf_counter()
+            done = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wagon",
+                                   "compare", str(log), small], capture_output=True, text=True,
+                                  check=True)
+            print(f"compare: {lines:,}-line log against the 10^6-session scenario: "
+                  f"{time.perf_counter() - t0:.1f} s, peak RSS "
+                  f"{int(done.stderr.split()[-1]) // 1024} MB (target <= 1024 MB)")
 
 
 if __name__ == "__main__":

@@ -159,8 +159,9 @@ def _parse(block: bytes, heads: int) -> SessionBatch | None:
     if not len(newlines) or twice.min() < 2 or (twice % 2).any():
         return None
     clicks = twice // 2
-    if (b"".join(map(_skeleton, [heads] * len(clicks), clicks.tolist()))
-            != block.translate(None, b"0123456789.")):
+    counts = clicks.tolist()
+    skeletons = {c: _skeleton(heads, c) for c in set(counts)}
+    if b"".join(map(skeletons.__getitem__, counts)) != block.translate(None, b"0123456789."):
         return None
     head_len = sum(map(len, _HEADS[:heads])) + len(_CLICKS)
     line_at = np.concatenate(([0], np.cumsum(head_len + 4 * clicks + 1)[:-1]))
