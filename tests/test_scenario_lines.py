@@ -63,7 +63,7 @@ def write(path, batches: list[SessionBatch]) -> None:
             w.write(b)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(session_batches())
 def test_the_writer_writes_the_documented_bytes(b):
     out = io.StringIO()
@@ -88,7 +88,7 @@ def json_sessions(path) -> list[tuple]:
                 for d in map(json.loads, filter(str.strip, f))]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(session_batches(agents=True), min_size=1, max_size=4), st.integers(16, 400))
 def test_the_reader_gives_the_sessions_json_gives(tmp_path_factory, parts, block):
     path = tmp_path_factory.mktemp("sc") / "s.jsonl"
@@ -149,7 +149,7 @@ def test_a_bad_line_deep_in_a_block_is_named_after_the_sessions_before_it(tmp_pa
     assert seen == list(range(k))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(session_batches(), st.data())
 def test_a_block_read_with_numpy_is_what_json_reads_whatever_the_bytes(b, data):
     """Soundness of the fast path: one byte of a written block inserted, replaced or removed;
