@@ -36,7 +36,7 @@ def session_batches(draw, agents: bool | None = None) -> SessionBatch:
     thinks = np.array(draw(st.lists(times, min_size=m, max_size=m)))
     with_agents = draw(st.booleans()) if agents is None else agents
     return SessionBatch(
-        np.array(draw(st.lists(st.integers(0, 10 ** 12), min_size=n, max_size=n))), starts,
+        np.cumsum(draw(st.lists(st.integers(1, 10 ** 11), min_size=n, max_size=n))), starts,
         np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))),
         np.concatenate(([0], np.cumsum(clicks))),
         np.array(draw(st.lists(st.integers(0, 49), min_size=m, max_size=m))), thinks,
@@ -92,10 +92,10 @@ def json_sessions(path) -> list[tuple]:
 @given(st.lists(session_batches(agents=True), min_size=1, max_size=4), st.integers(16, 400))
 def test_the_reader_gives_the_sessions_json_gives(tmp_path_factory, parts, block):
     path = tmp_path_factory.mktemp("sc") / "s.jsonl"
-    last = 0.0
-    for b in parts:                         # one file: starts in order across the batches
-        b.starts = last + b.starts
-        last = float(b.starts[-1])
+    last, last_id = 0.0, 0
+    for b in parts:                         # one file: starts and ids in order across batches
+        b.starts, b.ids = last + b.starts, last_id + b.ids
+        last, last_id = float(b.starts[-1]), int(b.ids[-1])
     write(path, parts)
     sc = read_scenario(path)
     got = [(s.id, s.start, s.cls, s.agent, s.clicks) for s in sc.sessions()]
@@ -128,6 +128,7 @@ def test_the_writers_lines_are_read_with_numpy_and_other_spellings_line_by_line(
     (lambda s: s.replace('"class":0', '"class":9', 1), "class 9 does not exist"),
     (lambda s: s.replace(",0.000]", ",-1.000]", 1), "negative or infinite think"),
     (lambda s: s[:s.index('"clicks"')] + '"clicks":[]}', "at least one click"),
+    (lambda s: '{"id":1,' + s.split(",", 1)[1], "is not above the previous one"),
 ])
 def test_a_bad_line_deep_in_a_block_is_named_after_the_sessions_before_it(tmp_path, bad,
                                                                           message):
