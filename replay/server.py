@@ -22,7 +22,6 @@ import mimetypes
 import signal
 import socket
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from time import time as wall_time
 from typing import Callable
@@ -33,25 +32,11 @@ from aiohttp.abc import AbstractAccessLogger
 from ..formats.site import SiteSpec, object_bytes, page_html
 from .limits import open_files_limit, raise_nofile
 from .rejected import rejection_logger
+from .serve_options import ServeOptions
 
 __all__ = ["make_app", "serve", "run_server", "ServeOptions", "Listener"]
 
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """What ``wagon serve`` can be told (besides what to serve)."""
-
-    host: str = "127.0.0.1"
-    port: int = 8080
-    max_connections: int | None = None
-    backlog: int = 511                   # Apache's ListenBacklog default
-    keepalive_timeout: float = 75.0
-    header_timeout: float | None = 20.0  # Apache's RequestReadTimeout header=20
-    service_time: float = 0.0
-    max_time: float | None = None
-    access_log: str | None = None
 
 
 def make_app(site: SiteSpec | None = None, directory: str | None = None,

@@ -9,12 +9,11 @@ stay in memory.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..formats.scenario import Scenario
+from ..formats.scenario import Scenario, SessionBatch
 
 __all__ = ["Requests", "offered_requests"]
 
@@ -44,18 +43,14 @@ class Requests:
                           ("time", "session", "cls", "url", "is_page", "size")))
 
 
-def _expand(sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
+def _expand(b: SessionBatch, obj_ptr: np.ndarray, obj_flat: np.ndarray,
             page_sizes: np.ndarray, object_sizes: np.ndarray) -> Requests:
     """All requests of a batch of sessions (unsorted)."""
-    counts = np.array([len(s.clicks) for s in sessions])
-    pages = np.fromiter((p for s in sessions for p, _ in s.clicks), np.int64, int(counts.sum()))
-    thinks = np.fromiter((t for s in sessions for _, t in s.clicks), float, len(pages))
-    sid = np.repeat(np.array([s.id for s in sessions]), counts)
-    cls = np.repeat(np.array([s.cls for s in sessions]), counts)
-    starts = np.repeat(np.array([s.start for s in sessions]), counts)
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    counts = np.diff(b.click_ptr)
+    pages, thinks = b.pages, b.thinks
+    sid, cls, starts = (np.repeat(v, counts) for v in (b.ids, b.classes, b.starts))
     cum = np.cumsum(thinks)
-    click_time = starts + cum - np.repeat(cum[first], counts)
+    click_time = starts + cum - np.repeat(cum[b.click_ptr[:-1]], counts)
     n_obj = obj_ptr[pages + 1] - obj_ptr[pages]
     per_click = 1 + n_obj
     rows = np.repeat(np.arange(len(pages)), per_click)
@@ -69,21 +64,23 @@ def _expand(sessions: list, obj_ptr: np.ndarray, obj_flat: np.ndarray,
     return Requests(click_time[rows], sid[rows], cls[rows], url, is_page, size)
 
 
-def offered_requests(sc: Scenario, batch: int = 10_000) -> Iterator[Requests]:
-    """Time-ordered chunks of all the scenario's requests."""
+def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
+                     ) -> Iterator[Requests]:
+    """Time-ordered chunks of all the scenario's requests; ``batches``: its sessions when the
+    caller reads them already (``sc.batches()`` by default)."""
     obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.site.page_objects])))
     obj_ptr = obj_ptr.astype(np.int64)
     obj_flat = np.array([o for objs in sc.site.page_objects for o in objs], np.int64)
     page_sizes = np.array(sc.site.page_sizes, np.int64)
     object_sizes = np.array(sc.site.object_sizes, np.int64)
-    sessions = sc.sessions()
+    batches = iter(sc.batches() if batches is None else batches)
     pending: Requests | None = None
-    chunk = list(islice(sessions, batch))
-    while chunk:
-        nxt = list(islice(sessions, batch))
+    chunk = next(batches, None)
+    while chunk is not None:
+        nxt = next(batches, None)
         part = _expand(chunk, obj_ptr, obj_flat, page_sizes, object_sizes)
         pending = part if pending is None else Requests.concat([pending, part])
-        horizon = min(s.start for s in nxt) if nxt else np.inf
+        horizon = float(nxt.starts[0]) if nxt is not None else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))
         cut = int(np.searchsorted(pending.time, horizon, side="left"))
         if cut:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from wagon.cli import COMMANDS
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"wagon": "wagon", "fitting": "wagon.fitting", "synth": "wagon.synth",
            "replay": "wagon.replay", "data": "wagon.data"}
@@ -189,6 +191,9 @@ HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas"}
                                                 "wagon.analysis", "statsmodels", "matplotlib"}),
     # serving a scenario's site, building it, exporting a scenario: no law is read
     ("import wagon.cli.serve, wagon.cli.site, wagon.cli.export", HEAVY | {"wagon.fitting"}),
+    # every command's help screen: what its module holds before the command runs
+    ("import " + ", ".join(module for module, _ in COMMANDS.values()),
+     HEAVY | {"pywt", "aiohttp"}),
 ])
 def test_a_fresh_interpreter_loads_only_its_layer(code, absent):
     assert not _loaded(code) & absent

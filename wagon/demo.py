@@ -24,9 +24,7 @@ from .formats.model import save_model
 from .modeling import fit_logs
 from .replay import ReplayOptions, replay
 from .replay.record import summary_text
-from .report.html import workload_report
-from .report.plots import plot_replay, write_plots
-from .synth import Generator, SynthOptions, synthesize
+from .synth import SynthOptions
 
 __all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
 
@@ -96,6 +94,9 @@ def steady_state(per_second: list[int], arrivals: float, window: int = STEADY_WI
 def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print,
              progress: bool = False) -> dict:
     """Run the whole pipeline; returns the replay summary. Files go under ``o.outdir``."""
+    from .report.html import workload_report  # lazy: matplotlib and SciPy, not for --help
+    from .report.plots import plot_replay, write_plots  # lazy: matplotlib, not for --help
+    from .synth.generate import Generator, synthesize  # lazy: SciPy, not for --help
     out = Path(o.outdir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()

@@ -32,27 +32,16 @@ replay, are compared with their times multiplied by k (the run file records the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags
+from .options import CompareOptions
 from .selfsim import MIN_BINS, TooFewPoints, counts_per_bin, wavelet
 from .workload import Workload
 
 __all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence"]
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """Equivalence margins: a KS distance ``margin`` for distributions, a relative
-    ``tolerance`` for numbers (half of it, absolute, for shares and exponents); intervals
-    hold with probability 1 − ``alpha``."""
-
-    alpha: float = 0.05
-    tolerance: float = 0.10
-    margin: float = 0.05
 
 
 IMAGE_EXT = frozenset("gif jpg jpeg jpe png bmp xbm xpm tif tiff ico svg webp".split())

@@ -38,11 +38,11 @@ from scipy import optimize
 from ..fitting.laws import LAWS
 from ..fitting.likelihood import count_mean
 from ..formats.model import Model
+from .options import DEFAULT_CLICKS
 
 __all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks", "DEFAULT_CLICKS",
            "paper_work", "corrected_work", "delta_from_gain"]
 
-DEFAULT_CLICKS = 5.0                # E[N] when neither a model nor the user gives one
 GRID_POINTS = 400
 
 

@@ -29,11 +29,12 @@ import numpy as np
 import pywt
 from scipy import optimize, special
 
+from .options import DEFAULT_SCALES
+
 __all__ = ["fgn", "fgn_autocovariance", "Estimate", "ESTIMATORS", "hurst_all", "hurst_report",
            "counts_per_bin", "hurst_by_scale", "detrend", "wavelet_first_octave",
            "DEFAULT_SCALES", "MIN_BINS", "MIN_POINTS", "MIN_OCTAVES", "TooFewPoints"]
 
-DEFAULT_SCALES = (0.01, 0.1, 1.0)      # bin widths (s) at which requests are counted
 MIN_BINS = 256                          # shortest series any estimator is run on
 MIN_POINTS = 5                          # scales a log–log regression needs
 MIN_OCTAVES = 3                         # octaves the wavelet regression needs

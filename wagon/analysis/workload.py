@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
 from ..formats.kind import what_is
 from ..formats.results import pages_path, read_results
-from ..formats.scenario import ScenarioError, read_scenario
+from ..formats.scenario import ScenarioError, SessionBatch, read_scenario
 from ..logs.parse import parse_logs
 from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, sessionize
 from ..synth.timeline import offered_requests
@@ -92,23 +93,32 @@ def _replay_speedup(run: dict | None) -> float:
 
 
 def _from_scenario(path: str) -> Workload:
+    """The scenario read once: its requests at their offered times (a URL code and its time
+    each: the page flag and size follow from the code) and its sessions."""
     sc = read_scenario(path)
-    parts = list(offered_requests(sc))
-    if not parts:
-        raise WorkloadError(f"{path}: the scenario has no session")
-    t = np.concatenate([p.time for p in parts])
-    page = np.concatenate([p.is_page for p in parts])
-    idx = np.concatenate([p.url for p in parts])
-    size = np.concatenate([p.size for p in parts]).astype(float)
+    n_pages = len(sc.site.page_urls)
     starts, clicks, think = [], [], []
-    for s in sc.sessions():
-        starts.append(s.start)
-        clicks.append(len(s.clicks))
-        think.extend(th for _, th in s.clicks[1:])
-    code = np.where(page, idx, idx + len(sc.site.page_urls))
-    return Workload(Path(path).name, "scenario", t, code, sc.site.page_urls + sc.site.object_urls,
-                    page, None, size, np.array(starts), np.array(clicks), np.array(think), 1e-3,
-                    path, sc.speedup)
+
+    def noted(batches: Iterator[SessionBatch]) -> Iterator[SessionBatch]:
+        for b in batches:
+            later = np.ones(len(b.thinks), bool)      # think times after a session's first click
+            later[b.click_ptr[:-1]] = False
+            starts.append(b.starts)
+            clicks.append(np.diff(b.click_ptr))
+            think.append(b.thinks[later])
+            yield b
+
+    time, code = [], []
+    for r in offered_requests(sc, noted(sc.batches())):
+        time.append(r.time)
+        code.append(np.where(r.is_page, r.url, r.url + n_pages).astype(np.int32))
+    if not time:
+        raise WorkloadError(f"{path}: the scenario has no session")
+    code = np.concatenate(code)
+    sizes = np.array(sc.site.page_sizes + sc.site.object_sizes, float)
+    return Workload(Path(path).name, "scenario", np.concatenate(time), code,
+                    sc.site.page_urls + sc.site.object_urls, code < n_pages, None, sizes[code],
+                    *map(np.concatenate, (starts, clicks, think)), 1e-3, path, sc.speedup)
 
 
 def _from_replay(path: str) -> Workload:

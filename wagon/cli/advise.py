@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.keepalive import DEFAULT_CLICKS, LawSyntaxError, advise, parse_law, think_and_clicks
+from ..analysis.options import DEFAULT_CLICKS
 from ..formats.strict_json import dumps
 from . import inputs
 from .common import Count, Finite, WagonError
@@ -33,6 +33,8 @@ def command() -> None:
 def keepalive(model, think, clicks_mean, delta, gain, x1, x2, servers, as_json) -> None:
     """Keep-alive timeout that minimises the work sessions bring: WAGON's model (Theorem 1)
     and the model corrected for the time a kept connection holds a process."""
+    from ..analysis.keepalive import (LawSyntaxError, advise,  # lazy: SciPy, not for --help
+                                      parse_law, think_and_clicks)
     if (model is None) == (think is None):
         raise WagonError("give exactly one of --model and --think")
     try:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.compare import CompareOptions, compare, rows_text
+from ..analysis.options import CompareOptions
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
@@ -33,6 +33,7 @@ from .common import Finite, default
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
+    from ..analysis.compare import compare, rows_text  # lazy: SciPy, not for --help
     rows = compare(inputs.workload([a], fmt, log_speedup=speedup),
                    inputs.workload([b], fmt, log_speedup=speedup),
                    CompareOptions(alpha, tolerance, margin))

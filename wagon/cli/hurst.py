@@ -7,7 +7,7 @@ import zlib
 import click
 import numpy as np
 
-from ..analysis.selfsim import DEFAULT_SCALES, hurst_by_scale, hurst_report
+from ..analysis.options import DEFAULT_SCALES
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
 from . import inputs
@@ -41,6 +41,7 @@ def _scales(text: str) -> list[float]:
 @click.option("--json", "as_json", is_flag=True, help="Print the estimates as JSON.")
 def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -> None:
     """Hurst parameter of request counts of INPUTS (logs, a scenario or replay results)."""
+    from ..analysis.selfsim import hurst_by_scale, hurst_report  # lazy: SciPy, not for --help
     if (counts_file is None) == (not inputs_):
         raise WagonError("give INPUTS or --counts FILE")
     if counts_file:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import click
 
 from ..formats.atomic import atomic_write
-from ..report.html import compare_report, model_report, workload_report
 from ..formats.results import ResultsError
 from ..logs.parse import LogError
 from ..modeling import FitOptions, fit_logs
@@ -36,6 +35,8 @@ def command(inputs_, output, as_compare, fmt) -> None:
 
 def _page(inputs_: tuple[str, ...], as_compare: bool, fmt: str) -> str:
     """The report's HTML for the inputs."""
+    from ..report.html import (compare_report, model_report,  # lazy: matplotlib and SciPy,
+                               workload_report)               # not for --help
     if as_compare:
         if len(inputs_) != 2:
             raise WagonError("--compare takes exactly two inputs")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..replay.server import ServeOptions, make_app, run_server
+from ..replay.serve_options import ServeOptions
 from ..synth import SynthOptions, resolve_site
 from . import inputs
 from .common import Count, Finite, WagonError, default
@@ -51,6 +51,7 @@ def command(scenario, model, site_dir, host, port, max_connections, backlog, hea
             access_log, keepalive_timeout, service_time, pages, zipf, max_time) -> None:
     """Serve the modeled site (embedded aiohttp server): the same bytes ``wagon site build``
     writes for the same --scenario or --model."""
+    from ..replay.server import make_app, run_server  # lazy: aiohttp, not for --help
     if sum(x is not None for x in (scenario, model, site_dir)) != 1:
         raise WagonError("give exactly one of --scenario, --model and --site")
     for name, value in (("--max-connections", max_connections), ("--backlog", backlog)):

@@ -10,7 +10,7 @@ import click
 from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
 from ..formats.strict_json import dumps
-from ..synth import Generator, ProfileError, SynthError, SynthOptions, synthesize
+from ..synth import ProfileError, SynthOptions
 from . import inputs
 from .common import WagonError, default, write_error
 
@@ -58,6 +58,7 @@ MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and
 def command(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
             seed, deterministic, steady, speedup, pages, zipf, force, as_json) -> None:
     """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
+    from ..synth.generate import Generator, SynthError, synthesize  # lazy: SciPy, not for --help
     opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
                         profile=profile, arrivals=arrivals, classes=classes, seed=seed,
                         deterministic=deterministic, speedup=speedup, pages=pages, zipf=zipf,

@@ -15,6 +15,7 @@ and 2 (no agents: a replay sends its own User-Agent) are read too.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -27,6 +28,7 @@ from typing import BinaryIO, Iterator, TextIO
 
 import numpy as np
 
+from . import numtext as nt
 from .atomic import atomic_write
 from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
@@ -42,6 +44,9 @@ _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
 _PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")
 _CLICK = "[%d,%.3f]"
+_HEADS = (b'{"id":', b',"start":', b',"class":', b',"agent":')
+_CLICKS, _NEXT, _END = b',"clicks":[[', b"],[", b"]]}\n"
+BLOCK = 1 << 22                     # bytes of sessions read at a time
 
 
 class ScenarioError(ValueError):
@@ -77,10 +82,122 @@ class SessionBatch:
     click_ptr: np.ndarray
     pages: np.ndarray
     thinks: np.ndarray          # before each click (0 for the first)
-    agents: np.ndarray | None = None    # index into the header's agents, per session
+    agents: np.ndarray | None = None    # index into the header's agents, per session (-1: none)
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def _render(b: SessionBatch) -> bytes | None:
+    """The batch's lines, byte for byte as the ``%`` templates write them, built with NumPy
+    (``numtext``); None when a value is outside that exact path (negative, huge, not finite,
+    a session without clicks)."""
+    ptr = np.asarray(b.click_ptr, np.int64)
+    starts, thinks = nt.scaled(np.asarray(b.starts, float), 6), nt.scaled(np.asarray(b.thinks,
+                                                                                     float), 3)
+    heads = [np.asarray(v, np.int64) for v in (b.ids, b.classes)
+             + ((b.agents,) if b.agents is not None else ())]
+    pages = np.asarray(b.pages, np.int64)
+    if (starts is None or thinks is None or (len(ptr) > 1 and np.diff(ptr).min() < 1)
+            or any(len(v) and v.min() < 0 for v in (*heads, pages))):
+        return None
+    fields = [(heads[0], None), (starts, 6), *((v, None) for v in heads[1:])]
+    widths = [nt.ndigits(v) if places is None else nt.fixed_width(v, places)
+              for v, places in fields]
+    head_len = sum(len(h) + w + (0 if p is None else p + 1)
+                   for h, w, (_, p) in zip(_HEADS, widths, fields)) + len(_CLICKS)
+    nd_page, nd_think = nt.ndigits(pages), nt.fixed_width(thinks, 3)
+    last = np.zeros(len(pages), bool)
+    last[ptr[1:] - 1] = True
+    click_len = nd_page + nd_think + 5 + np.where(last, len(_END), len(_NEXT))
+    line_len = head_len + (np.add.reduceat(click_len, ptr[:-1]) if len(pages) else 0)
+    line_start = np.concatenate(([0], np.cumsum(line_len)))
+    buf = np.empty(int(line_start[-1]), np.uint8)
+    pos = line_start[:-1]
+    for h, w, (v, places) in zip(_HEADS, widths, fields):
+        nt.put_bytes(buf, pos, h)
+        pos = pos + len(h)
+        if places is None:
+            nt.put_int(buf, pos, v, w)
+        else:
+            nt.put_fixed(buf, pos, v, places, w)
+            w = w + places + 1
+        pos = pos + w
+    nt.put_bytes(buf, pos, _CLICKS)
+    session_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    cum = np.concatenate(([0], np.cumsum(click_len)))
+    at = (pos + len(_CLICKS))[session_of] + cum[:-1] - cum[ptr[:-1]][session_of]
+    nt.put_int(buf, at, pages, nd_page)
+    at = at + nd_page
+    buf[at] = ord(",")
+    nt.put_fixed(buf, at + 1, thinks, 3, nd_think)
+    at = at + nd_think + 5
+    nt.put_bytes(buf, at[~last], _NEXT)
+    nt.put_bytes(buf, at[last], _END)
+    return buf.tobytes()
+
+
+@functools.cache
+def _skeleton(heads: int, clicks: int) -> bytes:
+    """A line as ``_render`` writes it, its numbers taken out."""
+    return b"".join(_HEADS[:heads]) + _CLICKS + b",],[" * (clicks - 1) + b"," + _END
+
+
+def _parse(block: bytes, heads: int) -> SessionBatch | None:
+    """The sessions of ``block`` (whole lines) when every line is exactly as ``_render``
+    writes it (``heads`` numbers before the clicks: 4 with agents, 3 without), else None.
+    Such a line is its skeleton (``_skeleton``) with a number in each slot, integers without
+    a dot or a leading zero, start and think times with 6 and 3 decimals: text ``%`` writes
+    for the double read from it (≤ 15 digits), so the values are those JSON gives."""
+    a = np.frombuffer(block, np.uint8)
+    r = nt.runs(block)
+    if r is None:
+        return None
+    newlines = np.flatnonzero(a == 10)
+    per_line = np.diff(np.searchsorted(r.start, newlines), prepend=0)
+    twice = per_line - heads                    # two numbers per click
+    if not len(newlines) or twice.min() < 2 or (twice % 2).any():
+        return None
+    clicks = twice // 2
+    counts = clicks.tolist()
+    skeletons = {c: _skeleton(heads, c) for c in set(counts)}
+    if b"".join(map(skeletons.__getitem__, counts)) != block.translate(None, b"0123456789."):
+        return None
+    head_len = sum(map(len, _HEADS[:heads])) + len(_CLICKS)
+    line_at = np.concatenate(([0], np.cumsum(head_len + 4 * clicks + 1)[:-1]))
+    slot = np.empty(len(r.start), np.int64)     # skeleton bytes before each number
+    first = np.concatenate(([0], np.cumsum(per_line)[:-1]))
+    head = first[:, None] + np.arange(heads)
+    slot[head] = line_at[:, None] + np.cumsum([len(h) for h in _HEADS[:heads]])
+    is_click = np.ones(len(r.start), bool)
+    is_click[head.ravel()] = False
+    at = np.flatnonzero(is_click)
+    within = np.arange(len(at)) - np.repeat(np.concatenate(([0], np.cumsum(twice)[:-1])), twice)
+    slot[at] = np.repeat(line_at + head_len, twice) + 4 * (within // 2) + within % 2
+    length = r.end - r.start
+    places = np.zeros(len(r.start), np.int64)
+    places[first + 1] = 6
+    places[at[1::2]] = 3
+    lead = (((a[r.start] == 48) & (length > 1) & (a[np.minimum(r.start + 1, len(a) - 1)] != 46))
+            | (a[r.start] == 46))              # 07 or .5: not JSON numbers
+    if (not np.array_equal(r.start - np.concatenate(([0], np.cumsum(length)[:-1])), slot)
+            or not np.array_equal(r.places, places) or lead.any()):
+        return None
+    return SessionBatch(r.mantissa[first], r.value[first + 1], r.mantissa[first + 2],
+                        np.concatenate(([0], np.cumsum(clicks))), r.mantissa[at[0::2]],
+                        r.value[at[1::2]], r.mantissa[first + 3] if heads == 4 else None)
+
+
+def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
+    """Sessions read one by one, as a batch (agent -1 where a session has none)."""
+    agents = [-1 if s.agent is None else s.agent for s in sessions]
+    return SessionBatch(np.array([s.id for s in sessions], np.int64),
+                        np.array([s.start for s in sessions], float),
+                        np.array([s.cls for s in sessions], np.int64),
+                        np.cumsum([0] + [len(s.clicks) for s in sessions]),
+                        np.array([p for s in sessions for p, _ in s.clicks], np.int64),
+                        np.array([t for s in sessions for _, t in s.clicks], float),
+                        np.array(agents, np.int64) if max(agents, default=-1) >= 0 else None)
 
 
 class ScenarioWriter:
@@ -92,6 +209,10 @@ class ScenarioWriter:
         out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
 
     def write(self, batch: SessionBatch) -> None:
+        fast = _render(batch)
+        if fast is not None:
+            self.out.write(fast.decode("ascii"))
+            return
         clicks = list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
         ptr = batch.click_ptr.tolist()
         heads = zip(batch.ids.tolist(), batch.starts.tolist(), batch.classes.tolist())
@@ -148,21 +269,77 @@ class Scenario:
 
     def sessions(self) -> Iterator[ScenarioSession]:
         """The sessions, checked line by line (in order of start time, as the format says)."""
-        last, last_id = 0.0, -1
+        for b in self.batches():
+            ids, starts, cls = b.ids.tolist(), b.starts.tolist(), b.classes.tolist()
+            agents = b.agents.tolist() if b.agents is not None else [-1] * len(ids)
+            ptr = b.click_ptr.tolist()
+            clicks = list(zip(b.pages.tolist(), b.thinks.tolist()))
+            for i, (sid, start, c, agent) in enumerate(zip(ids, starts, cls, agents)):
+                yield ScenarioSession(sid, start, c, clicks[ptr[i]:ptr[i + 1]],
+                                      None if agent < 0 else agent)
+
+    def batches(self, size: int = BLOCK) -> Iterator[SessionBatch]:
+        """The sessions in batches of about ``size`` bytes of lines, checked as ``sessions``
+        checks them: lines as the writer writes them are read with NumPy (``_parse``), any
+        other block line by line (which names a bad line; the sessions before it come first)."""
+        last, last_id, lineno, rest = 0.0, -1, 2, b""
         with self._open() as f:
             f.readline()
-            for lineno, raw in enumerate(f, start=2):
-                if raw.strip():
-                    s = self._session(raw, lineno)
-                    if s.start < last:
-                        raise ScenarioError(f"{self.path}:{lineno}: sessions must be in order of "
-                                            f"start time ({s.start} after {last})")
-                    if s.id <= last_id:
-                        raise ScenarioError(f"{self.path}:{lineno}: session id {s.id} is not "
-                                            f"above the previous one ({last_id}): ids are "
-                                            "unique and increase line by line")
-                    last, last_id = s.start, s.id
-                    yield s
+            while True:
+                chunk = f.read(size)
+                data = rest + chunk
+                cut = data.rfind(b"\n") + 1 if chunk else len(data)
+                if not data or (chunk and not cut):
+                    if not chunk:
+                        return
+                    rest = data
+                    continue
+                block, rest = data[:cut], data[cut:]
+                if not block.endswith(b"\n"):
+                    block += b"\n"
+                fast = self._vectorised(block, last, last_id)
+                for batch in ([fast] if fast is not None
+                              else self._by_line(block, lineno, last, last_id)):
+                    if len(batch):
+                        last, last_id = float(batch.starts[-1]), int(batch.ids[-1])
+                        yield batch
+                lineno += block.count(b"\n")
+
+    def _vectorised(self, block: bytes, last: float, last_id: int) -> SessionBatch | None:
+        """The block's sessions when they are in the writer's form and pass every check."""
+        b = _parse(block, 4 if b',"agent":' in block[:block.find(b"\n")] else 3)
+        if b is None or not len(b):
+            return None
+        ok = (b.starts[0] >= last and (np.diff(b.starts) >= 0).all()
+              and b.ids[0] > last_id and (np.diff(b.ids) > 0).all()
+              and b.classes.max() < len(self.classes) and b.pages.max() < len(self.site.page_urls)
+              and (b.agents is None or b.agents.max() < len(self.agents)))
+        return b if ok else None
+
+    def _by_line(self, block: bytes, lineno: int, last: float, last_id: int
+                 ) -> Iterator[SessionBatch]:
+        """The block read line by line: its sessions up to a bad line, then that line's error."""
+        done, error = [], None
+        for k, raw in enumerate(block.split(b"\n")[:-1]):
+            if not raw.strip():
+                continue
+            try:
+                s = self._session(raw, lineno + k)
+                if s.start < last:
+                    raise ScenarioError(f"{self.path}:{lineno + k}: sessions must be in order "
+                                        f"of start time ({s.start} after {last})")
+                if s.id <= last_id:
+                    raise ScenarioError(f"{self.path}:{lineno + k}: session id {s.id} is not "
+                                        f"above the previous one ({last_id}): ids are unique "
+                                        "and increase line by line")
+            except ScenarioError as e:
+                error = e
+                break
+            last, last_id = s.start, s.id
+            done.append(s)
+        yield _batch(done)
+        if error is not None:
+            raise error
 
     def write(self, path: str | os.PathLike) -> None:
         """The scenario as a file (complete or not at all: ``atomic``)."""
