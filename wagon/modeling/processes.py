@@ -19,25 +19,28 @@ of one in a single process). Two partitions a worker: sessionizing a partition t
 three times the memory of its records, and a worker's partitions half the size of its piece
 stay within the memory its parse already touched instead of faulting in fresh pages (16,000
 a worker on the 1M-line NASA log: 25 ms of its 165), and the workers share them as they
-finish. A compressed input is one piece (it cannot be entered mid-stream), parsed by one
-worker.
+finish. Compressed inputs are decompressed here and cut into pieces as they are read
+(``stages.pieces_of``), each handed to the workers as soon as it is spooled; at most one
+more piece than there are workers waits on disk.
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import (FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed,
+                                wait)
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..lifeline import ScratchDir, die_with_parent
 from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
 from .allocator import give_back_freed_memory
-from .stages import (PARTITION_BYTES, Progress, parse_stage, sessionize_stage, spill,
-                     spill_path, unspill)
+from .stages import (PARTITION_BYTES, Progress, parse_stage, pieces_of, sessionize_stage,
+                     spill, spill_path, unspill)
 
 __all__ = ["ProcessRunner", "WorkerError", "usable_cores", "can_fork"]
 
@@ -71,6 +74,16 @@ def _sessionize_spilled(spilled: list[tuple[str, list[int]]], k: int, options: A
                         shared: Shared) -> PartitionResult:
     """A partition task: partition k's chunk of every piece, read back and sessionized."""
     return sessionize_stage(unspill(spilled, k), options, shared)
+
+
+@contextlib.contextmanager
+def _worker_errors(stage: str) -> Iterator[None]:
+    """A worker that died (``BrokenProcessPool``) as one ``WorkerError``."""
+    try:
+        yield
+    except BrokenProcessPool:
+        raise WorkerError(f"a worker process died during the {stage} stage (out of "
+                          "memory? try fewer --workers)") from None
 
 
 class _Beside:
@@ -152,15 +165,13 @@ class ProcessRunner:
             if beside:
                 beside()
             weight = dict(zip(futures, weights))
-            for f in as_completed(futures):
-                f.result()                                   # the first failure, at once
-                done += weight[f]
-                if progress:
-                    progress(stage, done, total)
-            return [f.result() for f in futures]
-        except BrokenProcessPool:
-            raise WorkerError(f"a worker process died during the {stage} stage (out of "
-                              "memory? try fewer --workers)") from None
+            with _worker_errors(stage):
+                for f in as_completed(futures):
+                    f.result()                               # the first failure, at once
+                    done += weight[f]
+                    if progress:
+                        progress(stage, done, total)
+                return [f.result() for f in futures]
         finally:
             if own:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -170,32 +181,60 @@ class ProcessRunner:
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         self._dir = ScratchDir("wagon-fit-", self.spill_dir)
         self._count = partitions
-        calls = [(p, options, partitions, self._dir.path) for p in pieces]
         # standard input stays with this process (a worker's is /dev/null); it is read while
         # the workers parse the files
-        here = [i for i, p in enumerate(pieces) if p.path == "-"]
-        away = [i for i in range(len(pieces)) if i not in here]
-        done: dict[int, tuple[PieceResult, list[int]]] = {}
-        if len(away) > 1 and self.workers > 1:
-            # forked by the first task handed out, before this process starts a thread
+        here = [p for p in pieces if p.path == "-"]
+        away = [p for p in pieces if p.path != "-"]
+        if self.workers > 1 and (len(away) > 1 or any(p.cut for p in away)):
             self._pool = self._fork(max(len(away), partitions))
+            self._pool.submit(int)      # forks the workers now, before this process starts a thread
+        done: dict[tuple[int, int], tuple[PieceResult, list[int]]] = {}
+        total, parsed = sum(p.size for p in pieces), 0
 
-        def beside() -> None:
+        def keep(result: tuple[PieceResult, list[int]]) -> None:
+            nonlocal total, parsed
+            done[result[0].piece.key] = result
+            parsed += result[0].piece.size          # the sizes of compressed inputs: estimates
+            total = max(total, parsed)
+            if progress:
+                progress("parse", parsed, total)
+        try:
+            if progress:
+                progress("parse", 0, total)          # the stage has begun (and how big it is)
             if meanwhile and self._pool:
                 self._beside = _Beside(meanwhile)
             elif meanwhile:
                 meanwhile()
-            done.update((i, _parse_and_spill(*calls[i])) for i in here)
-        try:
-            done.update(zip(away, self._run(_parse_and_spill, [calls[i] for i in away],
-                                            "parse", progress, [pieces[i].size for i in away],
-                                            self._pool, beside)))
+            scratch = self._dir.path
+            calls = ((p, options, partitions, scratch) for p in pieces_of(away, scratch))
+            with _worker_errors("parse"):
+                pending: set[Future] = set()
+                for call in calls:
+                    if self._pool is None:
+                        keep(_parse_and_spill(*call))
+                        continue
+                    pending.add(self._pool.submit(_parse_and_spill, *call))
+                    while len(pending) > self.workers + 1:   # few pieces spooled ahead
+                        pending = self._collect(pending, keep)
+                for piece in here:
+                    keep(_parse_and_spill(piece, options, partitions, scratch))
+                while pending:
+                    pending = self._collect(pending, keep)
         except BaseException:
             self.close()
             raise
-        self._spilled = [(spill_path(self._dir.path, p), done[i][1])
-                         for i, p in enumerate(pieces)]
-        return [done[i][0] for i in range(len(pieces))]
+        ordered = [done[k] for k in sorted(done)]
+        self._spilled = [(spill_path(self._dir.path, r.piece), offsets) for r, offsets in ordered]
+        return [r for r, _ in ordered]
+
+    @staticmethod
+    def _collect(pending: set[Future], keep: Callable[[Any], None]) -> set[Future]:
+        """Wait for one of ``pending`` to finish, ``keep`` the results of those that have (the
+        first failure raised at once); the others."""
+        finished, left = wait(pending, return_when=FIRST_COMPLETED)
+        for f in finished:
+            keep(f.result())
+        return left
 
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]:

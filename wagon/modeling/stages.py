@@ -4,8 +4,9 @@ The stages, in order (every argument and result pickles, so any stage can run in
 process or on another machine):
 
 1. ``plan(paths)`` → pieces (``wagon.logs.pieces``): a file, or a byte range of a big
-   uncompressed file (ranges own the lines that start in them); a compressed file or standard
-   input is one piece;
+   uncompressed file (ranges own the lines that start in them); standard input is one piece;
+   a compressed file is one piece that the runner cuts as it is decompressed
+   (``pieces_of``: ``wagon.logs.spool``), each part spooled to a temporary file;
 2. ``parse_stage(piece, options, partitions)`` → ``PieceResult``: the piece's ``ParseStats``,
    its distinct start times with counts, and its records routed into ``partitions`` chunks by
    a stable hash of the client's address (compact NumPy columns with their own string tables);
@@ -60,7 +61,7 @@ import functools
 import os
 import pickle
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -69,6 +70,7 @@ from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
+from ..logs.spool import spool
 
 if TYPE_CHECKING:
     from ..fitting import FitReport, Observation
@@ -77,7 +79,7 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
            "fit_stage", "arrivals_stage", "variable_stage", "bootstrap_stage", "FitTask",
            "ArrivalTask", "PARTITION_BYTES", "spill", "unspill",
-           "spill_path"]
+           "spill_path", "pieces_of"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -90,10 +92,25 @@ def parse_options(options: Any) -> ParseOptions:
                         base_month=options.base_month, client=options.client)
 
 
+def pieces_of(pieces: list[Piece], directory: str) -> Iterator[Piece]:
+    """The pieces to parse, in order: compressed inputs (``cut``) cut as they are decompressed,
+    each part spooled to ``directory`` when it is drawn (``wagon.logs.spool``)."""
+    for piece in pieces:
+        if piece.cut and piece.path != "-":
+            yield from spool(piece, directory)
+        else:
+            yield piece
+
+
 def parse_stage(piece: Piece, options: Any, partitions: int,
                 progress: Callable[[int], None] | None = None) -> PieceResult:
-    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks."""
-    return parse_piece(piece, parse_options(options), partitions, progress)
+    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks; a
+    spooled piece's file is removed once read."""
+    try:
+        return parse_piece(piece, parse_options(options), partitions, progress)
+    finally:
+        if piece.spool is not None:
+            os.remove(piece.spool)
 
 
 def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
@@ -235,8 +252,11 @@ class LocalRunner:
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         if meanwhile:
             meanwhile()
-        # one partition holds everything in memory anyway: nothing to spill
-        self._dir = ScratchDir("wagon-fit-", self.spill_dir) if partitions > 1 else None
+        # one partition holds everything in memory anyway: nothing to spill (but compressed
+        # inputs to spool)
+        spooled = any(p.cut for p in pieces)
+        self._dir = (ScratchDir("wagon-fit-", self.spill_dir) if partitions > 1 or spooled
+                     else None)
         self._count, self._spilled = partitions, []
         total, done = sum(p.size for p in pieces), 0
 
@@ -247,9 +267,9 @@ class LocalRunner:
             progress("parse", done, total)                    # type: ignore[misc]
         out = []
         try:
-            for piece in pieces:
+            for piece in pieces_of(pieces, self._dir.path if self._dir else ""):
                 r = parse_stage(piece, options, partitions, advance if progress else None)
-                if self._dir is None:
+                if self._dir is None or partitions == 1:
                     self._held += r.chunks or []
                 else:
                     path = spill_path(self._dir.path, piece)
