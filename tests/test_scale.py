@@ -138,6 +138,23 @@ def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one,
         assert not list(spooled.iterdir())
 
 
+def test_a_compressed_w3c_log_cut_as_decompressed_reads_each_piece_by_its_fields_line(tmp_path):
+    """Pieces of 400 bytes of a gzipped IIS log whose #Fields: line changes mid-file: each
+    piece read through the #Fields: line before it, as the whole plain file reads them."""
+    from pathlib import Path
+
+    from wagon.logs.parse import parse_logs
+    source = Path(__file__).parent / "data" / "layouts" / "w3c-iis.log"
+    packed = tmp_path / "w3c-iis.log.gz"
+    packed.write_bytes(gzip.compress(source.read_bytes()))
+    pieces = list(pieces_of(plan([str(packed)], 400), str(tmp_path)))
+    assert len(pieces) >= 4
+    whole, _ = parse_logs([str(source)])
+    parts = [parse_stage(p, FitOptions(), 1).chunks[0].requests for p in pieces]
+    ours = sorted((r.urls[u], s) for r in parts for u, s in zip(r.url.tolist(), r.size.tolist()))
+    assert ours == sorted(zip((whole.urls[u] for u in whole.url), whole.size.tolist()))
+
+
 def _killed(_: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
