@@ -57,14 +57,12 @@ and sessionize workers never load it.
 """
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
@@ -119,17 +117,6 @@ def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> Parti
                                 options.speedup)
 
 
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """This process's BLAS libraries, looked up once (``threadpool_limits`` looks them up at
-    every call: 2-9 ms a fit task). Called after SciPy is loaded, which brings its own."""
-    return ThreadpoolController()
-
-
-def _one_blas_thread():
-    return _blas().limit(limits=1, user_api="blas")
-
-
 @dataclass(frozen=True)
 class FitTask:
     """One variable to fit: its name, values, how they were recorded and whose parameters get
@@ -142,13 +129,12 @@ class FitTask:
 
 
 def fit_stage(task: FitTask) -> FitReport:
-    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after). BLAS
-    runs on one thread: a multi-threaded OpenBLAS sums in another order and moves p-values in
-    their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
+    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after), BLAS
+    on one thread (``fitting.threads``: else p-values would move in their last digits with
+    the machine the fit ran on)."""
     from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
-    with _one_blas_thread():
-        return fit(task.values, observation=task.observation, name=task.name,
-                   intervals=task.intervals)
+    return fit(task.values, observation=task.observation, name=task.name,
+               intervals=task.intervals)
 
 
 @dataclass(frozen=True)
@@ -162,11 +148,10 @@ class ArrivalTask:
 
 
 def arrivals_stage(task: ArrivalTask) -> dict:
-    """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts,
-    BLAS on one thread (``fit_stage``)."""
+    """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts
+    (BLAS on one thread, as in ``fit_stage``)."""
     from ..fitting.arrivals import arrival_report  # lazy: SciPy, as in fit_stage
-    with _one_blas_thread():
-        return arrival_report(task.starts, resolution=task.resolution, seed=task.seed)
+    return arrival_report(task.starts, resolution=task.resolution, seed=task.seed)
 
 
 def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
@@ -176,10 +161,9 @@ def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
 
 
 def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
+    """Stage 6b: one chunk of bootstrap replicates (BLAS on one thread, as in ``fit_stage``)."""
     from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
-    with _one_blas_thread():
-        return run_bootstrap(task)
+    return run_bootstrap(task)
 
 
 class Runner(Protocol):
