@@ -14,7 +14,7 @@ the largest sum of the proportional resident sets of the child and its workers, 
   Targets: peak(.gz) <= 1.1 x peak(plain); wall(.gz) <= 1.3 x wall(plain) + wall(gzip -d).
 - part 2: a month, ``--days`` daily .gz files of ``--day`` lines (default 30 x 1M), copies
   continuing from day to day, ``wagon fit --workers 2`` on all of them beside the same on the
-  first day alone. Targets: time <= days x the one day's; peak <= 1 GB.
+  first day alone, interleaved as in part 1. Targets: time <= days x the one day's; peak <= 1 GB.
 
     python bench/compressed_bench.py [--part 1 2] [--lines 10000000] [--days 30]
                                      [--day 1000000] [--repeat 2]
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -57,11 +58,25 @@ def fit(paths: list[Path], tmp: Path, workers: str | None = None) -> list[str]:
             str(tmp / "model.json")] + (["--workers", workers] if workers else [])
 
 
-def measured(cmd: list[str], tmp: Path, rounds: int) -> dict:
     """The fastest of ``rounds`` timed runs, with the peak of a sampled run."""
     best = min((run(cmd, str(tmp), sample=False) for _ in range(rounds)),
                key=lambda r: r["wall"])
     return {**best, "rss_mb": run(cmd, str(tmp))["rss_mb"]}
+
+
+def interleaved(cmds: dict[str, list[str]], tmp: Path, rounds: int,
+                between: Callable[[], None] = lambda: None
+                ) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """Each command's fastest of ``rounds`` timed runs, interleaved (the machine's load moves
+    them alike; ``between()`` after each round), with its peak from a sampled run of its own;
+    and every timed run."""
+    timed: dict[str, list[dict]] = {name: [] for name in cmds}
+    for _ in range(rounds):
+        for name, cmd in cmds.items():
+            timed[name].append(run(cmd, str(tmp), sample=False))
+        between()
+    return {name: {**min(timed[name], key=lambda r: r["wall"]),
+                   "rss_mb": run(cmd, str(tmp))["rss_mb"]} for name, cmd in cmds.items()}, timed
 
 
 def part_gz(tmp: Path, lines: int, rounds: int) -> None:
@@ -72,14 +87,8 @@ def part_gz(tmp: Path, lines: int, rounds: int) -> None:
           f"{packed.stat().st_size / 1e6:.0f} MB gzipped; load {os.getloadavg()[0]:.2f}; "
           f"{len(os.sched_getaffinity(0))} usable cores")
     cmds = {"plain": fit([plain], tmp), ".gz": fit([packed], tmp)}
-    timed = {name: [] for name in cmds}
-    gunzip = []
-    for _ in range(rounds):                  # interleaved: the machine's load moves them alike
-        for name, cmd in cmds.items():
-            timed[name].append(run(cmd, str(tmp), sample=False))
-        gunzip.append(gunzip_wall(packed))
-    rows = {name: {**min(timed[name], key=lambda r: r["wall"]),
-                   "rss_mb": run(cmd, str(tmp))["rss_mb"]} for name, cmd in cmds.items()}
+    gunzip: list[float] = []
+    rows, timed = interleaved(cmds, tmp, rounds, lambda: gunzip.append(gunzip_wall(packed)))
     g = min(gunzip)
     print(f"{'wagon fit (default workers)':30s} {'wall s':>8s} {'CPU s':>8s} {'peak MB':>8s}")
     for name, r in rows.items():
@@ -103,12 +112,15 @@ def part_month(tmp: Path, days: int, day: int, rounds: int) -> None:
     size = sum(f.stat().st_size for f in files)
     print(f"\npart 2: {days} daily .gz files of {day:,} lines ({size / 1e6:.0f} MB gzipped); "
           f"load {os.getloadavg()[0]:.2f}")
-    one = measured(fit(files[:1], tmp, "2"), tmp, rounds)
-    month = measured(fit(files, tmp, "2"), tmp, 1)
+    cmds = {"1 day": fit(files[:1], tmp, "2"), f"{days} days": fit(files, tmp, "2")}
+    rows, timed = interleaved(cmds, tmp, rounds)
+    one, month = rows.values()
     for name, r in ((f"1 day, --workers 2", one), (f"{days} days, --workers 2", month)):
         print(f"{name:30s} {r['wall']:8.2f} s wall {r['cpu']:8.2f} CPU-s {r['rss_mb']:6.0f} MB")
     print(f"{days} days / 1 day: {month['wall'] / one['wall']:.1f}x the time (target <= "
-          f"{days}x); peak {month['rss_mb']:.0f} MB (target <= 1024)")
+          f"{days}x; CPU {month['cpu'] / one['cpu']:.1f}x; round by round "
+          + ", ".join(f"{b['wall'] / a['wall']:.1f}x" for a, b in zip(*timed.values()))
+          + f"); peak {month['rss_mb']:.0f} MB (target <= 1024)")
 
 
 def main() -> None:

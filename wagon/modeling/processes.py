@@ -20,8 +20,8 @@ three times the memory of its records, and a worker's partitions half the size o
 stay within the memory its parse already touched instead of faulting in fresh pages (16,000
 a worker on the 1M-line NASA log: 25 ms of its 165), and the workers share them as they
 finish. Compressed inputs are decompressed here and cut into pieces as they are read
-(``stages.pieces_of``), each handed to the workers as soon as it is spooled; at most one
-more piece than there are workers waits on disk.
+(``stages.pieces_of``), each handed to the workers as soon as it is spooled: at most
+``workers`` + 1 pieces handed out and not yet parsed, and one being written, are on disk.
 """
 from __future__ import annotations
 
