@@ -44,9 +44,10 @@ HERE = Path(__file__).resolve().parent
 NASA = HERE.parent / "tests" / "data" / "nasa-aug95-morning.log.gz"
 
 
-def build_log(path: Path, lines: int) -> int:
-    """Copies of the NASA trace, copy k shifted k days with its clients renamed to addresses
-    10+k//256 . k%256 . i//256 . i%256 (i: the client's index in the trace)."""
+def build_log(path: Path, lines: int, first: int = 0) -> int:
+    """Copies of the NASA trace, copy k (from ``first``) shifted k days with its clients
+    renamed to addresses 10+k//256 . k%256 . i//256 . i%256 (i: the client's index in the
+    trace)."""
     src = gzip.decompress(NASA.read_bytes()).splitlines(keepends=True)
     index: dict[bytes, int] = {}
     template = b"".join(b"%d.%d " % divmod(index.setdefault(line.split(b" ", 1)[0],
@@ -55,7 +56,7 @@ def build_log(path: Path, lines: int) -> int:
     per = len(src)
     copies = -(-lines // per)
     with open(path, "wb") as out:
-        for k in range(copies):
+        for k in range(first, first + copies):
             day = (date(1995, 8, 1) + timedelta(days=k)).strftime("%d/%b/%Y").encode()
             pre = b"%d.%d." % (10 + k // 256, k % 256)
             data = pre + template.replace(b"01/Aug/1995", day).replace(b"\n", b"\n" + pre)

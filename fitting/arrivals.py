@@ -35,6 +35,7 @@ from scipy import stats
 from . import gof
 from .laws import LAWS
 from .likelihood import law_null_kernel
+from .threads import one_blas_thread
 
 __all__ = ["RateProfile", "rate_profile", "acf", "ljung_box", "arrival_report",
            "arrival_verdict", "MIN_PER_BIN"]
@@ -137,6 +138,7 @@ def _dispersion(t: np.ndarray, profile: RateProfile) -> tuple[float, float, int]
     return x2 / df, float(min(p, 1.0)), df
 
 
+@one_blas_thread
 def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01,
                    resolution: float = 0.0, seed: int = 0) -> dict:
     """Rate profile and Poisson/renewal diagnostics of session start times (module docstring).

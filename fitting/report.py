@@ -23,6 +23,7 @@ import numpy as np
 from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
+from .threads import one_blas_thread
 from .observation import Observation
 from .uncertainty import Uncertainty, percentile_intervals, uncertainty
 
@@ -381,6 +382,7 @@ def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
     return tasks
 
 
+@one_blas_thread
 def run_bootstrap(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(W², A², parameters) of the task's replicates: samples of the fitted law recorded the
     way the data were (rounded, on the grid, truncated), each refitted from the fitted
@@ -452,6 +454,7 @@ def default_candidates(obs: Observation, support_min: int = 0) -> tuple[str, ...
     return discrete + CONTINUOUS
 
 
+@one_blas_thread
 def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 0,
         seed: int = 0, name: str = "sample", observation: Observation | None = None,
         intervals: str | Collection[str] = "best") -> FitReport:
@@ -462,7 +465,8 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     names (default: every law that can describe such a sample). ``bootstrap``: replicates of
     the parametric bootstrap for p-values and percentile intervals (0: off). ``intervals``:
     whose parameters get standard errors and intervals: the chosen law's ("best"), every
-    candidate's ("all"), or those of the laws named and the chosen one.
+    candidate's ("all"), or those of the laws named and the chosen one. BLAS runs on one
+    thread meanwhile (``fitting.threads``).
     """
     x = np.asarray(sample, dtype=np.float64).ravel()
     if x.size < 2:

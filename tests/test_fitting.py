@@ -386,3 +386,26 @@ def test_numerical_mle_stops_at_the_likelihoods_noise():
     a, b = maximize(f, [0.3, 40.0], ("positive", "positive"))
     assert math.log(a) == pytest.approx(1, abs=1e-4) and math.log(b) == pytest.approx(2, abs=1e-4)
     assert len(calls) <= 60
+
+
+def test_a_fit_runs_blas_on_one_thread_whoever_calls_it(monkeypatch):
+    """The library limits BLAS itself (``fitting.threads``): at a fit's eigenvalue problems,
+    seen by threadpoolctl from inside, every BLAS library runs one thread although the caller
+    allowed two; the caller's setting is back once the fit returns."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    seen = []
+    eigvalsh = np.linalg.eigvalsh
+
+    def spy(a):
+        seen.append(blas_threads())
+        return eigvalsh(a)
+    monkeypatch.setattr(np.linalg, "eigvalsh", spy)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        fit(np.random.default_rng(1).gamma(2.0, 3.0, 300), candidates=["gamma"])
+        after = blas_threads()
+    assert max(before) == 2 and after == before
+    assert seen and all(threads == [1] * len(before) for threads in seen)

@@ -19,7 +19,7 @@ from wagon.logs.parse import ParseOptions, parse_piece
 from wagon.logs.pieces import MIN_SPREAD_BYTES, plan
 from wagon.modeling import FitOptions, fit_logs
 from wagon.modeling.processes import ProcessRunner, WorkerError
-from wagon.modeling.stages import LocalRunner
+from wagon.modeling.stages import LocalRunner, parse_stage, pieces_of
 
 from .procs import alive, children, cmdline
 from .test_bad_inputs import BAD
@@ -107,6 +107,57 @@ def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     size = sum(os.path.getsize(p) for p in inputs)
     assert seen == {"parse": (size, size), "sessionize": (4, 4), "fit": (7, 7)}
     assert not list(tmp_path.iterdir())
+
+
+def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one, tmp_path):
+    """A .gz and an .xz of the two logs, cut into 40 kB pieces as they are decompressed (every
+    line in exactly one piece, each spooled file removed once parsed) and parsed by two
+    workers: the model and statistics of the plain files, but for the inputs' names."""
+    import bz2
+    import json
+    import lzma
+    packed = [tmp_path / "a.log.gz", tmp_path / "b.log.xz"]
+    packed[0].write_bytes(gzip.compress(open(inputs[0], "rb").read()))
+    packed[1].write_bytes(lzma.compress(open(inputs[1], "rb").read()))
+    spooled = tmp_path / "spool"
+    spooled.mkdir()
+    pieces = list(pieces_of(plan([str(packed[0])], 40_000), str(spooled)))
+    assert len(pieces) > 10 and all(p.size >= 40_000 for p in pieces[:-1])
+    assert b"".join(open(p.spool, "rb").read() for p in pieces) == open(inputs[0], "rb").read()
+    results = [parse_stage(p, FitOptions(), 3) for p in pieces]
+    assert sum(r.stats.lines for r in results) == 15_001 and not list(spooled.iterdir())
+    (tmp_path / "b.log.bz2").write_bytes(bz2.compress(open(inputs[1], "rb").read()))
+    for other in (packed[1], tmp_path / "b.log.bz2"):
+        runner = ProcessRunner(2, spill_dir=str(spooled), piece_bytes=40_000)
+        streamed = fit_logs([str(packed[0]), str(other)], FitOptions(), runner=runner)
+        for key in ("variables", "arrivals", "site"):
+            assert streamed.model.data[key] == one.model.data[key]
+        named = json.dumps(streamed.stats.as_dict()).replace(str(packed[0]), inputs[0])
+        assert json.loads(named.replace(str(other), inputs[1])) == one.stats.as_dict()
+        assert np.array_equal(one.sessions.session_start, streamed.sessions.session_start)
+        assert not list(spooled.iterdir())
+
+
+def test_a_compressed_w3c_log_cut_as_decompressed_reads_each_piece_by_its_fields_line(tmp_path):
+    """Pieces of 400 bytes of a gzipped W3C log whose #Fields: line gains sc-bytes mid-file:
+    each piece read through the #Fields: line before it, as the whole plain file reads them."""
+    from wagon.logs.parse import parse_logs
+    first = "#Software: IIS\n#Fields: date time c-ip cs-method cs-uri-stem sc-status time-taken\n"
+    second = "#Fields: date time c-ip cs-method cs-uri-stem sc-status sc-bytes time-taken\n"
+    text = first + "".join(f"2024-01-01 00:{k // 60:02d}:{k % 60:02d} 10.0.0.{k % 7} GET "
+                           f"/a{k % 13}.html 200 {k}\n" for k in range(60))
+    text += second + "".join(f"2024-01-01 01:{k // 60:02d}:{k % 60:02d} 10.0.0.{k % 7} GET "
+                             f"/b{k % 11}.html 200 {1000 + k} {k}\n" for k in range(60))
+    plain, packed = tmp_path / "iis.log", tmp_path / "iis.log.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    pieces = list(pieces_of(plan([str(packed)], 400), str(tmp_path)))
+    assert len(pieces) >= 10
+    whole, _ = parse_logs([str(plain)])
+    assert sorted(set(whole.size.tolist()))[-1] == 1059
+    parts = [parse_stage(p, FitOptions(), 1).chunks[0].requests for p in pieces]
+    ours = sorted((r.urls[u], s) for r in parts for u, s in zip(r.url.tolist(), r.size.tolist()))
+    assert ours == sorted(zip((whole.urls[u] for u in whole.url), whole.size.tolist()))
 
 
 def _killed(_: int) -> None:

@@ -1321,6 +1321,8 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
     head = None
     if piece.path == "-":
         stream = _sniff(piece.path, sys.stdin.buffer)
+    elif piece.spool is not None:                 # decompressed lines (wagon.logs.spool)
+        head, stream = piece.head, open(piece.spool, "rb")
     elif piece.start or piece.stop is not None:
         head = _file_head(piece.path)
         if _FIELDS.search(head):
@@ -1330,7 +1332,7 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
         stream = _open(piece.path)[0]
     try:
         _parse_stream(col, stream, piece.path, piece.index, fixed, progress, True, head,
-                      at_start=piece.start == 0)
+                      at_start=piece.start == 0 and piece.spool is None)
     finally:
         if piece.path != "-":
             stream.close()

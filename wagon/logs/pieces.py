@@ -2,9 +2,11 @@
 
 A piece is a whole file, or a byte range of a big uncompressed file: a range owns the lines
 that *start* inside it, so ranges cut anywhere still give every line to exactly one piece.
-Compressed files and standard input are one piece each (they cannot be entered mid-stream).
-Each piece knows how many decompressed bytes it holds (an estimate for bzip2 and xz), which is
-what progress is measured in.
+A compressed file cannot be entered mid-stream: ``plan`` gives it as one piece with the size
+(``cut``) of the pieces its decompressed lines are cut into as they are read
+(``wagon.logs.spool``), each then parsed like a range of a plain file. Standard input is one
+piece. Each piece knows how many decompressed bytes it holds (an estimate for bzip2 and xz),
+which is what progress is measured in.
 """
 from __future__ import annotations
 
@@ -31,7 +33,10 @@ DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 @dataclass(frozen=True)
 class Piece:
     """Bytes [start, stop) of input ``index`` (``path``; '-' is standard input); ``stop`` None:
-    to the end. ``part`` numbers the pieces of one input; ``size``: decompressed bytes."""
+    to the end. ``part`` numbers the pieces of one input; ``size``: decompressed bytes.
+    A compressed input: ``cut`` > 0 is the size of the pieces it is to be cut into as it is
+    decompressed (0: parsed whole); one of those pieces has its lines in the temporary file
+    ``spool`` and the input's first lines (or its last ``#Fields:`` line's) in ``head``."""
 
     path: str
     index: int
@@ -39,6 +44,9 @@ class Piece:
     start: int = 0
     stop: int | None = None
     size: int = 0
+    cut: int = 0
+    spool: str | None = None
+    head: bytes | None = None
 
     @property
     def key(self) -> tuple[int, int]:
@@ -83,11 +91,19 @@ def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
     return max(on_disk, int(out * on_disk / used))
 
 
+def _step(total: int, piece_bytes: int, spread: int) -> int:
+    """At most ``piece_bytes``, smaller where that makes at least ``spread`` pieces of
+    ``total`` bytes (never under ``MIN_SPREAD_BYTES``)."""
+    return max(1, min(piece_bytes, max(MIN_SPREAD_BYTES, -(-total // max(spread, 1)))))
+
+
 def plan(paths: list[str], piece_bytes: int = PIECE_BYTES, spread: int = 1) -> list[Piece]:
     """The pieces of ``paths`` in input order. Plain files are cut into ranges of at most
     ``piece_bytes``, smaller where that makes at least ``spread`` pieces of their bytes
-    together (work for ``spread`` workers at once; never under ``MIN_SPREAD_BYTES``).
-    Unreadable inputs are one piece each: parsing them reports the error."""
+    together (work for ``spread`` workers at once; never under ``MIN_SPREAD_BYTES``);
+    compressed files get that size, reckoned on their estimated decompressed bytes, as their
+    ``cut`` (every one: an estimate, or a gzip trailer modulo 4 GiB, can be short). Unreadable inputs are one piece each: parsing them
+    reports the error."""
     found: list[tuple[int, str, str | None, int]] = []      # index, path, compression, size
     out: list[Piece] = []
     for index, path in enumerate(paths):
@@ -101,10 +117,13 @@ def plan(paths: list[str], piece_bytes: int = PIECE_BYTES, spread: int = 1) -> l
         except OSError:
             out.append(Piece(path, index))
     plain = sum(size for _, _, kind, size in found if kind is None)
-    step = max(1, min(piece_bytes, max(MIN_SPREAD_BYTES, -(-plain // max(spread, 1)))))
+    step = _step(plain, piece_bytes, spread)
+    packed = {index: _decompressed_size(path, kind, size)
+              for index, path, kind, size in found if kind is not None}
+    cut = _step(sum(packed.values()), piece_bytes, spread)
     for index, path, kind, size in found:
         if kind is not None:
-            out.append(Piece(path, index, size=_decompressed_size(path, kind, size)))
+            out.append(Piece(path, index, size=packed[index], cut=cut))
             continue
         cuts = list(range(0, size, step)) or [0]
         for part, start in enumerate(cuts):

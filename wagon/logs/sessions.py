@@ -541,7 +541,9 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                    seed: int = 0, min_share: float = 0.1) -> Sessions:
     """One ``Sessions`` from the partials of disjoint sets of clients: the same whatever the
     partition of the clients (samples concatenated in the partials' order; the fit sorts
-    them). Objects of a page: those fetched in at least ``min_share`` of its clicks."""
+    them; they move out of the partials, which then hold none, so that the memory of a large
+    log holds them once). Objects of a page: those fetched in at least ``min_share`` of its
+    clicks."""
     urls, maps = sorted_table([p.urls for p in partials])
     counts = _add_counts(partials)
     order = ["robots.txt"] + robot_rules(rules.robots).names()
@@ -574,8 +576,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
                                                                          len(recorded)))
     samples = {"interarrival": on_grid(np.diff(recorded), resolution)}
-    for name in partials[0].samples:
-        samples[name] = np.concatenate([p.samples[name] for p in partials])
+    for name in list(partials[0].samples):    # moved: each partial's part goes once merged
+        samples[name] = np.concatenate([p.samples.pop(name) for p in partials])
     families = sum(p.agents for p in partials)
     agents = {f: int(c) for f, c in zip(FAMILIES, families) if c}
     lone = partials[0].clicks if len(partials) == 1 else None

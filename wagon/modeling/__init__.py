@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..logs.partition import merge_partitions, shared_context
 from ..logs.pieces import plan
+from .allocator import give_back_freed_memory
 from .options import FitOptions
 from .stages import LocalRunner, Progress, Runner
 
@@ -76,6 +77,7 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     try:
         shared, stats = shared_context(results)
         del results                               # the pieces' start times: memory bound
+        give_back_freed_memory()                  # ... and the heap they leave (kept till now)
         partitions = runner.sessionize(options, shared, progress)
     finally:
         runner.close()                            # also when no input had a parseable line

@@ -4,8 +4,9 @@ The stages, in order (every argument and result pickles, so any stage can run in
 process or on another machine):
 
 1. ``plan(paths)`` → pieces (``wagon.logs.pieces``): a file, or a byte range of a big
-   uncompressed file (ranges own the lines that start in them); a compressed file or standard
-   input is one piece;
+   uncompressed file (ranges own the lines that start in them); standard input is one piece;
+   a compressed file is one piece that the runner cuts as it is decompressed
+   (``pieces_of``: ``wagon.logs.spool``), each part spooled to a temporary file;
 2. ``parse_stage(piece, options, partitions)`` → ``PieceResult``: the piece's ``ParseStats``,
    its distinct start times with counts, and its records routed into ``partitions`` chunks by
    a stable hash of the client's address (compact NumPy columns with their own string tables);
@@ -56,19 +57,18 @@ and sessionize workers never load it.
 """
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
+from ..logs.spool import spool
 
 if TYPE_CHECKING:
     from ..fitting import FitReport, Observation
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
            "fit_stage", "arrivals_stage", "variable_stage", "bootstrap_stage", "FitTask",
            "ArrivalTask", "PARTITION_BYTES", "spill", "unspill",
-           "spill_path"]
+           "spill_path", "pieces_of"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -90,27 +90,31 @@ def parse_options(options: Any) -> ParseOptions:
                         base_month=options.base_month, client=options.client)
 
 
+def pieces_of(pieces: list[Piece], directory: str) -> Iterator[Piece]:
+    """The pieces to parse, in order: compressed inputs (``cut``) cut as they are decompressed,
+    each part spooled to ``directory`` when it is drawn (``wagon.logs.spool``)."""
+    for piece in pieces:
+        if piece.cut and piece.path != "-":
+            yield from spool(piece, directory)
+        else:
+            yield piece
+
+
 def parse_stage(piece: Piece, options: Any, partitions: int,
                 progress: Callable[[int], None] | None = None) -> PieceResult:
-    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks."""
-    return parse_piece(piece, parse_options(options), partitions, progress)
+    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks; a
+    spooled piece's file is removed once read."""
+    try:
+        return parse_piece(piece, parse_options(options), partitions, progress)
+    finally:
+        if piece.spool is not None:
+            os.remove(piece.spool)
 
 
 def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
     """Stage 4: the sessions of one partition (its chunk from every piece)."""
     return sessionize_partition(chunks, options.rules, shared, options.keep_paths,
                                 options.speedup)
-
-
-@functools.cache
-def _blas() -> ThreadpoolController:
-    """This process's BLAS libraries, looked up once (``threadpool_limits`` looks them up at
-    every call: 2-9 ms a fit task). Called after SciPy is loaded, which brings its own."""
-    return ThreadpoolController()
-
-
-def _one_blas_thread():
-    return _blas().limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True)
@@ -125,13 +129,12 @@ class FitTask:
 
 
 def fit_stage(task: FitTask) -> FitReport:
-    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after). BLAS
-    runs on one thread: a multi-threaded OpenBLAS sums in another order and moves p-values in
-    their last digits, so a fit would depend on where it ran (Dask workers run one thread)."""
+    """Stage 6: every candidate law fitted to one variable (the bootstrap comes after), BLAS
+    on one thread (``fitting.threads``: else p-values would move in their last digits with
+    the machine the fit ran on)."""
     from ..fitting import fit  # lazy: SciPy, never loaded by parse and sessionize workers
-    with _one_blas_thread():
-        return fit(task.values, observation=task.observation, name=task.name,
-                   intervals=task.intervals)
+    return fit(task.values, observation=task.observation, name=task.name,
+               intervals=task.intervals)
 
 
 @dataclass(frozen=True)
@@ -145,11 +148,10 @@ class ArrivalTask:
 
 
 def arrivals_stage(task: ArrivalTask) -> dict:
-    """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts,
-    BLAS on one thread (``fit_stage``)."""
+    """Stage 6, beside the fits: ``fitting.arrivals.arrival_report`` of the session starts
+    (BLAS on one thread, as in ``fit_stage``)."""
     from ..fitting.arrivals import arrival_report  # lazy: SciPy, as in fit_stage
-    with _one_blas_thread():
-        return arrival_report(task.starts, resolution=task.resolution, seed=task.seed)
+    return arrival_report(task.starts, resolution=task.resolution, seed=task.seed)
 
 
 def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
@@ -159,10 +161,9 @@ def variable_stage(task: FitTask | ArrivalTask) -> FitReport | dict:
 
 
 def bootstrap_stage(task: BootstrapTask) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stage 6b: one chunk of bootstrap replicates, BLAS on one thread (``fit_stage``)."""
+    """Stage 6b: one chunk of bootstrap replicates (BLAS on one thread, as in ``fit_stage``)."""
     from ..fitting.report import run_bootstrap  # lazy: SciPy, as in fit_stage
-    with _one_blas_thread():
-        return run_bootstrap(task)
+    return run_bootstrap(task)
 
 
 class Runner(Protocol):
@@ -235,8 +236,11 @@ class LocalRunner:
               meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
         if meanwhile:
             meanwhile()
-        # one partition holds everything in memory anyway: nothing to spill
-        self._dir = ScratchDir("wagon-fit-", self.spill_dir) if partitions > 1 else None
+        # one partition holds everything in memory anyway: nothing to spill (but compressed
+        # inputs to spool)
+        spooled = any(p.cut for p in pieces)
+        self._dir = (ScratchDir("wagon-fit-", self.spill_dir) if partitions > 1 or spooled
+                     else None)
         self._count, self._spilled = partitions, []
         total, done = sum(p.size for p in pieces), 0
 
@@ -247,9 +251,9 @@ class LocalRunner:
             progress("parse", done, total)                    # type: ignore[misc]
         out = []
         try:
-            for piece in pieces:
+            for piece in pieces_of(pieces, self._dir.path if self._dir else ""):
                 r = parse_stage(piece, options, partitions, advance if progress else None)
-                if self._dir is None:
+                if self._dir is None or partitions == 1:
                     self._held += r.chunks or []
                 else:
                     path = spill_path(self._dir.path, piece)
