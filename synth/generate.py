@@ -162,13 +162,16 @@ class Generator:
             return o.sessions
         return int(o.duration * self.rate * self.profile.mean_multiplier(o.duration))
 
-    def expected_bytes(self) -> int:
+    def expected_bytes(self) -> float:
         """About how many bytes the scenario file will take (the header, and each session's
-        line from the mean number of clicks)."""
+        line from the mean number of clicks); infinite when the clicks law's mean is."""
         header = io.StringIO()
         ScenarioWriter(header, self.header())
-        return int(len(header.getvalue()) + self.expected_sessions() *
-                   (SESSION_BYTES + CLICK_BYTES * self.clicks.mean))
+        mean = float(self.clicks.mean)
+        if not math.isfinite(mean):
+            return math.inf
+        return float(len(header.getvalue()) + self.expected_sessions() *
+                     (SESSION_BYTES + CLICK_BYTES * mean))
 
     def _gaps(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Gaps of the base process in operational seconds (mean 1/rate)."""

@@ -1,6 +1,7 @@
 """``wagon synth``: model → scenario."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -103,6 +104,10 @@ def _check_size(gen: Generator, output: str, force: bool) -> None:
     """Say up front what a big scenario will take; refuse one over MAX_BYTES (unless
     ``force``) or over the free space of ``output``'s disk."""
     n, size = gen.expected_sessions(), gen.expected_bytes()
+    if not math.isfinite(size):
+        raise WagonError(f"{output}: the model's clicks law ({gen.clicks.name}) has no finite "
+                         "mean: sessions of unbounded length (refit, or check the model's "
+                         "parameters)")
     what = f"about {n:,} sessions, {size / 2**20:,.2f} MiB"
     free = shutil.disk_usage(os.path.dirname(os.path.abspath(output))).free
     if size > free:
