@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -40,13 +39,13 @@ sys.path.insert(0, str(ROOT))
 from wagon.formats.classes import NETWORKS, parse_classes  # noqa: E402
 from wagon.replay.netpath import PacketPath, PathOptions, relay_config  # noqa: E402
 from wagon.replay.relay import ClientPath, Relay  # noqa: E402
-from tests.servers import (Sender, bound_client, download, nginx,  # noqa: E402
+from tests.servers import (Sender, bound_client, download, nginx, steady_rate,  # noqa: E402
                            write_scenario_file)
 from wagon.formats.results import read_results  # noqa: E402
 from wagon.replay import ReplayOptions, replay  # noqa: E402
 from tests.test_netpath import held_connections, mathis  # noqa: E402
 
-MSS, MTU, SYN = 1448, 1500, 60
+SYN = 60
 
 
 def fetch(source: str | None, port: int, request: bytes, rtt: float) -> float:
@@ -80,8 +79,7 @@ def part2() -> None:
     server = Sender(size)
     with PacketPath([net]) as path, path.inside():
         marks = download(path.sources().address(0, 0), server.port)
-    t0, b0 = next(m for m in marks if m[1] >= size // 5)
-    rate = (marks[-1][1] - b0) / (marks[-1][0] - t0) * MTU / MSS * 8 / 1000
+    rate = steady_rate(marks) * 8 / 1000
     print(f"bulk 6 MB over 20 ms / 8000 kbit/s: wire rate past slow start {rate:.0f} kbit/s "
           f"({100 * (rate / 8000 - 1):+.2f} %); relay {path.report}")
 
@@ -266,13 +264,6 @@ def part8() -> None:
         print(f"| {mbps} | {flows * mbps} | {r['packets'] / took:,.0f} | {r['lag_mean_ms']:.3f} | "
               f"{r['lag_max_ms']:.1f} | {100 * r['late'] / r['packets']:.1f} % | "
               f"{rates[0]:.2f}, {rates[len(rates) // 2]:.2f} |")
-
-
-def steady_rate(marks: list[tuple[float, int]]) -> float:
-    """Wire bytes/s from a fifth of the bytes to the end (past slow start)."""
-    total = marks[-1][1]
-    t0, b0 = next(m for m in marks if m[1] >= total // 5)
-    return (total - b0) / (marks[-1][0] - t0) * MTU / MSS
 
 
 if __name__ == "__main__":

@@ -276,8 +276,10 @@ class Client:
         """Write the requests after the emulated propagation and upload; wait for the answers."""
         extras = [self._headers(c) for c in calls]
         reqs = [self.t.request(c.url, self.http10, self.agent, x) for c, x in zip(calls, extras)]
+        # a plain connection's first request needs no half round trip: it goes right behind the
+        # handshake's last ACK, which the connect waited for (after TLS, its last flight does)
         wait = self.net.send_delay(sum(map(len, reqs)),       # HTTP/2 too: HPACK not credited
-                                   fresh=conn.used == 0 and conn.half_spent)
+                                   fresh=conn.used == 0 and conn.tls is None)
         if wait > 0:
             await asyncio.sleep(wait)
         if not conn.accepting:         # closed (or going away) during the wait: not sent

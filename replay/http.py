@@ -66,9 +66,6 @@ class Connection:
         self.id, self.net, self.loop, self.sock, self.tls = conn_id, net, loop, sock, tls
         self.tls_start: float | None = None    # when its TLS handshake began (None: plain)
         self.opened = clock()                  # when the client could first use it
-        #: its first request needs no half round trip: it goes right behind the handshake's
-        #: last ACK, which the connect waited for (a TLS handshake's last flight does not)
-        self.half_spent = tls is None
         self.on_close: Callable[[int], None] | None = None    # told once, when it closes
         self.idle_timeout = idle_timeout
         self.fd = sock.fileno()

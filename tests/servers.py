@@ -484,6 +484,17 @@ def bound_client(source: str | None) -> socket.socket:
     return s
 
 
+MSS, MTU = 1448, 1500        # TCP payload of a 1500-byte packet with timestamps; the packet
+
+
+def steady_rate(marks: list[tuple[float, int]]) -> float:
+    """Wire bytes/s of a ``download`` from a fifth of its bytes to the end (past slow start):
+    the payload's rate × MTU/MSS."""
+    total = marks[-1][1]
+    t0, b0 = next(m for m in marks if m[1] >= total // 5)
+    return (total - b0) / (marks[-1][0] - t0) * MTU / MSS
+
+
 def download(source: str | None, port: int, request: bytes = b"?") -> list[tuple[float, int]]:
     """Send ``request`` to loopback ``port`` from ``source``, read to the end: (time, bytes so
     far) after each read; the first mark is the request's send."""

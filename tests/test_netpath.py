@@ -11,7 +11,6 @@ import itertools
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,13 +24,13 @@ from wagon.replay import ReplayOptions, replay
 from wagon.replay.netpath import CLIENT_RANGE, PacketPath, PathOptions
 
 from .conftest import IN_CI
-from .servers import Sender, apache, bound_client, download, nginx, write_scenario_file
+from .servers import (MSS, MTU, Sender, apache, bound_client, download, nginx, steady_rate,
+                      write_scenario_file)
 
 pytestmark = pytest.mark.skipif(    # under CI=true they run, and fail if they cannot
     not IN_CI and (os.geteuid() != 0 or not os.path.exists("/dev/net/tun")),
     reason="the packet path needs root and /dev/net/tun")
 
-MSS = 1448                   # TCP payload of a 1500-byte packet with timestamps
 SYN = 60                     # bytes of a SYN and of a SYN-ACK with Linux's options
 
 
@@ -71,10 +70,7 @@ def test_a_bulk_transfer_runs_at_the_link_rate():
     with PacketPath([net]) as path, path.inside():
         marks = download(path.sources().address(0, 0), server.port)
     assert marks[-1][1] == size
-    t0, b0 = next(m for m in marks if m[1] >= size // 5)
-    t1, b1 = marks[-1]
-    rate = (b1 - b0) / (t1 - t0) * 1500 / MSS
-    assert rate == pytest.approx(net.down_kbps * 125, rel=0.05)
+    assert steady_rate(marks) == pytest.approx(net.down_kbps * 125, rel=0.05)
     assert path.report["queue_drops"] == 0 and path.report["lost"] == 0
 
 
@@ -111,7 +107,7 @@ def test_nginx_feels_a_large_transfer_and_sees_a_client_per_session(tmp_path):
             got = download(path.sources().address(0, 0), ng.port,
                            b"GET /big.bin HTTP/1.0\r\nHost: t\r\n\r\n")[-1][1]
         felt = ng.access(expect=1)[0].request_time
-    transfer = (1 << 20) / (net.down_kbps * 125) * 1500 / MSS
+    transfer = (1 << 20) / (net.down_kbps * 125) * MTU / MSS
     assert got > 1 << 20 and felt / transfer >= 0.8
 
 
