@@ -222,8 +222,10 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
 @contextlib.contextmanager
 def running(argv: list[str], port: int, server):
     """Run a server started by a test until the block ends: ``server`` once ``port`` listens;
-    then SIGTERM (by its PID), SIGKILL after 10 s."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    then SIGTERM (by its PID), SIGKILL after 10 s. The server gets a session of its own:
+    Apache's prefork, stopping in the foreground, SIGTERMs its whole process group."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     try:
         wait_port(port)
         yield server
