@@ -13,7 +13,7 @@ from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
 from .common import Count, Finite, WagonError, default, write_error
 
-PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close, h2 or h2xK (HTTP/2, K streams), "
+PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], h2 or h2xK (HTTP/2, K streams), "
              "each optionally +noresume (no TLS session resumption)")
 EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 the target did "
              "not answer the pre-flight connect; 4 a --fail-on threshold failed; 5 the run was "

@@ -7,7 +7,8 @@ A class is written ``NETWORK[/PROTOCOL][:WEIGHT]``, several separated by commas,
 loses 1 % of packets, felt with ``--network packet`` only); PROTOCOL is ``http10xK`` (HTTP/1.0,
 one connection per object, up to K at once), ``http11`` (one persistent connection),
 ``http11xK`` (K persistent connections), ``pipeline`` (one persistent connection, pipelined
-requests), ``early-close`` (persistent, closed by the client after each page) or ``h2`` /
+requests), ``early-close`` / ``early-closexK`` (K persistent connections, closed by the client
+after each page: WAGON's HTTP/1.1-EC) or ``h2`` /
 ``h2xK`` (HTTP/2: one connection, the objects as up to K concurrent streams, 100 by default).
 Over HTTPS a browser resumes its TLS session on its later connections; ``+noresume`` after the
 protocol (``http11x6+noresume``) makes every handshake a full one.
@@ -109,19 +110,17 @@ H2_STREAMS = 100                  # a browser's concurrent streams before the se
 
 def parse_protocol(text: str) -> Protocol:
     """A protocol profile by name (``http10xK``, ``http11``, ``http11xK``, ``pipeline``,
-    ``early-close``, ``h2``, ``h2xK``), optionally ``+noresume``."""
+    ``early-close``, ``early-closexK``, ``h2``, ``h2xK``), optionally ``+noresume``."""
     base, plus, option = text.partition("+")
     if plus and option != "noresume":
         raise ClassError(f"{text}: the only option after '+' is noresume")
-    m = re.fullmatch(r"(http10|http11|h2)(?:x(\d+))?|pipeline|early-close", base)
+    m = re.fullmatch(r"(http10|http11|h2|early-close)(?:x(\d+))?|pipeline", base)
     if not m:
         raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline, "
-                         "early-close, h2 or h2xK (optionally +noresume)")
+                         "early-close, early-closexK, h2 or h2xK (optionally +noresume)")
     resume = not plus
     if base == "pipeline":
         return Protocol(text, 1, True, True, False, resume=resume)
-    if base == "early-close":
-        return Protocol(text, 1, True, False, True, resume=resume)
     if m.group(1) == "h2":
         k = int(m.group(2) or H2_STREAMS)
         if not 1 <= k <= 1000:
@@ -130,7 +129,8 @@ def parse_protocol(text: str) -> Protocol:
     k = int(m.group(2) or (4 if m.group(1) == "http10" else 1))
     if not 1 <= k <= 64:
         raise ClassError(f"{text}: between 1 and 64 connections")
-    return Protocol(text, k, m.group(1) == "http11", resume=resume)
+    return Protocol(text, k, m.group(1) != "http10", close_after_page=m.group(1) == "early-close",
+                    resume=resume)
 
 
 def parse_classes(spec: str) -> list[ClientClass]:
