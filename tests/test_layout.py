@@ -29,6 +29,7 @@ LAYERS = [
     ["wagon.formats", "wagon.logs", "wagon.cluster", "wagon.lifeline"],
     ["wagon.modeling", "wagon.synth", "wagon.replay"],
     ["wagon.analysis"],
+    ["wagon.experiment"],
     ["wagon.report"],
     ["wagon.demo"],
     ["wagon.cli", "wagon.samplelog"],
@@ -189,6 +190,9 @@ HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas"}
     ("import wagon.cli.fit, wagon.modeling.processes", HEAVY | {"wagon.fitting"}),
     ("import wagon.synth, wagon.synth.export", {"wagon.logs", "wagon.modeling", "wagon.replay",
                                                 "wagon.analysis", "statsmodels", "matplotlib"}),
+    # the servers an experiment starts and samples: no laws, plots, tables or aiohttp
+    ("import wagon.experiment.servers, wagon.experiment.status",
+     HEAVY | {"aiohttp", "wagon.fitting", "wagon.modeling"}),
     # serving a scenario's site, building it, exporting a scenario: no law is read
     ("import wagon.cli.serve, wagon.cli.site, wagon.cli.export", HEAVY | {"wagon.fitting"}),
     # every command's help screen: what its module holds before the command runs

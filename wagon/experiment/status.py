@@ -1,0 +1,113 @@
+"""The server's own status sampled during a run: a background thread reads ``status()`` (a
+``servers.Running``'s) every ``every`` seconds, keeps the samples in memory, summarises them
+(per field mean and maximum, the utilisation of the server's capacity) and writes them as CSV.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Protocol
+
+from ..formats.atomic import atomic_write
+
+__all__ = ["StatusSampler", "COUNTERS", "busy"]
+
+#: fields that count since the server started (summarised by their increase over the samples)
+COUNTERS = frozenset(("accesses", "accepts", "handled", "requests"))
+
+
+class HasStatus(Protocol):
+    """What is sampled: a ``servers.Running``, or anything with its ``status()``."""
+
+    def status(self) -> dict[str, float]: ...
+
+
+def busy(sample: dict[str, float]) -> float | None:
+    """Connections that hold the server's capacity in a sample: Apache's busy workers; nginx's
+    connections being read or written (its waiting keep-alive ones hold no worker)."""
+    if "busy" in sample:
+        return sample["busy"]
+    if "reading" in sample and "writing" in sample:
+        return sample["reading"] + sample["writing"]
+    return None
+
+
+class StatusSampler:
+    """``running.status()`` every ``every`` seconds from ``start()`` to ``stop()`` (or as a
+    context manager), in a thread of its own. ``samples``: (time.monotonic(), fields) pairs;
+    a status that could not be read counts in ``failed`` and never raises into the caller."""
+
+    def __init__(self, running: HasStatus, every: float = 0.25) -> None:
+        if not (math.isfinite(every) and every > 0):
+            raise ValueError(f"every must be a positive number of seconds, not {every!r}")
+        self.running, self.every = running, every
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self.failed = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> StatusSampler:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="wagon-status", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self) -> StatusSampler:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        due = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                fields = self.running.status()
+            except Exception:                   # a sample lost is counted, never raised
+                self.failed += 1
+            else:
+                self.samples.append((time.monotonic(), fields))
+            due = max(due + self.every, time.monotonic())    # a slow sample skips, not bursts
+            self._stop.wait(due - time.monotonic())
+
+    def fields(self) -> list[str]:
+        """The fields of the samples, in the order the server gave them."""
+        return list(dict.fromkeys(name for _, sample in self.samples for name in sample))
+
+    def summary(self, capacity: float | None) -> dict[str, float | int | None]:
+        """``samples`` and ``failed``; per field its ``_mean`` and ``_max`` over the samples (a
+        counter: its ``_delta``, the increase from the first sample to the last); and
+        ``utilisation``: the mean of ``busy`` over ``capacity`` (None without a capacity or a
+        busy count)."""
+        out: dict[str, float | int | None] = {"samples": len(self.samples),
+                                              "failed": self.failed}
+        for name in self.fields():
+            values = [sample[name] for _, sample in self.samples if name in sample]
+            if name in COUNTERS:
+                out[f"{name}_delta"] = values[-1] - values[0]
+            else:
+                out[f"{name}_mean"] = statistics.fmean(values)
+                out[f"{name}_max"] = max(values)
+        held = [b for _, sample in self.samples if (b := busy(sample)) is not None]
+        out["utilisation"] = statistics.fmean(held) / capacity if held and capacity else None
+        return out
+
+    def write_csv(self, path: str | Path) -> None:
+        """The samples as CSV: ``t`` (time.monotonic(), s) then the fields; written whole or
+        not at all."""
+        names = self.fields()
+        with atomic_write(path, newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["t", *names])
+            for t, sample in self.samples:
+                out.writerow([f"{t:.6f}", *(sample.get(n, "") for n in names)])
