@@ -12,19 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
 import re
-import shutil
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from wagon.experiment.servers import Running, free_port, listening, start, wait_port
 
 from .conftest import require_tool
 
@@ -66,21 +65,6 @@ http {{
   }}
 }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
 
 
 class Hit(NamedTuple):
@@ -222,65 +206,18 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
 @contextlib.contextmanager
 def running(argv: list[str], port: int, server):
     """Run a server started by a test until the block ends: ``server`` once ``port`` listens;
-    then SIGTERM (by its PID), SIGKILL after 10 s. The server gets a session of its own:
-    Apache's prefork, stopping in the foreground, SIGTERMs its whole process group."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        wait_port(port)
+    then stopped by its PID, in a session of its own (``wagon.experiment.servers.listening``)."""
+    with listening(argv, port):
         yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-APACHE_CONF = """ServerRoot {d}
-LoadModule mpm_prefork_module {m}/mod_mpm_prefork.so
-LoadModule authz_core_module {m}/mod_authz_core.so
-LoadModule status_module {m}/mod_status.so
-LoadModule mime_module {m}/mod_mime.so
-TypesConfig /etc/mime.types
-Listen 127.0.0.1:{port}
-ServerName localhost
-PidFile {d}/httpd.pid
-ErrorLog {d}/error.log
-User www-data
-Group www-data
-DocumentRoot {root}
-<Directory />
-  AllowOverride None
-</Directory>
-<Directory {root}>
-  Require all granted
-</Directory>
-StartServers {workers}
-MinSpareServers {workers}
-MaxSpareServers {workers}
-ServerLimit {workers}
-MaxRequestWorkers {workers}
-KeepAlive {keepalive}
-KeepAliveTimeout {keepalive_timeout}
-ExtendedStatus On
-<Location /server-status>
-  SetHandler server-status
-</Location>
-LogFormat "%a %>s %B %D %{{msec}}t %U" wagon
-CustomLog {d}/access.log wagon
-"""
 
 
 @dataclass
 class Apache:
-    port: int
-    workdir: Path
+    server: Running
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
+        return self.server.url
 
     def status(self) -> dict[str, str]:
         """mod_status's machine-readable page (``?auto``), its fields by name."""
@@ -293,11 +230,11 @@ class Apache:
         return int(self.status()["BusyWorkers"])
 
     def access(self) -> list[tuple[str, int, int, float, float, str]]:
-        """Access-log rows: client address, status, bytes, time taken (s, %D), when the
-        request came (s since the epoch, ms resolution), path."""
+        """Access-log rows (``APACHE_TEMPLATE``'s layout): client address, status, bytes, time
+        taken (s, %D), when the request came (s since the epoch, ms resolution), path."""
         rows = []
-        for line in (self.workdir / "access.log").read_text().splitlines():
-            a, st, b, us, ms, uri = line.split(" ", 5)
+        for line in self.server.access_log.read_text().splitlines():
+            a, _, _, st, b, us, ms, _, uri = line.split(" ", 8)
             rows.append((a, int(st), 0 if b == "-" else int(b), int(us) / 1e6, int(ms) / 1e3,
                          uri))
         return rows
@@ -307,25 +244,12 @@ class Apache:
 def apache(root: Path, workdir: Path, workers: int = 150, keepalive: bool = False,
            keepalive_timeout: int = 15):
     """Debian's Apache, prefork MPM with ``workers`` processes (all started at once: none is
-    forked during a measurement), mod_status, serving ``root`` on a free loopback port."""
-    binary = require_tool("apache2")
-    workdir.mkdir(parents=True, exist_ok=True)
-    served = Path(tempfile.mkdtemp(prefix="wagon-apache-"))   # www-data must reach it: a
-    os.chmod(served, 0o755)                                   # test's tmp_path is root's
-    shutil.copytree(root, served, dirs_exist_ok=True)
-    root = served
-    port = free_port()
-    conf = workdir / "httpd.conf"
-    conf.write_text(APACHE_CONF.format(d=workdir, m="/usr/lib/apache2/modules", port=port,
-                                       root=root, workers=workers,
-                                       keepalive="On" if keepalive else "Off",
-                                       keepalive_timeout=keepalive_timeout))
-    try:
-        with running([binary, "-f", str(conf), "-DFOREGROUND"], port,
-                     Apache(port, workdir)) as ap:
-            yield ap
-    finally:
-        shutil.rmtree(served, ignore_errors=True)
+    forked during a measurement), mod_status, serving ``root`` on a free loopback port
+    (``wagon.experiment.servers``' template)."""
+    require_tool("apache2")
+    with start("apache", {"MaxRequestWorkers": workers, "KeepAlive": keepalive,
+                          "KeepAliveTimeout": keepalive_timeout}, root, workdir) as server:
+        yield Apache(server)
 
 
 def certificate(workdir: Path) -> tuple[Path, Path]:
