@@ -49,6 +49,10 @@ def test_the_knee_is_the_rate_nginx_limits_itself_to(tmp_path):
     assert out["knee"]["offered_rps"] == pytest.approx(CAPACITY, rel=0.1), steps
     assert out["max_served_rps"] == pytest.approx(CAPACITY, rel=0.1), steps
     assert steps[-1]["errors_by_kind"].get("http_5xx", 0) > 0                  # nginx's 503s
+    for st in steps:                                   # a page a request: the counts agree
+        p = st["pages"]
+        assert p["finished"] + p["cut"] + p["not_started"] == st["offered"], st
+        assert p["finished"] == st["ok"] + st["failed"] and p["with_errors"] == st["failed"]
     assert not out["kept_up"] and out["seed"] == 0
     assert matplotlib.image.imread(tmp_path / "c.png").shape[2] in (3, 4)
 
@@ -69,6 +73,10 @@ def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
         assert s["achieved_rps"] == pytest.approx(s["offered_rps"], rel=0.1), out["steps"]
     assert out["kept_up"] and out["knee"] is None
     assert out["steps"][0]["overrun_s"] > 0.5              # the slow links' lateness, drained
+    for s, rate in zip(out["steps"], (1, 3)):              # every click due in the window
+        p = s["pages"]
+        plan = scaled_scenario(str(scenario), rate, 2.0, 0.5, str(tmp_path / "step.jsonl"))
+        assert p["finished"] + p["cut"] + p["not_started"] == plan.pages > 0, s
 
 
 def test_a_steps_offered_load_is_the_schedules(tmp_path):
@@ -82,6 +90,9 @@ def test_a_steps_offered_load_is_the_schedules(tmp_path):
             str(tmp_path / "step.jsonl")))])
         assert times.max() < 4.0                               # nothing due after the step
         assert plan.offered == np.count_nonzero(times >= 1.0) > 0
+        clicks = np.concatenate([r.time[r.is_page] for r in offered_requests(read_scenario(
+            str(tmp_path / "step.jsonl")))])
+        assert plan.pages == np.count_nonzero(clicks >= 1.0) > 0
         assert plan.sessions == sum(s.start / rate < 4.0 for s in read_scenario(
             str(scenario)).sessions())
 
@@ -97,3 +108,20 @@ def test_knee_rule_and_rates():
     for bad in ("1,0.5", "0,1", "a", "1,1", "nan"):
         with pytest.raises(SweepError):
             parse_rates(bad)
+
+
+def test_the_table_shows_page_response_time_with_the_cut_pages():
+    """A step whose Kaplan–Meier curve never fell to 0.1 shows its p90 as beyond the longest
+    time observed; ``--latency request`` the requests' percentiles instead."""
+    from wagon.analysis.capacity import steps_text
+    from wagon.analysis.pages import PageTimes
+    pages = PageTimes(np.array([0.5, 1.0, 1.5, 4.0]), np.array([1, 1, 1, 0], bool),
+                      np.array([]), 0, 0).summary()
+    step = {"rate_scale": 1, "offered_rps": 4.0, "achieved_rps": 3.0, "served_rps": 3.0,
+            "error_rate": 0.0, "cut": 1, "pages": pages,
+            "latency_ms": {"p50": 12.5, "p90": 40.0, "p99": 99.0}}
+    result = {"steps": [step], "knee": None, "kept_up": True, "options": {"within": 0.1},
+              "max_served_rps": 3.0}
+    row = steps_text(result).splitlines()[1].split()
+    assert row[5:8] == ["1.50", ">4.00", "1"]              # S: 0.75, 0.5, 0.25 (< 0.5 at 1.5)
+    assert steps_text(result, "request").splitlines()[1].split()[5:8] == ["12.5", "40.0", "99.0"]

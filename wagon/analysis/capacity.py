@@ -31,6 +31,11 @@ under ``within`` of its requests, when a later step fell short: past it the serv
 keeps up. The throughput it sustains there is the lower capacity estimate, the largest served
 throughput (below) the upper one. When every step kept up there is no knee in the range.
 
+The latency a user sees is the page's: each step reports the page response time of its window's
+clicks (``analysis.pages``: first request to the last object's last byte), the pages its end
+cut counted as censored at it (Kaplan–Meier median and 90th percentile, the mean with them),
+beside the successful requests' percentiles.
+
 Beside them, served = the successful answers whose last byte fell in the window, whichever
 click they were for: what the server delivered in those wall-clock seconds. Below the knee it
 trails offered while late clicks are still to come; past it, it is the server's capacity
@@ -43,7 +48,7 @@ import math
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from typing import Callable
 
@@ -54,9 +59,10 @@ from ..formats.results import pages_path, read_results
 from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
 from ..replay.events import UNFINISHED
+from .pages import page_times, request_percentiles
 
 __all__ = ["SweepOptions", "SweepError", "StepPlan", "sweep", "scaled_scenario", "of_window",
-           "knee", "kept_up", "parse_rates", "steps_text"]
+           "knee", "kept_up", "parse_rates", "steps_text", "window_pages", "step_pages"]
 
 
 class SweepError(ValueError):
@@ -100,11 +106,13 @@ def parse_rates(text: str) -> tuple[float, ...]:
 @dataclass
 class StepPlan:
     """What a step offers: per session kept, how many of its clicks fall before the measured
-    window (``before``, by session id); the requests due in the window (``offered``)."""
+    window (``before``, by session id); the requests due in the window (``offered``); the
+    clicks due in it (``pages``)."""
 
     before: dict[int, int]
     offered: int
     sessions: int
+    pages: int = 0
 
 
 def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_path: str,
@@ -131,6 +139,7 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
                 plan.before[s.id] = first
                 pages = np.array([p for p, _ in s.clicks[first:n]], np.int64)
                 plan.offered += int(len(pages) + n_objects[pages].sum())
+                plan.pages += len(pages)
                 kept.append((s, s.clicks[:n]))
             plan.sessions += len(kept)
             sizes = [len(c) for _, c in kept]
@@ -144,22 +153,39 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
     return plan
 
 
+def _click_rank(pages: "pd.DataFrame") -> "pd.Series":
+    """Each page row's rank among its session's clicks (0 first), aligned on ``pages``."""
+    order = pages.sort_values(["session", "intended"], kind="stable")
+    return order.groupby("session").cumcount().reindex(pages.index)
+
+
+def window_pages(pages: "pd.DataFrame", plan: StepPlan) -> "pd.Series":
+    """Which of the step's page rows (``read_results``) are its window's clicks'."""
+    return _click_rank(pages) >= pages["session"].map(plan.before)
+
+
 def of_window(req: "pd.DataFrame", pages: "pd.DataFrame", plan: StepPlan) -> "pd.Series":
     """Which of the step's recorded requests (``read_results``) are its window's: of each
     session, those issued from its first click due in the window on (its clicks run one after
     the other, so they are exactly the window's clicks' requests that were issued)."""
     # lazy: pandas only once a step has run
     import pandas as pd  # lazy: see above
-    pages = pages.assign(at=pages["start"].fillna(pages["intended"])).sort_values(
-        ["session", "intended"], kind="stable")
-    rank = pages.groupby("session").cumcount()
-    first = pages["session"].map(plan.before)
-    begun = pages[rank == first].set_index("session")["at"]
+    first = pages[_click_rank(pages) == pages["session"].map(plan.before)].set_index("session")
+    begun = first["start"].fillna(first["intended"])
     ids = np.fromiter(plan.before, np.int64, len(plan.before))
     firsts = np.fromiter(plan.before.values(), np.int64, len(plan.before))
     bound = pd.Series(np.where(firsts == 0, -np.inf, np.inf), index=ids)
     bound.update(begun[begun.index.isin(ids[firsts > 0])])
     return req["start"] >= req["session"].map(bound)
+
+
+def step_pages(pages: "pd.DataFrame", req: "pd.DataFrame", plan: StepPlan, end: float) -> dict:
+    """Page response time of the step's window's clicks (``analysis.pages``), cut at the
+    step's ``end`` (its drain's stop, or its last session's end); not started: the window's
+    clicks with no page row."""
+    mine = pages[window_pages(pages, plan)]
+    times = page_times(mine, end, req)
+    return replace(times, not_started=max(plan.pages - len(mine), 0)).summary()
 
 
 def _step(path: str, rate: float, opts: SweepOptions, drain: float, workdir: str) -> dict:
@@ -170,19 +196,18 @@ def _step(path: str, rate: float, opts: SweepOptions, drain: float, workdir: str
     s = replay(scaled, ReplayOptions(target=opts.target, results=results, workers=opts.workers,
                                      protocol=opts.protocol, emulation=opts.emulation,
                                      fail_on=(), max_time=opts.step_time + drain))
-    req = read_results(results)
-    window = req[of_window(req, read_results(pages_path(results)), plan)]
+    req, pages = read_results(results), read_results(pages_path(results))
+    window = req[of_window(req, pages, plan)]
     ok = window[window["error"] == ""]
     served = req.loc[req["error"] == "", "last_byte"].between(opts.warmup, opts.step_time, "left")
     failed = window[~window["error"].isin(("", *UNFINISHED))]
     seconds = opts.step_time - opts.warmup
-    lat = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
     return {"rate_scale": rate, "offered": plan.offered, "ok": len(ok), "failed": len(failed),
             "cut": max(plan.offered - len(ok) - len(failed), 0),
             "offered_rps": plan.offered / seconds, "achieved_rps": len(ok) / seconds,
             "served_rps": int(served.sum()) / seconds,
-            "latency_ms": dict(zip(("p50", "p90", "p99"), np.percentile(lat, [50, 90, 99])
-                                   if len(lat) else [None] * 3)),
+            "latency_ms": request_percentiles(ok),
+            "pages": step_pages(pages, req, plan, s["duration_s"]),
             "errors_by_kind": failed["error"].value_counts().to_dict(),
             "error_rate": len(failed) / (len(ok) + len(failed)) if len(ok) + len(failed) else 0.0,
             "sessions": plan.sessions, "drain_s": drain, "stopped_by": s["stopped_by"],
@@ -239,18 +264,41 @@ def sweep(path: str, opts: SweepOptions,
             "max_served_rps": max(s["served_rps"] for s in steps)}
 
 
-def steps_text(result: dict) -> str:
-    """The sweep as a table, then the knee."""
-    out = [f"{'rate':>6s} {'offered/s':>10s} {'achieved/s':>11s} {'ratio':>6s} {'served/s':>9s} "
-           f"{'p50 ms':>9s} {'p90 ms':>9s} {'p99 ms':>9s} {'errors':>7s} {'cut':>6s}"]
+def _seconds(summary: dict, q: str) -> str:
+    """A Kaplan–Meier quantile of a step's pages for the table: ``>x`` when beyond every time
+    observed, ``-`` without pages."""
+    value, beyond = summary[f"km_{q}_s"], summary[f"km_{q}_lower_bound_s"]
+    return "-" if value is None and beyond is None else \
+        f"{value:.2f}" if value is not None else f">{beyond:.2f}"
+
+
+def _latency_cells(step: dict, latency: str) -> str:
+    """The table's latency columns: page response time (Kaplan–Meier p50, p90 and the pages
+    cut) or the successful requests' percentiles."""
+    if latency == "page":
+        pages = step["pages"]
+        return "".join(f" {_seconds(pages, q):>10s}" for q in ("median", "p90")) + \
+            f" {pages['cut']:9,d}"
+    lat = step["latency_ms"]
+    return "".join(f" {'-':>9s}" if lat[p] is None else f" {lat[p]:9.1f}"
+                   for p in ("p50", "p90", "p99"))
+
+
+TABLE_LATENCY = "page"              # the table's latency columns by default
+LATENCY_HEADERS = {"page": f" {'page p50 s':>10s} {'page p90 s':>10s} {'pages cut':>9s}",
+                   "request": f" {'p50 ms':>9s} {'p90 ms':>9s} {'p99 ms':>9s}"}
+
+
+def steps_text(result: dict, latency: str = TABLE_LATENCY) -> str:
+    """The sweep as a table, then the knee; ``latency``: the columns' latency, ``page`` (page
+    response time, the cut pages censored) or ``request`` (successful requests)."""
+    out = [f"{'rate':>6s} {'offered/s':>10s} {'achieved/s':>11s} {'ratio':>6s} {'served/s':>9s}"
+           f"{LATENCY_HEADERS[latency]} {'errors':>7s} {'cut':>6s}"]
     for s in result["steps"]:
-        lat = s["latency_ms"]
-        ms = "".join(f" {'-':>9s}" if lat[p] is None else f" {lat[p]:9.1f}"
-                     for p in ("p50", "p90", "p99"))
         ratio = s["achieved_rps"] / s["offered_rps"] if s["offered_rps"] else float("nan")
         out.append(f"{s['rate_scale']:6g} {s['offered_rps']:10.1f} {s['achieved_rps']:11.1f} "
-                   f"{ratio:6.2f} {s['served_rps']:9.1f}{ms} {100 * s['error_rate']:6.1f}% "
-                   f"{s['cut']:6,d}")
+                   f"{ratio:6.2f} {s['served_rps']:9.1f}{_latency_cells(s, latency)} "
+                   f"{100 * s['error_rate']:6.1f}% {s['cut']:6,d}")
     k, within = result["knee"], result["options"]["within"]
     if k:
         out.append(f"knee: rate scale {k['rate_scale']:g}, {k['achieved_rps']:,.1f} requests/s "

@@ -24,7 +24,6 @@ requests of clicks never begun have none).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +33,7 @@ from ..replay.events import NOT_STARTED, UNFINISHED
 __all__ = ["PageTimes", "page_times", "request_percentiles", "PERCENTILES"]
 
 PERCENTILES = (50, 90, 99)
+ROUNDING = 1e-9                   # a survival curve this close to a level has reached it
 
 
 def _percentiles(x: np.ndarray, ps=PERCENTILES, scale: float = 1.0) -> dict:
@@ -67,34 +67,37 @@ class PageTimes:
     def cut(self) -> int:
         return len(self.event) - self.finished
 
-    def km_median(self) -> tuple[float | None, float | None]:
-        """The Kaplan–Meier median (statsmodels' ``SurvfuncRight``: the first event time where
-        the survival curve falls below 0.5), and, when it never does, None and the largest time
-        observed (the median is beyond it)."""
+    def km_quantile(self, p: float) -> tuple[float | None, float | None]:
+        """The Kaplan–Meier ``p`` quantile (the curve of statsmodels' ``SurvfuncRight``; its
+        convention, SAS's: the first event time where the curve falls below 1 − ``p``), and,
+        when it never does, None and the largest time observed (the quantile is beyond it)."""
         if not len(self.duration):
             return None, None
-        if not self.event.any():              # nothing finished: no step, the curve stays at 1
-            return None, float(self.duration.max())
         # lazy: statsmodels only when a summary is asked for (wagon sweep's steps, reports)
         from statsmodels.duration.survfunc import SurvfuncRight  # lazy: see above
-        median = SurvfuncRight(self.duration, self.event.astype(float)).quantile(0.5)
-        if math.isnan(median):
+        curve = SurvfuncRight(self.duration, self.event.astype(float))
+        # its quantile(p) compares the curve as computed, exp of a sum of logs: at exactly 0.5
+        # (7/8 · 4/7) it comes out 0.49999999999999994, and the median one step early
+        below = np.flatnonzero(curve.surv_prob < (1 - p) - ROUNDING)
+        if not len(below):
             return None, float(self.duration.max())
-        return float(median), None
+        return float(curve.surv_times[below[0]]), None
 
     def summary(self) -> dict:
         """Counts and page response time in seconds: ``mean_finished_s`` (finished pages only:
         biased low when pages were cut), ``mean_with_cut_s`` (cut pages at their censoring time:
-        a lower bound of the true mean), ``km_median_s`` (None when the curve never falls below
-        0.5; then ``km_median_lower_bound_s``, the largest time observed), ``finished_s``
+        a lower bound of the true mean), ``km_median_s`` and ``km_p90_s`` (Kaplan–Meier; None
+        when the curve never falls that low, and then ``km_median_lower_bound_s``,
+        ``km_p90_lower_bound_s``: the largest time observed, else None), ``finished_s``
         (p50/p90/p99 of the finished pages), ``html_latency_s`` (mean, p50, p90, and the
         ``pages`` it is over)."""
-        median, beyond = self.km_median()
+        (median, beyond), (p90, p90_beyond) = self.km_quantile(0.5), self.km_quantile(0.9)
         done = self.duration[self.event]
         return {"pages": len(self.event), "finished": self.finished, "cut": self.cut,
                 "not_started": self.not_started, "with_errors": self.with_errors,
                 "mean_finished_s": _mean(done), "mean_with_cut_s": _mean(self.duration),
                 "km_median_s": median, "km_median_lower_bound_s": beyond,
+                "km_p90_s": p90, "km_p90_lower_bound_s": p90_beyond,
                 "finished_s": _percentiles(done),
                 "html_latency_s": {"mean": _mean(self.html_latency),
                                    **_percentiles(self.html_latency, (50, 90)),

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from ..analysis.capacity import (DRAIN_MARGIN, DRAIN_MIN, SweepError, SweepOptions, parse_rates,
-                                 steps_text, sweep)
+from ..analysis.capacity import (DRAIN_MARGIN, DRAIN_MIN, LATENCY_HEADERS, TABLE_LATENCY,
+                                 SweepError, SweepOptions, parse_rates, steps_text, sweep)
 from ..formats.classes import ClassError, parse_protocol
 from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
@@ -41,10 +41,15 @@ from .common import Count, Finite, WagonError, default, write_error
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--workers", type=Count(1, 4096), default=default(SweepOptions, "workers"),
               show_default=True, help="Replay processes per step.")
+@click.option("--latency", type=click.Choice(sorted(LATENCY_HEADERS)), default=TABLE_LATENCY,
+              show_default=True,
+              help="The table's latency columns: page response time (Kaplan-Meier p50 and p90, "
+                   "the pages a step's end cut counted as censored, and how many) or the "
+                   "successful requests' p50/p90/p99. --json has both.")
 @click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def command(scenario, target, rates, step_time, warmup, drain, pause, within, protocol,
-            no_emulation, workers, plot, as_json) -> None:
+            no_emulation, workers, latency, plot, as_json) -> None:
     """Replay SCENARIO at increasing rate scales: achieved vs offered throughput, latency and
     errors per step, and the knee where the server stops keeping up."""
     inputs.scenario(scenario)
@@ -71,4 +76,4 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
             plot_capacity(result, plot)
         except OSError as e:
             raise write_error(plot, e) from None
-    click.echo(dumps(result) if as_json else steps_text(result))
+    click.echo(dumps(result) if as_json else steps_text(result, latency))

@@ -12,7 +12,9 @@ __all__ = ["plot_capacity"]
 
 def plot_capacity(result: dict, path: str | os.PathLike) -> None:
     """Left: achieved against offered throughput, the line where they are equal, the knee.
-    Right: latency percentiles against offered throughput."""
+    Right: page response time (Kaplan–Meier p50 and p90, the pages a step's end cut censored;
+    a triangle where the quantile lies beyond the longest time observed) against offered
+    throughput."""
     steps = result["steps"]
     offered = [s["offered_rps"] for s in steps]
     fig = Figure(figsize=(11, 4))
@@ -27,12 +29,17 @@ def plot_capacity(result: dict, path: str | os.PathLike) -> None:
     left.set(xlabel="offered requests/s", ylabel="successful requests/s",
              title="Throughput: the curve leaves the diagonal where the server saturates")
     left.legend()
-    for p in ("p50", "p90", "p99"):
-        xs = [x for x, s in zip(offered, steps) if s["latency_ms"][p] is not None]
-        right.plot(xs, [s["latency_ms"][p] for s in steps if s["latency_ms"][p] is not None],
-                   "o-", label=p)
-    right.set(xlabel="offered requests/s", ylabel="request latency (ms)", yscale="log",
-              title="Latency of successful requests per step")
+    for q, label in (("median", "p50"), ("p90", "p90")):
+        pages = [s["pages"] for s in steps]
+        known = [(x, p[f"km_{q}_s"]) for x, p in zip(offered, pages) if p[f"km_{q}_s"] is not None]
+        beyond = [(x, p[f"km_{q}_lower_bound_s"]) for x, p in zip(offered, pages)
+                  if p[f"km_{q}_lower_bound_s"] is not None]
+        color = right.plot(*zip(*known), "o-", label=label)[0].get_color() if known else None
+        if beyond:
+            right.plot(*zip(*beyond), "^", ms=9, color=color, fillstyle="none",
+                       label=f"{label} beyond the longest page seen")
+    right.set(xlabel="offered requests/s", ylabel="page response time (s)", yscale="log",
+              title="Page response time (Kaplan–Meier, cut pages censored)")
     right.legend()
     fig.tight_layout()
     with atomic_path(path) as tmp:
