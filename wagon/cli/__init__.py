@@ -22,6 +22,7 @@ COMMANDS = {
     "replay": ("wagon.cli.replay", "Play a scenario against a server and report what clients saw."),
     "recover": ("wagon.cli.recover", "Finish a replay whose process was killed (its results)."),
     "sweep": ("wagon.cli.sweep", "Capacity curve: a scenario at increasing rates, the knee."),
+    "experiment": ("wagon.cli.experiment", "A recipe's cells against the servers it starts."),
     "serve": ("wagon.cli.serve", "Serve a scenario's or a model's site (embedded server)."),
     "demo": ("wagon.cli.demo", "Fit, synthesize, serve, replay, report: the whole pipeline."),
     "hurst": ("wagon.cli.hurst", "Hurst parameter of request counts (logs, scenario, results)."),

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from ..formats.atomic import atomic_write
 
-__all__ = ["StatusSampler", "COUNTERS", "busy"]
+__all__ = ["StatusSampler", "COUNTERS", "busy", "established"]
 
 #: fields that count since the server started (summarised by their increase over the samples)
 COUNTERS = frozenset(("accesses", "accepts", "handled", "requests"))
@@ -36,15 +36,35 @@ def busy(sample: dict[str, float]) -> float | None:
     return None
 
 
+def established(port: int) -> int:
+    """TCP connections established to local ``port`` now, as the kernel lists them
+    (/proc/net/tcp and tcp6, state 01): accepted by the server or still in its listen backlog —
+    what a saturated Apache's own status page cannot say, its status request waiting in that
+    backlog like any other."""
+    suffix, n = f":{port:04X}", 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                n += sum(1 for line in f if (cols := line.split(None, 4))[3] == "01"
+                         and cols[1].endswith(suffix))
+        except OSError:
+            continue
+    return n
+
+
 class StatusSampler:
     """``running.status()`` every ``every`` seconds from ``start()`` to ``stop()`` (or as a
     context manager), in a thread of its own. ``samples``: (time.monotonic(), fields) pairs;
-    a status that could not be read counts in ``failed`` and never raises into the caller."""
+    a status that could not be read counts in ``failed`` and never raises into the caller.
+    With ``port``, every sample also holds ``connections``, the kernel's count of connections
+    established to it (``established``), read even when the status page cannot be."""
 
-    def __init__(self, running: HasStatus, every: float = 0.25) -> None:
+    def __init__(self, running: HasStatus, every: float = 0.25, port: int | None = None
+                 ) -> None:
         if not (math.isfinite(every) and every > 0):
             raise ValueError(f"every must be a positive number of seconds, not {every!r}")
-        self.running, self.every = running, every
+        self.running, self.every, self.port = running, every, port
         self.samples: list[tuple[float, dict[str, float]]] = []
         self.failed = 0
         self._stop = threading.Event()
@@ -71,12 +91,14 @@ class StatusSampler:
     def _run(self) -> None:
         due = time.monotonic()
         while not self._stop.is_set():
+            kernel = {} if self.port is None else {"connections": established(self.port)}
             try:
                 fields = self.running.status()
             except Exception:                   # a sample lost is counted, never raised
                 self.failed += 1
-            else:
-                self.samples.append((time.monotonic(), fields))
+                fields = {}
+            if fields or kernel:
+                self.samples.append((time.monotonic(), {**kernel, **fields}))
             due = max(due + self.every, time.monotonic())    # a slow sample skips, not bursts
             self._stop.wait(due - time.monotonic())
 
@@ -86,9 +108,10 @@ class StatusSampler:
 
     def summary(self, capacity: float | None) -> dict[str, float | int | None]:
         """``samples`` and ``failed``; per field its ``_mean`` and ``_max`` over the samples (a
-        counter: its ``_delta``, the increase from the first sample to the last); and
-        ``utilisation``: the mean of ``busy`` over ``capacity`` (None without a capacity or a
-        busy count)."""
+        counter: its ``_delta``, the increase from the first sample to the last); ``busy_mean``
+        and ``busy_max`` of the connections holding the server (``busy``) for every kind that
+        has them; and ``utilisation``: the mean of ``busy`` over ``capacity`` (None without a
+        capacity or a busy count)."""
         out: dict[str, float | int | None] = {"samples": len(self.samples),
                                               "failed": self.failed}
         for name in self.fields():
@@ -99,6 +122,8 @@ class StatusSampler:
                 out[f"{name}_mean"] = statistics.fmean(values)
                 out[f"{name}_max"] = max(values)
         held = [b for _, sample in self.samples if (b := busy(sample)) is not None]
+        if held and "busy_mean" not in out:     # nginx: its reading + writing connections
+            out["busy_mean"], out["busy_max"] = statistics.fmean(held), max(held)
         out["utilisation"] = statistics.fmean(held) / capacity if held and capacity else None
         return out
 

@@ -387,8 +387,6 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
     if rules.timeout is not None:
         _cut_long_sessions(t[cs], new_session, rules.timeout)
     session = np.cumsum(new_session) - 1
-    click_time = t[cs]
-    click_url = url[cs]
 
     ok200 = status == 200
     member = ~start                                     # embedded requests (not a click's page)

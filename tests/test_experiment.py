@@ -1,0 +1,122 @@
+"""``wagon experiment``: a recipe's cells played against the real servers it starts. The 2×2
+recipe (server kind × protocol) is checked against what the servers themselves logged and the
+scenario each cell played; bad recipes are one line each."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.experiment.recipe import read_recipe, shipped
+from wagon.formats.scenario import read_scenario
+
+from .conftest import require_tool
+
+TWO_BY_TWO = """
+[experiment]
+name = "two-by-two"
+duration = 4
+drain = 4
+pause = 0
+seed = 7
+
+[workload]
+model = "wagon"
+rate = 4.0
+pages = 30
+classes = "lan/http11"
+steady = true
+
+[server]
+kind = "wagon"
+
+[axes]
+"server.kind" = ["wagon", "nginx"]
+"replay.protocol" = ["http10x1", "http11"]
+
+[[plot]]
+x = "replay.protocol"
+y = "page_mean_with_cut_s"
+series = "server.kind"
+"""
+
+
+def _table(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
+    require_tool("nginx")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(TWO_BY_TWO)
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--out", str(tmp_path / "run"),
+                                  "--quiet"])
+    assert r.exit_code == 0, r.output
+    rows = _table(tmp_path / "run" / "table.csv")
+    assert [(x["server.kind"], x["replay.protocol"]) for x in rows] == [
+        ("wagon", "http10x1"), ("wagon", "http11"), ("nginx", "http10x1"), ("nginx", "http11")]
+    for row in rows:
+        folder = tmp_path / "run" / "cells" / f"c{int(row['cell']):03d}-r0"
+        sc = read_scenario(folder / "scenario.jsonl")
+        clicks = sum(len(s.clicks) for s in sc.sessions())
+        # every click of the scenario is a page the table accounts for: done, cut or never begun
+        assert int(row["page_finished"]) + int(row["page_cut"]) + int(row["page_not_started"]) \
+            == clicks, row
+        assert int(row["page_finished"]) > 0 and row["seed"] == "7"
+        # the server's own log: the answers the replay counts, on the protocol's connections
+        log = [line.split() for line in (folder / "server" / "access.log").read_text(
+            ).splitlines()]
+        assert int(row["requests_ok"]) == len(log) == int(row["server_logged_requests"]), row
+        if row["server.kind"] == "nginx":                  # $status $connection per request
+            assert all(x[5] == "200" for x in log)
+            connections = len({x[3] for x in log})
+            if row["replay.protocol"] == "http10x1":
+                assert connections == len(log)
+            else:
+                assert connections == len({x[1] for x in log}) <= int(row["sessions"])
+    assert (tmp_path / "run" / "plot-0-page_mean_with_cut_s.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[experiment]\nname = 'x'\n[workload]\nrate = -1\n", "workload.rate must be positive"),
+    ("[experiment]\nname = 'x'\n[workload]\nrat = 1\n", "[workload] has no key 'rat'"),
+    ("[experiment]\nname = 'x'\n[wrkload]\n", "unknown table [wrkload]"),
+    ("[experiment]\nname = 'x'\n[axes]\nserver.KeepAliveTimeout = [1, 2]\n",
+     "quote the axis' name"),
+    ("[experiment]\nname = 'x'\n[axes]\n'workload.rate' = [1, 1]\n", "a value is repeated"),
+    ("[experiment]\nname = 'x'\n[axes]\n'workload.rate' = []\n", "one or more values"),
+    ("[experiment]\nname = 'x'\n[axes]\n'workload.rate' = ['fast']\n", "must be a number"),
+    ("[experiment]\nname = 'x'\n[axes]\n'replay.network' = ['wire']\n", "one of client, packet"),
+    ("[experiment]\nname = 'x'\nmeasures = ['speed']\n", "unknown 'speed'"),
+    ("[experiment]\nname = 'x'\nduration = nan\n", "must be finite"),
+    ("[experiment]\nname = 'x'\n[[plot]]\ny = 'a'\n", "needs x and y"),
+    ("[experiment]\n", "needs a name"),
+    ("[experiment\nname = 'x'\n", "not TOML"),
+])
+def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_every_shipped_recipe_reads_and_names_what_its_plots_draw(tmp_path):
+    """Each recipe wagon ships is valid, and every column its plots draw is one a run writes
+    (a measure of its groups, or an axis)."""
+    columns = {"pages": ("page_mean_with_cut_s", "page_km_median_s",
+                         "page_html_latency_mean_s"),
+               "requests": ("served_rps", "offered_rps", "requests_failed"),
+               "server": ("server_busy_mean",), "hurst": ("hurst_aggregated_variance",
+                                                           "hurst_wavelet")}
+    assert len(shipped()) >= 6
+    for name, path in shipped().items():
+        recipe = read_recipe(path)
+        assert recipe.name == name and recipe.plots
+        known = set(recipe.axes) | {c for g in recipe.tables["experiment"]["measures"]
+                                    for c in columns.get(g, ())}
+        for plot in recipe.plots:
+            assert {plot["x"], *plot["y"]} - {None} <= known, (name, plot)

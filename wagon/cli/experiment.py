@@ -1,0 +1,116 @@
+"""``wagon experiment``: a recipe's cells played against the servers it starts, one table."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from ..experiment.recipe import RecipeError, locate, read_recipe
+from ..experiment.servers import ServerError
+from .common import WagonError, write_error
+
+
+def _cells(text: str | None, n: int) -> set[int] | None:
+    """``--cells 0,3-5`` → {0, 3, 4, 5}, each below ``n``."""
+    if text is None:
+        return None
+    out: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            out.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise WagonError(f"--cells {text!r}: give cell numbers and ranges, as 0,3-5") from None
+    if not out or max(out) >= n or min(out) < 0:
+        raise WagonError(f"--cells {text!r}: the recipe's cells are 0 to {n - 1}")
+    return out
+
+
+def plan_text(recipe, only: set[int] | None) -> str:
+    """The cells a run plays and the time it takes at most."""
+    e = recipe.tables["experiment"]
+    cells = [c for c in recipe.cells() if only is None or c.index in only]
+    runs = len(cells) * e["repetitions"]
+    most = sum(e["duration"] / c.settings["workload"]["speedup"] + e["drain"] for c in cells)
+    lines = [f"{recipe.name}: {len(cells)} cells × {e['repetitions']} repetitions = {runs} "
+             f"runs, at most {math.ceil(most * e['repetitions'] + e['pause'] * runs):,} s "
+             f"(seeds {e['seed']}–{e['seed'] + e['repetitions'] - 1})"]
+    lines += [f"  cell {c.index}: {c.label}" for c in cells]
+    return "\n".join(lines)
+
+
+def row_text(row: dict) -> str:
+    """One run's line: the page response time (censored), requests, server, generator."""
+    def num(key: str, fmt: str) -> str:
+        v = row.get(key)
+        return "-" if v is None or isinstance(v, float) and math.isnan(v) else format(v, fmt)
+    flag = "  GENERATOR LAGGED" if row.get("generator_lagged") else ""
+    return (f"cell {row['cell']} rep {row['repetition']}: pages {num('page_finished', 'd')} "
+            f"done, {num('page_cut', 'd')} cut; page time mean {num('page_mean_with_cut_s', '.2f')}"
+            f" s (done only {num('page_mean_finished_s', '.2f')}), KM median "
+            f"{num('page_km_median_s', '.2f')} s; requests p50 {num('request_p50_ms', '.0f')} ms;"
+            f" server busy {num('server_busy_mean', '.1f')}{flag}")
+
+
+#: the table's columns the console shows after a run (all are in table.csv)
+SHOWN = (("page_mean_with_cut_s", "page s", ".2f"), ("page_km_median_s", "KM med s", ".2f"),
+         ("page_cut", "cut", "d"), ("request_p50_ms", "req p50 ms", ".0f"),
+         ("offered_rps", "offered/s", ".1f"), ("served_rps", "served/s", ".1f"),
+         ("server_busy_mean", "busy", ".1f"), ("generator_lagged", "lagged", ""))
+
+
+def table_text(rows: list[dict], axes: list[str]) -> str:
+    """The runs as an aligned table: the axes, then the SHOWN measures a run has."""
+    shown = [c for c in SHOWN if any(c[0] in r for r in rows)]
+    head = ["cell", "rep", *axes, *(label for _, label, _ in shown)]
+
+    def text(v, fmt: str) -> str:
+        if v is None or isinstance(v, float) and math.isnan(v):
+            return "-"
+        return "yes" if v is True else "no" if v is False else format(v, fmt)
+    body = [[str(r["cell"]), str(r["repetition"]), *(str(r[a]) for a in axes),
+             *(text(r.get(k), fmt) for k, _, fmt in shown)] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    return "\n".join("  ".join(x.rjust(w) for x, w in zip(line, widths))
+                     for line in (head, *body))
+
+
+@click.command("experiment")
+@click.argument("recipe")
+@click.option("--out", default=None, metavar="DIR",
+              help="The run folder (default: the recipe's name, in this directory).")
+@click.option("--cells", "cells_text", default=None, metavar="LIST",
+              help="Play only these cells (as 0,3-5; --dry-run lists them).")
+@click.option("--dry-run", is_flag=True, help="List the cells and the time they take; play none.")
+@click.option("--quiet", is_flag=True, help="No line per run on stderr.")
+def command(recipe, out, cells_text, dry_run, quiet) -> None:
+    """Play RECIPE (TOML): per cell of its axes and per repetition, start its server with the
+    cell's configuration, replay the cell's workload, sample the server's status, stop it;
+    write a table with a row per run (table.csv) and the recipe's plots. docs/experiments.md."""
+    try:
+        r = read_recipe(locate(recipe))
+    except RecipeError as e:
+        raise WagonError(str(e)) from None
+    only = _cells(cells_text, len(r.cells()))
+    click.echo(plan_text(r, only), err=not dry_run)
+    if dry_run:
+        return
+    folder = Path(out) if out else Path(r.name)
+    from ..experiment.run import run_experiment  # lazy: the replay engine and SciPy only to run
+    try:
+        rows = run_experiment(r, folder, None if quiet else
+                              lambda row: click.echo(row_text(row), err=True), only)
+    except ServerError as e:
+        raise WagonError(str(e)) from None
+    except OSError as e:
+        raise write_error(str(folder), e) from None
+    if r.plots:
+        from ..report.experiment import plot_table  # lazy: matplotlib only for plots
+        for path in plot_table(rows, r.plots, folder):
+            click.echo(f"plot: {path}", err=True)
+    click.echo(table_text(rows, list(r.axes)))
+    lagged = sum(bool(row.get("generator_lagged")) for row in rows)
+    click.echo(f"{len(rows)} runs; table: {folder / 'table.csv'}" + (
+        f"; {lagged} lagged: the generator, not only the server, slowed them (its warning is "
+        "in the table)" if lagged else ""))

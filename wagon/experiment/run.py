@@ -1,0 +1,237 @@
+"""Running a recipe: for every cell and repetition, synthesize the cell's workload, start its
+server (experiment.servers) on a free loopback port with the cell's configuration, replay the
+workload against it while sampling the server's own status, stop the server, measure, and
+append a row to the experiment's table.
+
+The run folder holds the recipe as run, ``table.csv`` (a row per cell and repetition, rewritten
+whole after each row: an interrupted experiment keeps what it finished), and per run
+``cells/cNNN-rK/``: the scenario, the server's configuration and logs, the replay's results
+and the status samples. Repetition K of every cell plays the scenario drawn with seed
+``seed + K`` (common random numbers: the cells of a repetition differ by their settings only,
+not by the luck of the draw).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..analysis.capacity import scaled_scenario
+from ..analysis.pages import page_times, request_percentiles
+from ..analysis.selfsim import hurst_report
+from ..formats.atomic import atomic_write
+from ..formats.model import load_model
+from ..formats.results import measured, pages_path, read_results
+from ..formats.site import build_site
+from ..replay import ReplayOptions, replay
+from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
+from ..synth import Generator, SynthOptions, resolve_site, synthesize
+from ..synth.reference import wagon_model
+from .closed import clicks_needed, closed_loop
+from .recipe import Cell, Recipe
+from .servers import start
+from .status import StatusSampler
+
+__all__ = ["run_experiment", "Run", "LAG_FLAG_MS"]
+
+#: a cell whose sessions started later than this at the 99th percentile is flagged: its
+#: response times include the generator's own delay (Hashemian et al.)
+LAG_FLAG_MS = 10.0
+#: status samples per second of a cell
+STATUS_EVERY = 0.25
+
+
+@dataclass
+class Run:
+    """One cell played once: where its files are, the seed of its workload."""
+
+    cell: Cell
+    repetition: int
+    seed: int
+    folder: Path
+
+
+def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | None = None,
+                   only: set[int] | None = None) -> list[dict]:
+    """Play every cell of ``recipe`` (or the cells ``only`` lists) its repetitions times into
+    the run folder ``out``; returns the table's rows (``on_row`` sees each as it comes)."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(recipe.path, out / "recipe.toml")
+    e = recipe.tables["experiment"]
+    rows: list[dict] = []
+    sites: dict[tuple, Path] = {}
+    for cell in recipe.cells():
+        if only is not None and cell.index not in only:
+            continue
+        for rep in range(e["repetitions"]):
+            if rows:
+                time.sleep(e["pause"])
+            run = Run(cell, rep, e["seed"] + rep, out / "cells" / f"c{cell.index:03d}-r{rep}")
+            rows.append(play(recipe, run, sites, out))
+            write_table(rows, out / "table.csv")
+            if on_row is not None:
+                on_row(rows[-1])
+    return rows
+
+
+def _model(recipe: Recipe, w: dict):
+    """The cell's model: WAGON's own generator, or the model file the recipe names."""
+    return wagon_model(w["rate"]) if w["model"] == "wagon" else load_model(
+        recipe.resolve(w["model"]))
+
+
+def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
+    """Synthesize, serve, replay and measure one run of a cell: its row of the table."""
+    s = run.cell.settings
+    w, e, r, srv = s["workload"], s["experiment"], s["replay"], s["server"]
+    run.folder.mkdir(parents=True, exist_ok=True)
+    model = _model(recipe, w)
+    scenario = run.folder / "scenario.jsonl"
+    span = e["duration"] / w["speedup"]
+    common = dict(rate=w["rate"], classes=w["classes"], seed=run.seed, pages=w["pages"],
+                  speedup=w["speedup"])
+    if w["users"]:                        # closed loop: its users' pages, back to back
+        source = run.folder / "users.jsonl"
+        with atomic_write(source) as f:
+            synthesize(Generator(model, SynthOptions(sessions=w["users"], **common)), f,
+                       w["model"])
+        closed_loop(source, clicks_needed(w["classes"], span + e["drain"]), scenario)
+        due = None
+    else:                                 # the clicks due in the run's seconds, no later one
+        drawn = run.folder / "drawn.jsonl"
+        with atomic_write(drawn) as f:
+            synthesize(Generator(model, SynthOptions(
+                duration=e["duration"], arrivals=w["arrivals"], deterministic=w["deterministic"],
+                steady=w["steady"], **common)), f, w["model"])
+        due = scaled_scenario(str(drawn), 1.0, span, r["warmup"], str(scenario)).offered
+        drawn.unlink()
+    key = (w["model"], w["pages"])
+    if key not in sites:                  # the site depends on the model and its page count
+        sites[key] = out / "sites" / f"site-{len(sites)}"
+        build_site(resolve_site(model, pages=w["pages"]).spec, sites[key])
+    params = {k: v for k, v in srv.items() if k not in ("kind", "template")}
+    template = recipe.resolve(srv["template"]) if srv["template"] else None
+    with start(srv["kind"], params, sites[key], run.folder / "server",
+               template=template) as server:
+        with StatusSampler(server, every=STATUS_EVERY, port=server.port) as sampler:
+            summary = replay(str(scenario), ReplayOptions(
+                target=server.url, results=str(run.folder / "results.csv"),
+                workers=r["workers"], protocol=r["protocol"] or None,
+                emulation=r["emulation"], network=r["network"], loss=r["loss"],
+                warmup=r["warmup"], fail_on=(), max_time=span + e["drain"]))
+        sampler.write_csv(run.folder / "status.csv")
+        status = sampler.summary(server.capacity)
+        logged = _lines(server.access_log)
+    row = {"experiment": recipe.name, "cell": run.cell.index, "repetition": run.repetition,
+           "seed": run.seed, **run.cell.axes, "server": srv["kind"]}
+    row.update(measure(run.folder / "results.csv", summary, status, logged,
+                       e["measures"], e["hurst_bin"], (r["warmup"], span), due))
+    return row
+
+
+def _lines(path: Path) -> int | None:
+    """Lines of the server's access log (the requests it logged), None if it has none."""
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return None
+
+
+def measure(results: Path, summary: dict, status: dict, logged: int | None,
+            groups: list[str], hurst_bin: float, window: tuple[float, float],
+            due: int | None) -> dict[str, Any]:
+    """A run's measures (``groups``: recipe.MEASURE_GROUPS) from its results, the replay's
+    summary, the server's status samples and the requests its access log counts; ``window``:
+    the arrivals' seconds measured, [warmup, end of the arrivals) — the drain after them lets
+    pages finish but is not a second of load; ``due``: the requests the schedule has due in
+    the window (None: a closed loop, which offers only what is served)."""
+    row: dict[str, Any] = {"duration_s": summary["duration_s"],
+                           "sessions": summary["sessions"]["started"],
+                           "stopped_by": summary.get("stopped_by", "")}
+    req = read_results(results)
+    run_file = req.attrs["run"]
+    req = req[measured(req, run_file)]
+    if "pages" in groups:
+        pages = read_results(pages_path(results))
+        pages = pages[measured(pages, run_file)]
+        row.update(_flat("page_", page_times(pages, summary["duration_s"], req).summary()))
+    if "requests" in groups:
+        ok = req[req["error"] == ""]
+        lo, hi = window
+        row.update({"requests_sent": int((req["error"] != NOT_STARTED).sum()),
+                    "requests_ok": len(ok),
+                    "requests_failed": int((~req["error"].isin(("", *UNFINISHED))).sum()),
+                    "requests_cut": int((req["error"] == IN_FLIGHT).sum()),
+                    "requests_not_started": int((req["error"] == NOT_STARTED).sum()),
+                    "offered_rps": None if due is None else due / (hi - lo),
+                    "served_rps": int(ok["last_byte"].between(lo, hi, "left").sum()) / (hi - lo),
+                    **{f"request_{k}_ms": v for k, v in request_percentiles(req).items()}})
+    if "server" in groups:
+        row["server_logged_requests"] = logged
+        row.update({f"server_{k}": v for k, v in status.items()})
+    if "generator" in groups:
+        g = summary["generator"]
+        lag = g["start_lag"]["p99"]
+        row.update({"generator_start_lag_p99_ms": lag,
+                    "generator_loop_lag_p99_ms": g["loop_lag"]["p99"],
+                    "generator_cpu": g["cpu"],
+                    "generator_lagged": bool(summary["warnings"]) or (lag or 0) > LAG_FLAG_MS,
+                    "generator_warning": " ".join(summary["warnings"])})
+    if "hurst" in groups:
+        row.update(hurst(req["start"].dropna().to_numpy(), hurst_bin, window[1]))
+    return row
+
+
+def _flat(prefix: str, summary: dict) -> dict[str, Any]:
+    """A summary's columns: nested figures named after their parent (``finished_s``'s p50 →
+    ``page_finished_p50_s``, ``html_latency_s``'s mean → ``page_html_latency_mean_s``)."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if not isinstance(value, dict):
+            out[prefix + key] = value
+            continue
+        stem, unit = (key[:-2], "_s") if key.endswith("_s") else (key, "")
+        for sub, x in value.items():
+            out[f"{prefix}{stem}_{sub}" + (unit if sub != "pages" else "")] = x
+    return out
+
+
+def hurst(starts: np.ndarray, width: float, span: float) -> dict[str, Any]:
+    """Hurst estimates of the request-count series (requests issued per ``width`` seconds over
+    the cell's arrivals, [0, span)): WAGON's Fig. 12 measure."""
+    counts = np.bincount((starts[starts < span] // width).astype(np.int64),
+                         minlength=int(math.ceil(span / width)))
+    try:
+        estimates, notes = hurst_report(counts)
+    except ValueError as err:
+        return {"hurst_note": str(err)}
+    return {**{f"hurst_{x.estimator}": x.H for x in estimates}, "hurst_bins": len(counts),
+            "hurst_note": " ".join(notes)}
+
+
+def write_table(rows: list[dict], path: Path) -> None:
+    """The table as CSV (columns in order of first appearance; empty: not measured), whole."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, columns, restval="", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell_text(v) for k, v in row.items()})
+    with atomic_write(path) as f:
+        f.write(buf.getvalue())
+
+
+def _cell_text(v: Any) -> str:
+    if v is None or isinstance(v, float) and math.isnan(v):
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)

@@ -1,0 +1,65 @@
+"""The figures of an experiment's table (``wagon experiment``, a recipe's ``[[plot]]``)."""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from ..formats.atomic import atomic_path
+
+__all__ = ["plot_table", "series"]
+
+
+def _number(v) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return x
+
+
+def series(rows: list[dict], x: str, y: str, by: str | None
+           ) -> dict[object, list[tuple[object, float, float, float]]]:
+    """Per value of ``by`` (one series when None): (x, mean, min, max) of ``y`` over the
+    repetitions at each x, in the order the x values first appear; runs without ``y`` left out."""
+    groups: dict[object, dict[object, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        v = _number(row.get(y))
+        if not math.isnan(v):
+            groups[row.get(by) if by else None][row.get(x)].append(v)
+    return {s: [(xv, sum(vs) / len(vs), min(vs), max(vs)) for xv, vs in points.items()]
+            for s, points in groups.items()}
+
+
+def plot_table(rows: list[dict], plots: list[dict], folder: Path) -> list[Path]:
+    """One PNG per plot of the recipe, in ``folder``: each y against x, a line per series
+    value, the mean over repetitions with their range as error bars. Returns the files."""
+    out = []
+    for k, p in enumerate(plots):
+        fig = Figure(figsize=(5.5 * len(p["y"]), 4))
+        axes = fig.subplots(1, len(p["y"]), squeeze=False)[0]
+        for ax, y in zip(axes, p["y"]):
+            for s, points in series(rows, p["x"], y, p["series"]).items():
+                xs = [pt[0] for pt in points]
+                numeric = all(not math.isnan(_number(v)) for v in xs)
+                at = [_number(v) for v in xs] if numeric else list(range(len(xs)))
+                mean = [pt[1] for pt in points]
+                ax.errorbar(at, mean, yerr=[[m - pt[2] for m, pt in zip(mean, points)],
+                                            [pt[3] - m for m, pt in zip(mean, points)]],
+                            marker="o", capsize=3,
+                            label=None if s is None else f"{p['series']} = {s}")
+                if not numeric:
+                    ax.set_xticks(at, [str(v) for v in xs])
+            ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear")
+            if p["series"]:
+                ax.legend(fontsize="small")
+        fig.suptitle(p["title"] or ", ".join(p["y"]) + f" against {p['x']}")
+        fig.tight_layout()
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"plot-{k}-{'-'.join(p['y'])}")[:100] + ".png"
+        with atomic_path(folder / name) as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
+        out.append(folder / name)
+    return out
