@@ -57,6 +57,25 @@ def test_the_knee_is_the_rate_nginx_limits_itself_to(tmp_path):
     assert matplotlib.image.imread(tmp_path / "c.png").shape[2] in (3, 4)
 
 
+def test_the_objects_of_a_refused_page_fail_with_it_and_nothing_is_cut(tmp_path):
+    """A page and its object every 5 ms (400 requests/s offered) against nginx letting 100 a
+    second through: the objects of the pages it refuses are never asked for (``skipped``) and
+    count as failed, so that ok + failed is every request offered, none of them cut."""
+    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/index.html", 100, [0])],
+                                   [("/o.gif", 100)], ["lan/http11"],
+                                   [(i / 200, 0, [(0, 0.0)]) for i in range(601)])
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_bytes(b"x" * 100)
+    (site / "o.gif").write_bytes(b"y" * 100)
+    with nginx(site, tmp_path / "ng", limit_rate=CAPACITY, access_log=False) as server:
+        step = sweep(scenario, server.url, "--rates", "1", "--step-time", "2",
+                     "--warmup", "0.5")["steps"][0]
+    assert step["offered"] == 2 * 300 and step["cut"] == 0, step
+    assert step["ok"] + step["failed"] == step["offered"]
+    assert step["errors_by_kind"]["skipped"] > 0 and step["errors_by_kind"]["http_5xx"] > 0
+
+
 def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
     """The default classes (a quarter on 56 kbit/s modems, 300 ms RTT): clicks come seconds
     after they are due, and still every step's achieved load is its offered one."""

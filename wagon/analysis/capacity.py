@@ -167,7 +167,8 @@ def window_pages(pages: "pd.DataFrame", plan: StepPlan) -> "pd.Series":
 def of_window(req: "pd.DataFrame", pages: "pd.DataFrame", plan: StepPlan) -> "pd.Series":
     """Which of the step's recorded requests (``read_results``) are its window's: of each
     session, those issued from its first click due in the window on (its clicks run one after
-    the other, so they are exactly the window's clicks' requests that were issued)."""
+    the other, so they are exactly the window's clicks' requests that were issued), placed at
+    their start — a skipped object, never issued, at its page's failure: it failed with it."""
     # lazy: pandas only once a step has run
     import pandas as pd  # lazy: see above
     first = pages[_click_rank(pages) == pages["session"].map(plan.before)].set_index("session")
@@ -176,7 +177,8 @@ def of_window(req: "pd.DataFrame", pages: "pd.DataFrame", plan: StepPlan) -> "pd
     firsts = np.fromiter(plan.before.values(), np.int64, len(plan.before))
     bound = pd.Series(np.where(firsts == 0, -np.inf, np.inf), index=ids)
     bound.update(begun[begun.index.isin(ids[firsts > 0])])
-    return req["start"] >= req["session"].map(bound)
+    at = req["start"].fillna(req["intended"])        # a skipped object: when its page failed
+    return at >= req["session"].map(bound)
 
 
 def step_pages(pages: "pd.DataFrame", req: "pd.DataFrame", plan: StepPlan, end: float) -> dict:
