@@ -16,7 +16,7 @@ import pytest
 
 from wagon.experiment.servers import (APACHE_TEMPLATE, DEFAULTS, NGINX_TEMPLATE, SERVER_KINDS,
                                       ServerError, resolve, start)
-from wagon.experiment.status import StatusSampler, busy
+from wagon.experiment.status import StatusSampler, busy, established
 
 from .conftest import require_tool
 
@@ -160,6 +160,31 @@ def test_the_sampler_counts_the_slow_clients_the_server_holds(site, tmp_path, ki
     sampler.write_csv(tmp_path / "status.csv")
     rows = list(csv.DictReader((tmp_path / "status.csv").open()))
     assert len(rows) == summary["samples"] and {int(r[held]) for r in rows} == {k}
+
+
+def test_an_apache_with_every_worker_held_is_read_as_saturated(site, tmp_path):
+    """Both workers of a 2-worker Apache held by slow clients: its status request waits in the
+    listen backlog, and the sample says every worker busy (``unanswered``); once the clients
+    leave, the page answers again. The kernel lists the held connections and the waiting
+    one."""
+    require_tool("apache2")
+    with start("apache", {"MaxRequestWorkers": 2}, site, tmp_path / "a") as srv:
+        srv.timeout = 0.3
+        slow = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
+        for s in slow:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: loc")
+        deadline = time.monotonic() + 3
+        while established(srv.port) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(0.2)                                   # both accepted by their workers
+        assert srv.status() == {"busy": 2, "idle": 0, "unanswered": 1}
+        for s in slow:
+            s.close()
+        deadline = time.monotonic() + 5
+        while (answer := srv.status())["unanswered"]:
+            assert time.monotonic() < deadline
+        assert answer["busy"] + answer["idle"] == 2
 
 
 def test_a_status_that_cannot_be_read_is_counted_not_raised(site, tmp_path):

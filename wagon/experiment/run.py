@@ -44,8 +44,10 @@ __all__ = ["run_experiment", "Run", "LAG_FLAG_MS"]
 #: a cell whose sessions started later than this at the 99th percentile is flagged: its
 #: response times include the generator's own delay (Hashemian et al.)
 LAG_FLAG_MS = 10.0
-#: status samples per second of a cell
+#: seconds between status samples, and the longest a status page may take (on loopback it
+#: takes about a millisecond; an Apache that keeps it waiting has no worker free)
 STATUS_EVERY = 0.25
+STATUS_TIMEOUT = 1.0
 
 
 @dataclass
@@ -120,6 +122,7 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
     template = recipe.resolve(srv["template"]) if srv["template"] else None
     with start(srv["kind"], params, sites[key], run.folder / "server",
                template=template) as server:
+        server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port) as sampler:
             summary = replay(str(scenario), ReplayOptions(
                 target=server.url, results=str(run.folder / "results.csv"),

@@ -252,18 +252,33 @@ class Running:
         object left out). nginx (stub_status): ``active`` connections, ``reading``,
         ``writing``, ``waiting``, and the counters ``accepts``, ``handled``, ``requests``
         (this object's status requests and their connections left out). ``wagon serve`` has
-        no status page: {}. Raises OSError or ValueError when the page cannot be read — e.g.
-        when every Apache worker is busy, the status request waits in the listen backlog like
-        any other and may time out."""
+        no status page: {}. Raises OSError or ValueError when the page cannot be read.
+
+        Apache's ``unanswered`` is 1 when its page did not come within ``timeout``: a prefork
+        Apache accepts a connection only with a worker free, so a status request left waiting
+        in the listen backlog means every worker was busy — the sample is then ``busy`` =
+        MaxRequestWorkers, ``idle`` 0, read from the server's behaviour when its page cannot
+        say it; 0 otherwise."""
         if self.kind == "wagon":
             return {}
         with self._lock:
             self._polls += 1
             polls = self._polls
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(self.url + _STATUS[self.kind], timeout=self.timeout) as r:
-            text = r.read().decode("ascii", "replace")
-        return (_apache_status if self.kind == "apache" else _nginx_status)(text, polls)
+        try:
+            with opener.open(self.url + _STATUS[self.kind], timeout=self.timeout) as r:
+                text = r.read().decode("ascii", "replace")
+        except OSError as e:
+            if self.kind == "apache" and _timed_out(e):
+                return {"busy": self.capacity, "idle": 0, "unanswered": 1}
+            raise
+        out = (_apache_status if self.kind == "apache" else _nginx_status)(text, polls)
+        return {**out, "unanswered": 0} if self.kind == "apache" else out
+
+
+def _timed_out(e: OSError) -> bool:
+    """Did a status request time out (urllib wraps a connect's timeout in URLError)?"""
+    return isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
 
 
 def _apache_status(text: str, polls: int) -> dict[str, float]:
