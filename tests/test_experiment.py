@@ -4,6 +4,11 @@ scenario each cell played; bad recipes are one line each."""
 from __future__ import annotations
 
 import csv
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -66,6 +71,7 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
         assert int(row["page_finished"]) + int(row["page_cut"]) + int(row["page_not_started"]) \
             == clicks, row
         assert int(row["page_finished"]) > 0 and row["seed"] == "7"
+        assert row["stopped_by"] == "", row               # its clicks all played, none cut
         # the server's own log: the answers the replay counts, on the protocol's connections
         log = [line.split() for line in (folder / "server" / "access.log").read_text(
             ).splitlines()]
@@ -120,3 +126,35 @@ def test_every_shipped_recipe_reads_and_names_what_its_plots_draw(tmp_path):
                                     for c in columns.get(g, ())}
         for plot in recipe.plots:
             assert {plot["x"], *plot["y"]} - {None} <= known, (name, plot)
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 5), (signal.SIGKILL, -9)])
+def test_a_stopped_experiment_leaves_no_server_running(tmp_path, sig, status):
+    """SIGTERM: the replay under way stops, its row is kept (stopped_by signal), no later run
+    is played, exit 5. SIGKILL: no row, but the server still goes (it dies with its parent)."""
+    require_tool("nginx")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(TWO_BY_TWO.replace("duration = 4", "duration = 60").replace(
+        '"server.kind" = ["wagon", "nginx"]', '"server.kind" = ["nginx", "wagon"]'))
+    run = subprocess.Popen([sys.executable, "-m", "wagon", "experiment", str(recipe), "--out",
+                            str(tmp_path / "run"), "--quiet"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+    log = tmp_path / "run" / "cells" / "c000-r0" / "server" / "access.log"
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.stat().st_size):        # nginx is answering the replay
+        assert time.monotonic() < deadline and run.poll() is None, run.stderr.read()
+        time.sleep(0.1)
+    pid = int((log.parent / "nginx.pid").read_text())
+    run.send_signal(sig)
+    assert run.wait(30) == status
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}")                 # nginx's master is gone
+    table = tmp_path / "run" / "table.csv"
+    if sig == signal.SIGTERM:
+        rows = _table(table)
+        assert len(rows) == 1 and rows[0]["stopped_by"] == "signal"
+        assert "stopped by a signal in cell 0" in run.stderr.read().decode()
+    else:
+        assert not table.exists()

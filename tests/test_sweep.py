@@ -116,6 +116,21 @@ def test_a_steps_offered_load_is_the_schedules(tmp_path):
             str(scenario)).sessions())
 
 
+def test_a_cut_of_a_steady_scenario_plays_until_its_clicks_are_done(tmp_path):
+    """A steady scenario stops the replay at its end; the cut a step or an experiment's run
+    plays keeps only the clicks due by then and has no end of its own, so the pages under way
+    finish during the drain instead of being stopped with it."""
+    from wagon.replay.runner import steady_end
+    from wagon.synth.reference import wagon_model
+    source = tmp_path / "steady.jsonl"
+    with open(source, "w") as f:
+        synthesize(Generator(wagon_model(1.0), SynthOptions(duration=30, steady=True, seed=1)),
+                   f)
+    scaled_scenario(str(source), 1.0, 30.0, 0.0, str(tmp_path / "cut.jsonl"))
+    assert steady_end(read_scenario(source)) == 30.0
+    assert steady_end(read_scenario(tmp_path / "cut.jsonl")) is None
+
+
 def test_knee_rule_and_rates():
     def step(offered, achieved, errors=0.0):
         return {"offered_rps": offered, "achieved_rps": achieved, "error_rate": errors}

@@ -124,7 +124,10 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
     the step's plan (``StepPlan``: clicks before ``warmup``, requests due in [warmup, until))."""
     sc = read_scenario(path)
     header = {k: v for k, v in sc.header.items() if k not in ("format", "version")}
-    header["options"] = {**header.get("options", {}), "sweep_rate_scale": rate}
+    # the cut has no planned end of its own: it plays until its clicks (due by ``until``) are
+    # done, or the caller's --max-time; a steady source's end would stop it before its drain
+    header["options"] = {**header.get("options", {}), "sweep_rate_scale": rate,
+                         "until": until, "steady": False}
     n_objects = np.array([len(o) for o in sc.site.page_objects], np.int64)
     plan = StepPlan({}, 0, 0)
     sessions = (s for s in sc.sessions() if s.start / rate < until)

@@ -97,12 +97,16 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
     if dry_run:
         return
     folder = Path(out) if out else Path(r.name)
-    from ..experiment.run import run_experiment  # lazy: the replay engine and SciPy only to run
+    from ..experiment.run import Interrupted, run_experiment  # lazy: SciPy only to run
     try:
         rows = run_experiment(r, folder, None if quiet else
                               lambda row: click.echo(row_text(row), err=True), only)
     except ServerError as e:
         raise WagonError(str(e)) from None
+    except Interrupted as e:
+        stop = click.ClickException(str(e))
+        stop.exit_code = 5                          # as wagon replay's unplanned cut
+        raise stop from None
     except OSError as e:
         raise write_error(str(folder), e) from None
     if r.plots:

@@ -39,7 +39,12 @@ from .recipe import Cell, Recipe
 from .servers import start
 from .status import StatusSampler
 
-__all__ = ["run_experiment", "Run", "LAG_FLAG_MS"]
+__all__ = ["run_experiment", "Run", "Interrupted", "LAG_FLAG_MS"]
+
+
+class Interrupted(Exception):
+    """A signal stopped a run: its row is in the table, marked ``stopped_by`` signal, and no
+    later run is played."""
 
 #: a cell whose sessions started later than this at the 99th percentile is flagged: its
 #: response times include the generator's own delay (Hashemian et al.)
@@ -80,6 +85,9 @@ def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | N
             write_table(rows, out / "table.csv")
             if on_row is not None:
                 on_row(rows[-1])
+            if rows[-1]["stopped_by"] == "signal":
+                raise Interrupted(f"stopped by a signal in cell {cell.index}, repetition "
+                                  f"{rep}: {len(rows)} runs in {out / 'table.csv'}")
     return rows
 
 

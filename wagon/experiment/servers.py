@@ -16,6 +16,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..lifeline import die_with_parent
 from ..replay.serve_options import ServeOptions
 
 __all__ = ["SERVER_KINDS", "DEFAULTS", "APACHE_TEMPLATE", "NGINX_TEMPLATE", "ServerError",
@@ -353,12 +355,15 @@ def listening(argv: list[str], port: int, log: Path | None = None, name: str | N
     by its PID, SIGKILL after 10 s. Its stderr is appended to ``log`` (else discarded). It gets
     a session of its own: Apache's prefork, stopping in the foreground, SIGTERMs its whole
     process group. ServerError with ``log``'s last line when it does not start (``name``: the
-    server's, its binary's by default)."""
+    server's, its binary's by default). It gets SIGTERM when this process dies, however it
+    dies (``lifeline.die_with_parent``): a killed experiment leaves no server running."""
     name = name or Path(argv[0]).name
     since = log.stat().st_size if log and log.exists() else 0
+    parent = os.getpid()
     with open(log, "ab") if log else open(os.devnull, "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=err, start_new_session=True)
+                                stderr=err, start_new_session=True,
+                                preexec_fn=lambda: die_with_parent(parent, signal.SIGTERM))
     try:
         try:
             wait_port(port, START_TIMEOUT, proc)
