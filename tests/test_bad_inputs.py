@@ -38,6 +38,7 @@ INVOCATIONS = {
     "compare": [(["compare", "F", "G"], {"scenario", "results"}),
                 (["compare", "G", "F"], {"scenario", "results"})],
     "advise keepalive": [(["advise", "keepalive", "--model", "F"], {"model"})],
+    "experiment": [(["experiment", "F", "--dry-run"], set())],
     "report": [(["report", "F", "-o", "out.html"], {"scenario", "results", "model"}),
                (["report", "--compare", "G", "F", "-o", "out.html"], {"scenario", "results"})],
 }

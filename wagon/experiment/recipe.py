@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..formats.kind import wrong_kind
 from .servers import ServerError, resolve
 
 __all__ = ["RecipeError", "Recipe", "Cell", "read_recipe", "locate", "shipped",
@@ -127,6 +128,9 @@ def locate(text: str) -> Path:
 def read_recipe(path: str | os.PathLike) -> Recipe:
     """Read and check a recipe; RecipeError (one line) on anything it cannot run."""
     path = Path(path)
+    other = wrong_kind(path, "a recipe")
+    if other:
+        raise RecipeError(other)
     try:
         with open(path, "rb") as f:
             doc = tomllib.load(f)
