@@ -24,7 +24,8 @@ TLS = list(REQUEST_COLUMNS).index("tls_start")
 #: what a run file says before its summary
 RUN = {"scenario": "s.jsonl", "target": "http://127.0.0.1:1/", "t0": "2026-11-25T00:00:00+00:00",
        "t0_unix": 1.8e9, "classes": ["modem/http10x4"], "speedup": 1.0, "model": None,
-       "options": {}, "summary": None}
+       "options": {"target": "http://127.0.0.1:1/", "workers": 1, "fail_on": []},
+       "summary": None}
 
 
 def _write(path, rows, columns=REQUEST_COLUMNS):
@@ -79,7 +80,7 @@ def test_pages_file_and_run_file(tmp_path):
     req = _write(tmp_path / "r.csv", [ROW])
     _write(pages_path(req), [(3, "modem/http10x4", 7, "0.5", "0.51", "1.13", "2.0", "1.49",
                               "1.2", 2, 0)], PAGE_COLUMNS)
-    write_run(req, {**RUN, "options": {"x": float("nan")}})
+    write_run(req, {**RUN, "options": {**RUN["options"], "x": float("nan")}})
     assert run_path(req).endswith("r.run.json") and pages_path(req).endswith("r.pages.csv")
     doc = json.loads(open(run_path(req)).read())            # strict JSON: NaN became null
     assert doc["format"] == "wagon-results" and doc["options"]["x"] is None

@@ -31,11 +31,8 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-import numpy as np
-
 from .atomic import atomic_write
-from .results_check import (RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json,
-                            check_layout, check_rows, fields_per_line, too_many)
+from .run_schema import RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
@@ -102,10 +99,12 @@ class ResultsWriter:
         self.out.flush()
 
 
-def write_run(results: str | os.PathLike, info: dict) -> None:
-    """Write the run file (atomically: readers never see half of it)."""
+def write_run(results: str | os.PathLike, info: dict, path: str | os.PathLike | None = None
+              ) -> None:
+    """Write the run file of ``results`` (or at ``path``), atomically: readers never see half
+    of it."""
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, **info}
-    with atomic_write(run_path(results)) as f:
+    with atomic_write(path or run_path(results)) as f:
         f.write(dumps(doc) + "\n")
 
 
@@ -155,6 +154,9 @@ def read_results(path: str | os.PathLike):
     """
     # lazy: the replay engine writes results and must not pay for pandas at start-up
     import pandas as pd  # lazy: see above
+
+    from .results_check import (check_layout, check_rows,  # lazy: NumPy, as pandas
+                                fields_per_line, too_many)
     path = str(path)
     try:
         with open(path, "rb") as f:
@@ -222,6 +224,7 @@ def _columns(path: str, head: bytes) -> dict[str, str]:
 def _first_unreadable(body: bytes, columns: dict[str, str]) -> tuple[int, str, str]:
     """The first cell pandas could not type (the slow path, taken only for a bad file): every
     column read as text, then converted with ``errors='coerce'`` to find where."""
+    import numpy as np  # lazy: see read_results
     import pandas as pd  # lazy: see read_results
     try:
         body.decode()
