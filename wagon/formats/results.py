@@ -4,7 +4,11 @@
 ``pandas.read_csv`` opens them without options; times are seconds from the run's t0 on a
 monotonic clock, ``class`` is the client class's name. ``r.run.json`` says what ran (target,
 scenario, t0 as a wall-clock time, options) and, once the run ends, its summary.
-``read_results`` is the typed reader every consumer uses.
+``read_results`` is the typed reader every consumer uses; it refuses, in one line naming the
+file, the line and the field, anything the format forbids (``results_check``: the layout, each
+column's range, the order of times), and ``read_run`` a run file that breaks ``RUN_SCHEMA``
+(``run_schema``). A replay writes rows to part files and publishes these files whole when it
+ends (``replay/parts.py``).
 
 Version 2 (issue 9): every request of the run has exactly one row (``error`` also says
 ``not_started``, ``in_flight``, ``skipped``), ``start`` is when the browser issued the request
