@@ -259,6 +259,7 @@ def _first_unreadable(body: bytes, columns: dict[str, str]) -> tuple[int, str, s
 
 def _cell(value) -> str:
     """A cell's value for an error message, cut short."""
+    value = value.item() if hasattr(value, "item") else value       # NumPy's, as Python's
     text = "empty" if value is None or value != value or value == "" else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
