@@ -8,7 +8,7 @@ clock against its own (bracketed readings, NTP-style), fixes t0 a fraction of a 
 on the scheduler's clock and sends each worker that instant on the worker's clock, so all start
 together whatever their start-up took and however their clocks are set. The workers' rows come
 back as data and are merged, with their statistics, by the same code as ``--workers``
-(``runner.concat``, ``runner.finish``); the summary reports each worker's clock offset.
+(``runner.finish``, which publishes them: ``parts``); the summary reports each worker's clock offset.
 With progress on, each segment's ``Progress`` states travel through a Dask queue and this
 process shows their sum every ``progress_every`` seconds, as ``--workers`` does.
 SIGINT/SIGTERM here stop every segment, which still ends with every request recorded.
@@ -29,11 +29,11 @@ from distributed import Event, Queue, Variable, get_worker
 from distributed.comm import CommClosedError
 
 from ..cluster import ClockOffset, clock_offsets
-from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
+from .parts import part_paths, remove_parts
 from .progress import Board
-from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, concat, finish,
+from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, finish,
                      no_full_collections, play, preflight, prepare, run_info)
 
 __all__ = ["replay_on_cluster"]
@@ -106,15 +106,11 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
 
 
 def _write(results: str, parts: list[tuple[bytes, bytes]]) -> None:
-    """The merged request and page files: a header, then each segment's rows in order."""
-    for target, columns, i in ((results, REQUEST_COLUMNS, 0),
-                               (pages_path(results), PAGE_COLUMNS, 1)):
-        with open(target, "w", newline="") as f:
-            ResultsWriter(f, columns).flush()
-        for k, part in enumerate(parts):
-            with open(f"{target}.part{k}", "wb") as f:
-                f.write(part[i])
-        concat(target, len(parts))
+    """Each segment's request and page rows as its part files (``finish`` publishes them)."""
+    for k, rows in enumerate(parts):
+        for path, data in zip(part_paths(results, k), rows):
+            with open(path, "wb") as f:
+                f.write(data)
 
 
 def _offsets(sched: ClockOffset, workers: dict[str, ClockOffset]) -> list[dict]:
@@ -165,6 +161,7 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
         for s, handler in previous.items():
             signal.signal(s, handler)
     if opts.results:
+        remove_parts(opts.results)
         _write(opts.results, parts)
     return finish(states, dead, info, worker_opts, thresholds,
                   {"cluster": {"scheduler": client.scheduler.address,

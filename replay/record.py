@@ -1,6 +1,7 @@
 """Recording and statistics: the collectors that subscribe to the core's events.
 
-- ``CsvRecorder``: every request and every page to the results files (``wagon.formats.results``),
+- ``CsvRecorder``: every request and every page to the process' part files (``parts``; the
+  results files, ``wagon.formats.results``, are published from them when the run ends),
   buffered in memory and flushed at least once a second, so an interrupted run keeps everything
   recorded up to its last second;
 - ``Stats``: bounded-memory statistics (``histogram.Histogram``, per-second counts), mergeable
@@ -296,14 +297,14 @@ class Stats:
 
 
 class CsvRecorder:
-    """Requests and pages to the results files, times in seconds from t0, classes by name;
-    rows are buffered until ``flush``."""
+    """Requests and pages to the process' part files (``parts``: rows without a header), times
+    in seconds from t0, classes by name; rows are buffered until ``flush``."""
 
-    def __init__(self, requests: TextIO, pages: TextIO, t0: float, class_names: list[str],
-                 header: bool = True) -> None:
+    def __init__(self, requests: TextIO, pages: TextIO, t0: float,
+                 class_names: list[str]) -> None:
         self.t0, self.names = t0, class_names
-        self.requests = ResultsWriter(requests, REQUEST_COLUMNS, header)
-        self.pages = ResultsWriter(pages, PAGE_COLUMNS, header)
+        self.requests = ResultsWriter(requests, REQUEST_COLUMNS, header=False)
+        self.pages = ResultsWriter(pages, PAGE_COLUMNS, header=False)
 
     def subscribe(self, hooks: Hooks) -> None:
         hooks.call_done.append(self.on_call)

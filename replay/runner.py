@@ -19,7 +19,6 @@ import gc
 import itertools
 import multiprocessing
 import os
-import shutil
 import signal
 import socket
 import ssl
@@ -37,8 +36,7 @@ import numpy as np
 import uvloop
 
 from ..formats.classes import parse_protocol
-from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
-                               write_run)
+from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
 from ..lifeline import die_with_parent
 from .browser import Target
@@ -47,9 +45,10 @@ from .http import closes_sent
 from .identity import IdentityError, SourcePool, loopback, source_pool
 from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
+from .parts import part_paths, pending_run_path, publish, remove_parts
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
-from .salvage import cut_partial_line, settle_part
+from .salvage import settle_part
 from .scheduler import Scheduler, class_override
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
@@ -290,9 +289,9 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     hooks = Hooks()
     stats = Stats(t0, measured_window(sc, opts))
     stats.subscribe(hooks)
-    files = [open(p, "a" if worker >= 0 else "w", newline="") for p in results] if results else []
-    recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes],
-                            header=worker < 0) if files else None)
+    files = [open(p, "w", newline="") for p in results] if results else []
+    recorder = (CsvRecorder(files[0], files[1], t0, [c.name for c in sc.classes])
+                if files else None)
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc, prefix = _target(opts.target)
@@ -407,13 +406,6 @@ async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
         last_flush = now
 
 
-def _part_paths(results: str, k: int) -> tuple[str, str]:
-    """Request and page files of worker k (k < 0: the final files of a single process)."""
-    if k < 0:
-        return results, pages_path(results)
-    return f"{results}.part{k}", f"{pages_path(results)}.part{k}"
-
-
 def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
     """What the run file says of a run before its summary exists (written at once)."""
     info = {"scenario": path, "target": opts.target,
@@ -423,7 +415,7 @@ def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> di
             "options": asdict(opts), "identity": identity_info(sc, sources_for(opts)),
             "summary": None}
     if opts.results:
-        write_run(opts.results, info)
+        write_run(opts.results, info, pending_run_path(opts.results))
     return info
 
 
@@ -475,9 +467,11 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions
     def started(t0_wall: float) -> None:
         info.update(run_info(path, sc, opts, t0_wall))
 
+    if opts.results:
+        remove_parts(opts.results)
     if opts.workers == 1:
         raise_nofile()
-        results = _part_paths(opts.results, -1) if opts.results else None
+        results = part_paths(opts.results, 0) if opts.results else None
         with no_full_collections():
             t0_wall = time.time() + START_MARGIN
             started(t0_wall)
@@ -489,8 +483,8 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions
 
 def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
             thresholds: list[Threshold], extra: dict | None = None) -> dict:
-    """The merged summary of the processes' ``states`` (plus ``extra`` keys), written to the
-    run file."""
+    """The merged summary of the processes' ``states`` (plus ``extra`` keys), published with
+    the rows of the ``opts.workers`` processes' parts (``parts.publish``)."""
     merged = Stats.merged(states)
     reasons = {s["stopped_by"] for s in states} - {None}
     stopped_by = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
@@ -509,7 +503,7 @@ def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
     summary["pages_results"] = pages_path(opts.results) if opts.results else None
     summary.update(extra or {})
     if opts.results:
-        write_run(opts.results, {**info, "summary": summary})
+        publish(opts.results, opts.workers, {**info, "summary": summary})
     return summary
 
 
@@ -531,7 +525,7 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int) -
     try:
         sc = read_scenario(path)
         raise_nofile()
-        results = _part_paths(opts.results, k) if opts.results else None
+        results = part_paths(opts.results, k) if opts.results else None
         with no_full_collections():
             _send(conn, ("ready", None))
             t0_wall = conn.recv()
@@ -630,13 +624,6 @@ class _Workers:
 
     def run(self, started: Callable[[float], None]) -> tuple[list[dict], list[str]]:
         opts = self.opts
-        if opts.results:
-            for path, columns in ((opts.results, REQUEST_COLUMNS),
-                                  (pages_path(opts.results), PAGE_COLUMNS)):
-                with open(path, "w", newline="") as f:
-                    ResultsWriter(f, columns).flush()
-                for k in range(opts.workers):
-                    open(f"{path}.part{k}", "w").close()
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             for p in self.procs:
@@ -665,29 +652,11 @@ class _Workers:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
-            if opts.results:
-                concat(opts.results, opts.workers)
-                concat(pages_path(opts.results), opts.workers)
         return states, list(self.dead.values())
 
     def _salvage(self, k: int) -> dict:
         """The statistics of dead worker k, from the rows of its part files (``salvage``)."""
         due_by = self.died_at[k] - self.t0_wall
         return settle_part(self.sc, (k, len(self.procs)), due_by, _target(self.opts.target)[3],
-                           *_part_paths(self.opts.results, k),
+                           *part_paths(self.opts.results, k),
                            measured_window(self.sc, self.opts))
-
-
-def concat(target: str, n: int) -> None:
-    """Append the workers' parts ``target.partK`` to ``target`` (which holds the header); a
-    part cut mid-line (its worker was killed) loses that line."""
-    with open(target, "r+b") as out:
-        for k in range(n):
-            part = f"{target}.part{k}"
-            if not os.path.exists(part):
-                continue
-            out.seek(0, os.SEEK_END)
-            with open(part, "rb") as f:
-                shutil.copyfileobj(f, out)
-            os.remove(part)
-            cut_partial_line(out)

@@ -43,15 +43,13 @@ def cut_partial_line(f) -> None:
 
 
 def _rows(path: str, columns: dict[str, str]) -> list[dict]:
-    """The complete rows of a part file (or of a single process' results file, whose header
-    is skipped), cut after its last newline first."""
+    """The complete rows of a part file, cut after its last newline first."""
     if not os.path.exists(path):
         return []
     with open(path, "r+b") as f:
         cut_partial_line(f)
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f, fieldnames=list(columns)))
-    return rows[1:] if rows and list(rows[0].values()) == list(columns) else rows
+        return list(csv.DictReader(f, fieldnames=list(columns)))
 
 
 def last_recorded(paths: list[str]) -> float:

@@ -54,18 +54,33 @@ def test_a_full_disk_leaves_the_old_file_and_exits_6(tmp_path, inputs, sample, n
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_a_replay_that_fills_the_disk_exits_6(tmp_path):
+def test_a_replay_that_fills_the_disk_exits_6_and_leaves_what_recover_completes(tmp_path):
     """The results outgrow the disk mid-run (300 sessions of two clicks, files limited to
-    8 kB): exit 6 and one line saying what is kept, not 2 (bad input)."""
+    8 kB): exit 6 and one line saying where the rows are kept and how to finish them, not 2
+    (bad input); the results file that was there is unchanged (no half results.csv), the rows
+    sit in the part file; ``wagon recover`` with room again publishes results whose every
+    session has its two requests, counted as the summary counts them, and no part is left."""
+    from wagon import read_results
     from .servers import write_scenario_file
     from .test_replay import wagon_serve
     scenario = write_scenario_file(tmp_path / "s.jsonl", [("/index.html", 100, [])], [],
                                    ["lan/http11"],
                                    [(0.01 * i, 0, [(0, 0.0), (0, 0.5)]) for i in range(300)])
+    results = tmp_path / "r.csv"
+    results.write_bytes(OLD)
     with wagon_serve(tmp_path) as (port, _):
         r = _run(["replay", str(scenario), "--target", f"http://127.0.0.1:{port}/",
-                  "--results", str(tmp_path / "r.csv"), "--quiet"], tmp_path, 8_000)
+                  "--results", str(results), "--quiet"], tmp_path, 8_000)
     assert r.returncode == 6, (r.returncode, r.stderr[-2000:])
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "the disk is full" in lines[0] and "rows written" in lines[0]
-    assert (tmp_path / "r.csv").stat().st_size > 1000           # it had begun: mid-run
+    assert f"wagon recover {results}" in lines[0] and "Traceback" not in r.stderr
+    assert results.read_bytes() == OLD and not (tmp_path / "r.run.json").exists()
+    assert (tmp_path / "r.csv.part0").stat().st_size > 1000      # it had begun: mid-run
+    again = _run(["recover", str(results)], tmp_path, 1 << 30)
+    assert again.returncode == 5, again.stderr                  # complete: no
+    got = read_results(results)
+    summary = got.attrs["run"]["summary"]
+    assert len(got) == summary["requests"]["total"] > 0 and summary["complete"] is False
+    assert (got.groupby("session").size() == 2).all()
+    assert not list(tmp_path.glob("r*.part*"))

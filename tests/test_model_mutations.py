@@ -65,6 +65,8 @@ def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     (("site", "objects"), "x"), (("variables", "think", "best"), ["lognormal"]),
     (("variables", "think", "params", "mu"), "3"), (("site", "pages", 0, "hits"), -5),
     (("site", "entry"), None),                  # found by the property test: a TypeError
+    (("variables", "clicks", "params", "lambda"), 0),   # a ZeroDivisionError (every place,
+                                                        # every value: tests/test_format_schemas)
 ])
 def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     mutant = json.loads(json.dumps(model[0]))

@@ -21,6 +21,11 @@ FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, 0, "1.000000", "1.000000
 NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", "", 0, 0,
                "not_started")
 TLS = list(REQUEST_COLUMNS).index("tls_start")
+#: what a run file says before its summary
+RUN = {"scenario": "s.jsonl", "target": "http://127.0.0.1:1/", "t0": "2026-11-25T00:00:00+00:00",
+       "t0_unix": 1.8e9, "classes": ["modem/http10x4"], "speedup": 1.0, "model": None,
+       "options": {"target": "http://127.0.0.1:1/", "workers": 1, "fail_on": []},
+       "summary": None}
 
 
 def _write(path, rows, columns=REQUEST_COLUMNS):
@@ -75,10 +80,10 @@ def test_pages_file_and_run_file(tmp_path):
     req = _write(tmp_path / "r.csv", [ROW])
     _write(pages_path(req), [(3, "modem/http10x4", 7, "0.5", "0.51", "1.13", "2.0", "1.49",
                               "1.2", 2, 0)], PAGE_COLUMNS)
-    write_run(req, {"target": "http://127.0.0.1:1/", "summary": {"x": float("nan")}})
+    write_run(req, {**RUN, "options": {**RUN["options"], "x": float("nan")}})
     assert run_path(req).endswith("r.run.json") and pages_path(req).endswith("r.pages.csv")
     doc = json.loads(open(run_path(req)).read())            # strict JSON: NaN became null
-    assert doc["format"] == "wagon-results" and doc["summary"]["x"] is None
+    assert doc["format"] == "wagon-results" and doc["options"]["x"] is None
     assert read_results(req).attrs["run"]["target"] == "http://127.0.0.1:1/"
     pages = read_results(pages_path(req))
     assert list(pages.columns) == list(PAGE_COLUMNS) and pages["objects"].tolist() == [2]
@@ -88,9 +93,9 @@ def test_pages_file_and_run_file(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("a,b,c\n1,2,3\n", "not wagon replay results"),
     ("", "not wagon replay results"),
-    (",".join(REQUEST_COLUMNS) + "\nx,y\n", "malformed results"),
+    (",".join(REQUEST_COLUMNS) + "\nx,y\n", ":2: the line has 2 fields, not the header's 18"),
     (",".join(REQUEST_COLUMNS) + "\n" + ",".join(["oops"] * len(REQUEST_COLUMNS)) + "\n",
-     "malformed results"),
+     ":2: session must be an integer"),
 ])
 def test_foreign_files_are_one_line_errors(tmp_path, text, message):
     p = tmp_path / "f.csv"

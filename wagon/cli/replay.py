@@ -156,7 +156,9 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:
-        raise write_error("the results", e, "the rows written until then are kept; the run "
-                          "has no summary") from None
+        kept = (f"the rows written until then are kept in {results}.part*: 'wagon recover "
+                f"{results}' completes the run's results once there is room" if results else
+                "the run has no summary")
+        raise write_error("the results", e, kept) from None
     click.echo(dumps(summary) if as_json else summary_text(summary))
     click.get_current_context().exit(exit_status(summary))

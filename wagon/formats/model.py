@@ -219,8 +219,9 @@ def validate(data: object, path: str = "model") -> None:
                path, f"variable {name!r} has no finite numeric 'params'")
         try:
             mean = float(laws[law].freeze(params).mean())
-        except (TypeError, ValueError) as e:
-            raise ModelError(f"{path}: variable {name!r}: bad parameters for {law}: {e}") from None
+        except (TypeError, ValueError, ArithmeticError) as e:      # λ = 0: a division by 0
+            raise ModelError(f"{path}: not a valid wagon model: variable {name!r}: bad "
+                             f"parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
         if v.get("observation") is not None:
             try:

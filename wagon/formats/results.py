@@ -4,7 +4,11 @@
 ``pandas.read_csv`` opens them without options; times are seconds from the run's t0 on a
 monotonic clock, ``class`` is the client class's name. ``r.run.json`` says what ran (target,
 scenario, t0 as a wall-clock time, options) and, once the run ends, its summary.
-``read_results`` is the typed reader every consumer uses.
+``read_results`` is the typed reader every consumer uses; it refuses, in one line naming the
+file, the line and the field, anything the format forbids (``results_check``: the layout, each
+column's range, the order of times), and ``read_run`` a run file that breaks ``RUN_SCHEMA``
+(``run_schema``). A replay writes rows to part files and publishes these files whole when it
+ends (``replay/parts.py``).
 
 Version 2 (issue 9): every request of the run has exactly one row (``error`` also says
 ``not_started``, ``in_flight``, ``skipped``), ``start`` is when the browser issued the request
@@ -25,19 +29,18 @@ Older summaries measured the whole run.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
 from typing import TextIO
 
 from .atomic import atomic_write
+from .run_schema import RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
            "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured"]
-
-RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 6
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
@@ -100,26 +103,38 @@ class ResultsWriter:
         self.out.flush()
 
 
-def write_run(results: str | os.PathLike, info: dict) -> None:
-    """Write the run file (atomically: readers never see half of it)."""
+def write_run(results: str | os.PathLike, info: dict, path: str | os.PathLike | None = None
+              ) -> None:
+    """Write the run file of ``results`` (or at ``path``), atomically: readers never see half
+    of it."""
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, **info}
-    with atomic_write(run_path(results)) as f:
+    with atomic_write(path or run_path(results)) as f:
         f.write(dumps(doc) + "\n")
 
 
-def read_run(results: str | os.PathLike) -> dict | None:
-    """The run file of ``results``, or None when there is none (an interrupted writer)."""
-    path = Path(run_path(results))
+def read_run(results: str | os.PathLike, path: str | os.PathLike | None = None
+             ) -> dict | None:
+    """The run file of ``results`` (or the one at ``path``), checked against ``RUN_SCHEMA``;
+    None when there is none (an interrupted writer). ResultsError (one line naming the file
+    and the field) for a damaged one."""
+    path = Path(path or run_path(results))
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(path.read_text(), parse_constant=_not_json)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ResultsError(f"{path}: not a wagon run file ({e})") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ResultsError(f"{path}: not a wagon run file ({str(e).splitlines()[0]})") from None
     if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
         raise ResultsError(f"{path}: not a wagon run file ('format' is not {RESULTS_FORMAT!r})")
+    why = check_json(doc, RUN_SCHEMA)
+    if why:
+        raise ResultsError(f"{path}: not a valid wagon run file: {why}")
     doc.setdefault("model", None)                  # versions 1 and 2 did not record it
     return doc
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not JSON")
 
 
 def is_results_header(line: str) -> bool:
@@ -143,24 +158,41 @@ def read_results(path: str | os.PathLike):
     """
     # lazy: the replay engine writes results and must not pay for pandas at start-up
     import pandas as pd  # lazy: see above
+
+    from .results_check import (check_layout, check_rows,  # lazy: NumPy, as pandas
+                                fields_per_line, too_many)
     path = str(path)
     try:
-        with open(path, newline="") as f:
-            first = next(csv.reader([f.readline()]), [])
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
-    columns = next((c for c in (REQUEST_COLUMNS, *OLD_REQUEST_COLUMNS, PAGE_COLUMNS)
-                    if first == list(c)), None)
-    if columns is None:
-        raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
-                           "requests or pages header)")
-    kinds = {"int": "int64", "bool": "int64", "float": "float64", "str": "string"}
-    try:
-        df = pd.read_csv(path, dtype={c: kinds[t] for c, t in columns.items()},
-                         keep_default_na=False,
-                         na_values={c: [""] for c, t in columns.items() if t == "float"})
-    except (ValueError, pd.errors.ParserError) as e:
-        raise ResultsError(f"{path}: malformed results ({str(e).splitlines()[0]})") from None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror or e}") from None
+    start = data.find(b"\n") + 1 or len(data)
+    columns = _columns(path, data[:start])
+    lines = data.count(b"\n", start)
+    problem = check_layout(data, start, lines, len(columns))
+    if problem is None:
+        kinds = {"int": "int64", "bool": "int64", "float": "float64", "str": "string"}
+        try:
+            df = pd.read_csv(io.BytesIO(data), dtype={c: kinds[t] for c, t in columns.items()},
+                             keep_default_na=False, skip_blank_lines=False,
+                             na_values={c: [""] for c, t in columns.items() if t == "float"})
+        except (ValueError, OverflowError, pd.errors.ParserError) as e:
+            problem = (too_many(str(e)) or fields_per_line(data[start:], len(columns))
+                       or _first_unreadable(data[start:], columns))
+        else:
+            # a first row with more fields than the header became the index (pandas' rule);
+            # a stray carriage return ended a line for the parser
+            problem = (check_rows(df, columns) if isinstance(df.index, pd.RangeIndex)
+                       and len(df) == lines else
+                       fields_per_line(data[start:], len(columns)) or
+                       (0, "", f"has more fields than the header's {len(columns)}"))
+            if problem is not None and problem[1]:
+                row, field, what = problem
+                problem = row, field, f"{what} (got {_cell(df[field].iloc[row])})"
+    if problem is not None:
+        row, field, what = problem
+        raise ResultsError(f"{path}:{row + 2}: {field + ' ' if field else 'the line '}{what}")
     for c, t in columns.items():
         if t == "bool":
             df[c] = df[c].astype(bool)
@@ -170,6 +202,66 @@ def read_results(path: str | os.PathLike):
         df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
     df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
     return df
+
+
+def _columns(path: str, head: bytes) -> dict[str, str]:
+    """The columns the header line ``head`` names; ResultsError for any other first line (a
+    results header with a column twice, missing or unknown is named as such)."""
+    try:
+        first = next(csv.reader([head.decode().rstrip("\r\n")]), [])
+    except (UnicodeDecodeError, csv.Error):
+        first = []
+    for c in (REQUEST_COLUMNS, *OLD_REQUEST_COLUMNS, PAGE_COLUMNS):
+        if first == list(c):
+            return c
+    if first[:3] != ["session", "class", "page"]:
+        raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
+                           "requests or pages header)")
+    twice = sorted({c for c in first if first.count(c) > 1})
+    known = set(REQUEST_COLUMNS) | set(PAGE_COLUMNS)
+    why = (f"column {twice[0]!r} twice" if twice else
+           f"unknown column {next((c for c in first if c not in known), '')!r}"
+           if not set(first) <= known else "not the columns of a requests or pages file")
+    raise ResultsError(f"{path}:1: the header has {why}")
+
+
+def _first_unreadable(body: bytes, columns: dict[str, str]) -> tuple[int, str, str]:
+    """The first cell pandas could not type (the slow path, taken only for a bad file): every
+    column read as text, then converted with ``errors='coerce'`` to find where."""
+    import numpy as np  # lazy: see read_results
+    import pandas as pd  # lazy: see read_results
+    try:
+        body.decode()
+    except UnicodeDecodeError as e:
+        return body.count(b"\n", 0, e.start), "", "is not UTF-8 text"
+    try:
+        text = pd.read_csv(io.BytesIO(body), header=None, names=list(columns), dtype=str,
+                           keep_default_na=False, index_col=False, skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError) as e:
+        return 0, "", f"is not CSV ({str(e).splitlines()[0]})"
+    problems = []
+    for c, t in columns.items():
+        if t == "str":
+            continue
+        v = text[c].str.strip()
+        num = pd.to_numeric(v, errors="coerce")
+        if t == "float":
+            bad = num.isna() & (v != "")
+            what = "must be a number of seconds or empty"
+        else:
+            bad = ~v.str.fullmatch(r"[+-]?[0-9]{1,18}")
+            what = "must be an integer"
+        rows = np.flatnonzero(bad.to_numpy())
+        if len(rows):
+            problems.append((int(rows[0]), c, f"{what} (got {_cell(text[c].iloc[rows[0]])})"))
+    return min(problems, key=lambda p: p[0], default=(0, "", "is not a results row"))
+
+
+def _cell(value) -> str:
+    """A cell's value for an error message, cut short."""
+    value = value.item() if hasattr(value, "item") else value       # NumPy's, as Python's
+    text = "empty" if value is None or value != value or value == "" else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def measured(rows, run: dict | None):

@@ -1,0 +1,193 @@
+"""Every results file wagon reads is checked: hypothesis mutates one field, one line or the
+layout of a real replay's requests, pages and run files (played once against ``wagon serve``)
+into something the format forbids, and the one reader must refuse it with a ResultsError of one
+line naming the file, the line (CSV) and the field: zero tracebacks, zero invalid files
+accepted. The mutations are invalid by construction (docs/formats.md, results files), so the
+oracle is the format's rules, not the reader."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wagon.cli import main
+from wagon.formats.results import ResultsError, read_results, read_run
+
+from .servers import write_scenario_file
+from .test_replay import wagon_serve
+
+TIMES = ["intended", "start", "connect_start", "tls_start", "connected", "first_byte",
+         "last_byte"]
+NOT_A_TIME = ["inf", "-inf", "nan", "x", "-5.0", "1e400", "1,5", "0x10"]
+#: column → values it must never hold
+FORBIDDEN = {
+    "requests": {"session": ["-1", "x", "1.5", "", "99999999999999999999999"],
+                 "class": [""], "page": ["-1", "x", ""], "url": [""],
+                 "kind": ["", "pageX", "PAGE", "3"], "conn": ["-2", "c", ""],
+                 "reused": ["2", "-1", "true", ""], "retried": ["2", "yes", ""],
+                 **{t: NOT_A_TIME for t in TIMES},
+                 "status": ["99", "600", "1000", "-1", "x", ""],
+                 "bytes": ["-1", str(2**41), "1.5e0", ""],
+                 "error": ["boom", "HTTP_4XX", "http_3xx", "ok", "0"]},
+    "pages": {"session": ["-1", "s", ""], "class": [""], "page": ["-3", "p"],
+              "intended": NOT_A_TIME + [""], "start": NOT_A_TIME + [""],
+              "html_first_byte": NOT_A_TIME, "done": NOT_A_TIME,
+              "response_time": ["inf", "-1.0", "x"], "html_latency": ["inf", "-0.5", "nan"],
+              "objects": ["-1", "1.5", "o", ""], "errors": ["-2", "e", ""]}}
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A real replay's files (text): successes, 404s of a page and of an object."""
+    d = tmp_path_factory.mktemp("played")
+    scenario = write_scenario_file(d / "s.jsonl", [("/index.html", 100, [0]),
+                                                   ("/nope.html", 50, [])],
+                                   [("/gone.gif", 10)], ["lan/http11", "lan/http10"],
+                                   [(0.0, 0, [(0, 0.0), (1, 0.1)]), (0.1, 1, [(0, 0.0)]),
+                                    (0.2, 0, [(1, 0.0), (0, 0.1)])])
+    with wagon_serve(d) as (port, _):
+        r = subprocess.run([sys.executable, "-m", "wagon", "replay", str(scenario), "--target",
+                            f"http://127.0.0.1:{port}/", "--results", str(d / "r.csv"),
+                            "--quiet"], capture_output=True, text=True, timeout=60, cwd=d)
+    assert r.returncode in (0, 1, 4), r.stderr           # 4: requests failed (the 404s)
+    files = {"requests": d / "r.csv", "pages": d / "r.pages.csv", "run": d / "r.run.json"}
+    req = read_results(files["requests"])
+    assert set(req["error"]) == {"", "http_4xx"} and len(read_results(files["pages"])) == 5
+    return {k: p.read_bytes().decode() for k, p in files.items()}
+
+
+def _csv_mutant(text: str, name: str, data) -> tuple[str, int]:
+    """``text`` (a CSV file) with one forbidden thing; the line it is on."""
+    lines = text.split("\r\n")[:-1]
+    header = lines[0].split(",")
+    k = data.draw(st.integers(1, len(lines) - 1))
+    row = lines[k].split(",")
+    how = data.draw(st.sampled_from(["value", "value", "value", "drop field", "add field",
+                                     "cut", "blank line", "header", "order"]))
+    if how == "value":
+        column = data.draw(st.sampled_from(sorted(FORBIDDEN[name])))
+        row[header.index(column)] = data.draw(st.sampled_from(FORBIDDEN[name][column]))
+    elif how == "drop field":
+        del row[data.draw(st.integers(0, len(row) - 1))]
+    elif how == "add field":
+        row.insert(data.draw(st.integers(0, len(row))), data.draw(st.sampled_from(["", "0"])))
+    elif how == "cut":                           # the file ends mid-line (a killed writer)
+        cut = data.draw(st.integers(1, len(lines[k]) - 1)) if len(lines[k]) > 1 else 0
+        body = "\r\n".join(lines[:k]) + "\r\n" + lines[k][:cut]
+        return body if cut else body[:-1], k + 1 if cut else k
+    elif how == "blank line":
+        lines.insert(k, "")
+        return "\r\n".join(lines) + "\r\n", k + 1
+    elif how == "header":
+        j = data.draw(st.integers(1, len(header) - 1))
+        header[j] = data.draw(st.sampled_from([header[j - 1], header[j].upper(), "extra"]))
+        lines[0], k, row = ",".join(header), 0, lines[0].split(",")
+        return "\r\n".join(lines) + "\r\n", 1
+    else:                                        # the last byte before the first / the start
+        a, b = ("first_byte", "last_byte") if name == "requests" else ("start", "done")
+        i, j = header.index(a), header.index(b)
+        if not (row[i] and row[j]) or "in_flight" in row:
+            return text, 0
+        row[i] = f"{float(row[j]) + 1.5:.6f}"
+        if name == "pages":                          # still done − start: only the order is wrong
+            row[header.index("response_time")] = f"{-1.5:.6f}"
+    lines[k] = ",".join(row)
+    return "\r\n".join(lines) + "\r\n", k + 1
+
+
+@pytest.mark.parametrize("name", ["requests", "pages"])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_forbidden_csv_is_one_line_naming_its_line(tmp_path_factory, played, name, data):
+    text, line = _csv_mutant(played[name], name, data)
+    if not line:
+        return
+    path = tmp_path_factory.mktemp("mutant") / ("r.csv" if name == "requests" else "r.pages.csv")
+    path.write_text(text, newline="")
+    with pytest.raises(ResultsError) as e:
+        read_results(path)
+    message = str(e.value)
+    assert "\n" not in message and (message.startswith(f"{path}:{line}:") or line == 1 and
+                                    message.startswith(f"{path}:")), (message, line)
+
+
+#: a run file's field → values it must never hold (None: the field removed)
+NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 7, "6", 6.5, None],
+           ("scenario",): [None, 3, []], ("target",): [None, {}, 1],
+           ("t0",): [None, 0], ("t0_unix",): ["x", None, True],
+           ("classes",): ["lan", [1], None, {}], ("options",): [None, [], "x"],
+           ("options", "workers"): [0, "2", None], ("options", "fail_on"): ["x", [1]],
+           ("options", "warmup"): [-1.0, "5"],
+           ("speedup",): [0, -1.0, "1"], ("model",): ["x", [], {"name": 3}, {"digest": 1.5}],
+           ("summary",): [[], "done", 1],
+           ("summary", "requests", "ok"): [-1, "5", 1.5, None, True],
+           ("summary", "requests"): [None, []],
+           ("summary", "duration_s"): [-0.5, "1", None],
+           ("summary", "complete"): ["yes", None, 0],
+           ("summary", "errors", "by_kind"): [[], {"reset": -1}, {"reset": "2"}],
+           ("summary", "latency", "request"): [{"p50": 1.0}, {"p50": -1, "p90": 1, "p99": 1,
+                                                               "max": 1}, []],
+           ("summary", "throughput", "per_second"): [[1, -1], ["1"], 3],
+           ("summary", "sessions", "started"): [-3, 2.5],
+           ("summary", "warnings"): ["x", [1]], ("summary", "connections"): [-1, "2"],
+           ("summary", "window", "to_s"): [-1.0, "x"]}
+
+
+def _run_mutant(doc: dict, data) -> dict:
+    """A copy of the run file ``doc`` (with its summary) with one forbidden value."""
+    where = data.draw(st.sampled_from(sorted(NOT_RUN)))
+    value = data.draw(st.sampled_from(NOT_RUN[where]))
+    mutant = json.loads(json.dumps(doc))
+    parent = mutant
+    for key in where[:-1]:
+        parent = parent[key]
+    if value is None:                            # a field the file must have, removed
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = value
+    return mutant
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_forbidden_run_file_is_one_line_naming_its_field(tmp_path_factory, played, data):
+    doc = json.loads(played["run"])
+    text = data.draw(st.sampled_from(
+        [json.dumps(_run_mutant(doc, data))] * 6 + ["[]", "null", "\"x\"",
+         played["run"][:len(played["run"]) // 2], played["run"].replace("\"version\": 6", "\"version\": NaN"),
+         "\udcff"]))
+    d = tmp_path_factory.mktemp("mutant")
+    (d / "r.run.json").write_text(text, errors="surrogateescape")
+    with pytest.raises(ResultsError) as e:
+        read_run(d / "r.csv")
+    assert "\n" not in str(e.value) and str(e.value).startswith(f"{d / 'r.run.json'}:")
+
+
+def test_commands_reading_forbidden_results_exit_2(tmp_path, played):
+    """Through the commands (the issue's observer): report, hurst and recover on results
+    with a negative session, a status of 700 or a run file without options: exit 2, one line,
+    no traceback (recover reads the run file only)."""
+    requests = played["requests"].split("\r\n")
+    row = requests[2].split(",")
+    row[15] = "700"                                    # status
+    cases = [("requests", played["requests"].replace("\r\n0,", "\r\n-1,", 1)),
+             ("requests", "\r\n".join(requests[:2] + [",".join(row)] + requests[3:])),
+             ("run", json.dumps({k: v for k, v in json.loads(played["run"]).items()
+                                 if k != "options"}))]
+    for name, text in cases:
+        for what, path in played.items():
+            (tmp_path / {"requests": "r.csv", "pages": "r.pages.csv", "run": "r.run.json"}[
+                what]).write_text(text if what == name else path, newline="")
+        for args in [["report", "r.csv", "-o", "x.html"], ["hurst", "r.csv"]] + (
+                [["recover", "r.csv"]] if name == "run" else []):
+            with pytest.MonkeyPatch.context() as m:
+                m.chdir(tmp_path)
+                r = CliRunner().invoke(main, args)
+            assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, (
+                args, name, text[:300], r.output)
+            assert "Traceback" not in r.output and not (tmp_path / "x.html").exists()
