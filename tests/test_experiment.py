@@ -158,3 +158,12 @@ def test_a_stopped_experiment_leaves_no_server_running(tmp_path, sig, status):
         assert "stopped by a signal in cell 0" in run.stderr.read().decode()
     else:
         assert not table.exists()
+
+
+def test_a_plot_point_is_the_mean_of_the_repetitions_with_their_range():
+    from wagon.report.experiment import series
+    rows = [{"x": 1, "s": "a", "y": 2.0}, {"x": 1, "s": "a", "y": 4.0}, {"x": 2, "s": "a", "y": ""},
+            {"x": 1, "s": "b", "y": 9.0}, {"x": 2, "s": "a", "y": "7.5"}]
+    assert series(rows, "x", "y", "s") == {"a": [(1, 3.0, 2.0, 4.0), (2, 7.5, 7.5, 7.5)],
+                                           "b": [(1, 9.0, 9.0, 9.0)]}
+    assert series(rows, "x", "y", None)[None][0] == (1, 5.0, 2.0, 9.0)

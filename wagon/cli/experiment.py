@@ -32,7 +32,8 @@ def plan_text(recipe, only: set[int] | None) -> str:
     e = recipe.tables["experiment"]
     cells = [c for c in recipe.cells() if only is None or c.index in only]
     runs = len(cells) * e["repetitions"]
-    most = sum(e["duration"] / c.settings["workload"]["speedup"] + e["drain"] for c in cells)
+    most = sum(c.settings["experiment"]["duration"] / c.settings["workload"]["speedup"]
+               + c.settings["experiment"]["drain"] for c in cells)
     lines = [f"{recipe.name}: {len(cells)} cells × {e['repetitions']} repetitions = {runs} "
              f"runs, at most {math.ceil(most * e['repetitions'] + e['pause'] * runs):,} s "
              f"(seeds {e['seed']}–{e['seed'] + e['repetitions'] - 1})"]
@@ -40,11 +41,17 @@ def plan_text(recipe, only: set[int] | None) -> str:
     return "\n".join(lines)
 
 
+def _text(v, fmt: str) -> str:
+    """A table value as shown: "-" when not measured, yes/no for a flag."""
+    if v is None or isinstance(v, float) and math.isnan(v):
+        return "-"
+    return "yes" if v is True else "no" if v is False else format(v, fmt)
+
+
 def row_text(row: dict) -> str:
     """One run's line: the page response time (censored), requests, server, generator."""
     def num(key: str, fmt: str) -> str:
-        v = row.get(key)
-        return "-" if v is None or isinstance(v, float) and math.isnan(v) else format(v, fmt)
+        return _text(row.get(key), fmt)
     flag = "  GENERATOR LAGGED" if row.get("generator_lagged") else ""
     return (f"cell {row['cell']} rep {row['repetition']}: pages {num('page_finished', 'd')} "
             f"done, {num('page_cut', 'd')} cut; page time mean {num('page_mean_with_cut_s', '.2f')}"
@@ -64,13 +71,8 @@ def table_text(rows: list[dict], axes: list[str]) -> str:
     """The runs as an aligned table: the axes, then the SHOWN measures a run has."""
     shown = [c for c in SHOWN if any(c[0] in r for r in rows)]
     head = ["cell", "rep", *axes, *(label for _, label, _ in shown)]
-
-    def text(v, fmt: str) -> str:
-        if v is None or isinstance(v, float) and math.isnan(v):
-            return "-"
-        return "yes" if v is True else "no" if v is False else format(v, fmt)
     body = [[str(r["cell"]), str(r["repetition"]), *(str(r[a]) for a in axes),
-             *(text(r.get(k), fmt) for k, _, fmt in shown)] for r in rows]
+             *(_text(r.get(k), fmt) for k, _, fmt in shown)] for r in rows]
     widths = [max(len(x) for x in col) for col in zip(head, *body)]
     return "\n".join("  ".join(x.rjust(w) for x, w in zip(line, widths))
                      for line in (head, *body))
@@ -111,7 +113,7 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
         raise write_error(str(folder), e) from None
     if r.plots:
         from ..report.experiment import plot_table  # lazy: matplotlib only for plots
-        for path in plot_table(rows, r.plots, folder):
+        for path in plot_table(rows, r.plots, folder, r.tables["experiment"]["title"]):
             click.echo(f"plot: {path}", err=True)
     click.echo(table_text(rows, list(r.axes)))
     lagged = sum(bool(row.get("generator_lagged")) for row in rows)

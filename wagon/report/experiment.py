@@ -14,11 +14,11 @@ __all__ = ["plot_table", "series"]
 
 
 def _number(v) -> float:
+    """A table value as a number; NaN when it is not one (an axis of names, a flag)."""
     try:
-        x = float(v)
+        return float(v)
     except (TypeError, ValueError):
         return math.nan
-    return x
 
 
 def series(rows: list[dict], x: str, y: str, by: str | None
@@ -34,9 +34,11 @@ def series(rows: list[dict], x: str, y: str, by: str | None
             for s, points in groups.items()}
 
 
-def plot_table(rows: list[dict], plots: list[dict], folder: Path) -> list[Path]:
+def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = ""
+               ) -> list[Path]:
     """One PNG per plot of the recipe, in ``folder``: each y against x, a line per series
-    value, the mean over repetitions with their range as error bars. Returns the files."""
+    value, the mean over repetitions with their range as error bars; titled by the plot's
+    own title, else ``title`` (the recipe's). Returns the files."""
     out = []
     for k, p in enumerate(plots):
         fig = Figure(figsize=(5.5 * len(p["y"]), 4))
@@ -56,7 +58,7 @@ def plot_table(rows: list[dict], plots: list[dict], folder: Path) -> list[Path]:
             ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear")
             if p["series"]:
                 ax.legend(fontsize="small")
-        fig.suptitle(p["title"] or ", ".join(p["y"]) + f" against {p['x']}")
+        fig.suptitle(p["title"] or title or ", ".join(p["y"]) + f" against {p['x']}")
         fig.tight_layout()
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"plot-{k}-{'-'.join(p['y'])}")[:100] + ".png"
         with atomic_path(folder / name) as tmp:
