@@ -10,6 +10,7 @@ import re
 import resource
 import signal
 import socket
+import shutil
 import subprocess
 import sys
 import threading
@@ -765,6 +766,16 @@ def test_a_killed_parent_leaves_results_wagon_recover_completes(tmp_path, site_a
         assert "Traceback" not in err, err
         assert not results.exists() and not (tmp_path / "r.run.json").exists()  # none half
         assert (tmp_path / "r.run.json.part").exists()
+        damaged = tmp_path / "damaged"                      # the same parts, one row mangled
+        damaged.mkdir()
+        for part in tmp_path.glob("r.*part*"):
+            shutil.copy(part, damaged / part.name)
+        with open(damaged / "r.csv.part0", "r+b") as f:
+            f.seek(0)
+            f.write(b"x,")
+        bad = CliRunner().invoke(main, ["recover", str(damaged / "r.csv")])
+        assert bad.exit_code == 2 and "r.csv.part0:1: a damaged part file (session" in \
+            bad.output and len(bad.output.strip().splitlines()) == 1, bad.output
         r = CliRunner().invoke(main, ["recover", str(results)])
         assert r.exit_code == 5, r.output
         got = read_results(results)
