@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 
 from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsError, ResultsWriter
 from ..formats.scenario import Scenario
