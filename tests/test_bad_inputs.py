@@ -2,8 +2,6 @@
 traceback. The commands are walked from the click group, so a new command cannot escape."""
 from __future__ import annotations
 
-import sys
-
 import click
 import pytest
 from click.testing import CliRunner
