@@ -131,7 +131,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
     with start(srv["kind"], params, sites[key], run.folder / "server",
                template=template) as server:
         server.timeout = STATUS_TIMEOUT
-        with StatusSampler(server, every=STATUS_EVERY, port=server.port) as sampler:
+        with StatusSampler(server, every=STATUS_EVERY, port=server.port,
+                           pid=server.pid) as sampler:
             summary = replay(str(scenario), ReplayOptions(
                 target=server.url, results=str(run.folder / "results.csv"),
                 workers=r["workers"], protocol=r["protocol"] or None,

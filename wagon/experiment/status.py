@@ -36,13 +36,15 @@ def busy(sample: dict[str, float]) -> float | None:
     return None
 
 
-def established(port: int) -> int:
-    """TCP connections established to local ``port`` now, as the kernel lists them
-    (/proc/net/tcp and tcp6, state 01): accepted by the server or still in its listen backlog —
-    what a saturated Apache's own status page cannot say, its status request waiting in that
-    backlog like any other."""
+def established(port: int, pid: int | str = "self") -> int:
+    """TCP connections established to local ``port`` now, as the kernel lists them in process
+    ``pid``'s network namespace (the server's: a packet-path replay runs this process in
+    another; /proc/PID/net/tcp and tcp6, state 01): accepted by the server or still in its
+    listen backlog — what a saturated Apache's own status page cannot say, its status request
+    waiting in that backlog like any other. A connection the server is closing (Apache's
+    lingering close) is no longer established."""
     suffix, n = f":{port:04X}", 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+    for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
         try:
             with open(table) as f:
                 next(f, None)
@@ -58,13 +60,14 @@ class StatusSampler:
     context manager), in a thread of its own. ``samples``: (time.monotonic(), fields) pairs;
     a status that could not be read counts in ``failed`` and never raises into the caller.
     With ``port``, every sample also holds ``connections``, the kernel's count of connections
-    established to it (``established``), read even when the status page cannot be."""
+    established to it in process ``pid``'s network namespace (``established``), read even
+    when the status page cannot be."""
 
-    def __init__(self, running: HasStatus, every: float = 0.25, port: int | None = None
-                 ) -> None:
+    def __init__(self, running: HasStatus, every: float = 0.25, port: int | None = None,
+                 pid: int | str = "self") -> None:
         if not (math.isfinite(every) and every > 0):
             raise ValueError(f"every must be a positive number of seconds, not {every!r}")
-        self.running, self.every, self.port = running, every, port
+        self.running, self.every, self.port, self.pid = running, every, port, pid
         self.samples: list[tuple[float, dict[str, float]]] = []
         self.failed = 0
         self._stop = threading.Event()
@@ -91,7 +94,8 @@ class StatusSampler:
     def _run(self) -> None:
         due = time.monotonic()
         while not self._stop.is_set():
-            kernel = {} if self.port is None else {"connections": established(self.port)}
+            kernel = {} if self.port is None else {
+                "connections": established(self.port, self.pid)}
             try:
                 fields = self.running.status()
             except Exception:                   # a sample lost is counted, never raised
