@@ -13,8 +13,9 @@ from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
 from .common import Count, Finite, WagonError, default, write_error
 
-PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], h2 or h2xK (HTTP/2, K streams), "
-             "each optionally +noresume (no TLS session resumption)")
+PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], early-close-pipeline, "
+             "h2 or h2xK (HTTP/2, K streams), each optionally +noresume (no TLS session "
+             "resumption)")
 EXIT_HELP = ("Exit status: 0 complete and within the thresholds; 2 bad input; 3 the target did "
              "not answer the pre-flight connect; 4 a --fail-on threshold failed; 5 the run was "
              "cut short by a signal or a dead worker, after writing everything (--max-time is "

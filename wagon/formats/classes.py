@@ -8,7 +8,8 @@ loses 1 % of packets, felt with ``--network packet`` only); PROTOCOL is ``http10
 one connection per object, up to K at once), ``http11`` (one persistent connection),
 ``http11xK`` (K persistent connections), ``pipeline`` (one persistent connection, pipelined
 requests), ``early-close`` / ``early-closexK`` (K persistent connections, closed by the client
-after each page: WAGON's HTTP/1.1-EC) or ``h2`` /
+after each page), ``early-close-pipeline`` (one pipelined persistent connection closed after
+each page: WAGON's HTTP/1.1-EC, pipelined as all its HTTP/1.1 runs) or ``h2`` /
 ``h2xK`` (HTTP/2: one connection, the objects as up to K concurrent streams, 100 by default).
 Over HTTPS a browser resumes its TLS session on its later connections; ``+noresume`` after the
 protocol (``http11x6+noresume``) makes every handshake a full one.
@@ -110,17 +111,19 @@ H2_STREAMS = 100                  # a browser's concurrent streams before the se
 
 def parse_protocol(text: str) -> Protocol:
     """A protocol profile by name (``http10xK``, ``http11``, ``http11xK``, ``pipeline``,
-    ``early-close``, ``early-closexK``, ``h2``, ``h2xK``), optionally ``+noresume``."""
+    ``early-close``, ``early-closexK``, ``early-close-pipeline``, ``h2``, ``h2xK``),
+    optionally ``+noresume``."""
     base, plus, option = text.partition("+")
     if plus and option != "noresume":
         raise ClassError(f"{text}: the only option after '+' is noresume")
-    m = re.fullmatch(r"(http10|http11|h2|early-close)(?:x(\d+))?|pipeline", base)
+    m = re.fullmatch(r"(http10|http11|h2|early-close)(?:x(\d+))?|pipeline|early-close-pipeline",
+                     base)
     if not m:
         raise ClassError(f"unknown protocol {text!r}: use http10xK, http11, http11xK, pipeline, "
-                         "early-close, early-closexK, h2 or h2xK (optionally +noresume)")
+                         "early-close, early-closexK, early-close-pipeline, h2 or h2xK (optionally +noresume)")
     resume = not plus
-    if base == "pipeline":
-        return Protocol(text, 1, True, True, False, resume=resume)
+    if base in ("pipeline", "early-close-pipeline"):
+        return Protocol(text, 1, True, True, base != "pipeline", resume=resume)
     if m.group(1) == "h2":
         k = int(m.group(2) or H2_STREAMS)
         if not 1 <= k <= 1000:
