@@ -101,6 +101,13 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
     ("[experiment]\nname = 'x'\n[[plot]]\ny = 'a'\n", "needs x and y"),
     ("[experiment]\n", "needs a name"),
     ("[experiment\nname = 'x'\n", "not TOML"),
+    ("[experiment]\nname = 'x'\n[workload]\nsteady = true\n[axes]\n"
+     "'workload.deterministic' = [false, true]\n", "cell 1 (workload.deterministic=True): "
+     "--steady needs"),
+    ("[experiment]\nname = 'x'\n[workload]\nclasses = 'lan/http3'\n", "cell 0 (the one "
+     "cell): unknown protocol 'http3'"),
+    ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'spdy'\n", "unknown protocol 'spdy'"),
+    ("[experiment]\nname = 'x'\n[workload]\nmodel = 'nowhere.json'\n", "nowhere.json"),
 ])
 def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     recipe = tmp_path / "r.toml"
@@ -119,8 +126,10 @@ def test_every_shipped_recipe_reads_and_names_what_its_plots_draw(tmp_path):
                "server": ("server_busy_mean",), "hurst": ("hurst_aggregated_variance",
                                                            "hurst_wavelet")}
     assert len(shipped()) >= 6
+    from wagon.experiment.run import check_cells
     for name, path in shipped().items():
         recipe = read_recipe(path)
+        check_cells(recipe)                              # every cell's workload can be drawn
         assert recipe.name == name and recipe.plots
         known = set(recipe.axes) | {c for g in recipe.tables["experiment"]["measures"]
                                     for c in columns.get(g, ())}

@@ -95,11 +95,15 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
     except RecipeError as e:
         raise WagonError(str(e)) from None
     only = _cells(cells_text, len(r.cells()))
+    from ..experiment.run import Interrupted, check_cells, run_experiment  # lazy: SciPy
+    try:
+        check_cells(r, only)
+    except RecipeError as e:
+        raise WagonError(str(e)) from None
     click.echo(plan_text(r, only), err=not dry_run)
     if dry_run:
         return
     folder = Path(out) if out else Path(r.name)
-    from ..experiment.run import Interrupted, run_experiment  # lazy: SciPy only to run
     try:
         rows = run_experiment(r, folder, None if quiet else
                               lambda row: click.echo(row_text(row), err=True), only)

@@ -27,19 +27,20 @@ from ..analysis.capacity import scaled_scenario
 from ..analysis.pages import page_times, request_percentiles
 from ..analysis.selfsim import hurst_report
 from ..formats.atomic import atomic_write
-from ..formats.model import load_model
+from ..formats.classes import ClassError, parse_protocol
+from ..formats.model import ModelError, load_model
 from ..formats.results import measured, pages_path, read_results
 from ..formats.site import build_site
 from ..replay import ReplayOptions, replay
 from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
-from ..synth import Generator, SynthOptions, resolve_site, synthesize
+from ..synth import Generator, SynthError, SynthOptions, resolve_site, synthesize
 from ..synth.reference import wagon_model
 from .closed import clicks_needed, closed_loop
-from .recipe import Cell, Recipe
+from .recipe import Cell, Recipe, RecipeError
 from .servers import start
 from .status import StatusSampler
 
-__all__ = ["run_experiment", "Run", "Interrupted", "LAG_FLAG_MS"]
+__all__ = ["run_experiment", "check_cells", "generator", "Run", "Interrupted", "LAG_FLAG_MS"]
 
 
 class Interrupted(Exception):
@@ -91,10 +92,33 @@ def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | N
     return rows
 
 
-def _model(recipe: Recipe, w: dict):
-    """The cell's model: WAGON's own generator, or the model file the recipe names."""
-    return wagon_model(w["rate"]) if w["model"] == "wagon" else load_model(
+def generator(recipe: Recipe, settings: dict, seed: int) -> Generator:
+    """The synthesis of a cell's workload (``wagon synth``'s generator): WAGON's own laws or the
+    recipe's model file; a closed loop's N users, else the arrivals of the run's duration."""
+    w, e = settings["workload"], settings["experiment"]
+    model = wagon_model(w["rate"]) if w["model"] == "wagon" else load_model(
         recipe.resolve(w["model"]))
+    common = dict(rate=w["rate"], classes=w["classes"], seed=seed, pages=w["pages"],
+                  speedup=w["speedup"])
+    if w["users"]:
+        return Generator(model, SynthOptions(sessions=w["users"], **common))
+    return Generator(model, SynthOptions(
+        duration=e["duration"], arrivals=w["arrivals"], deterministic=w["deterministic"],
+        steady=w["steady"], **common))
+
+
+def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
+    """RecipeError (one line, naming the cell) for a cell whose workload ``wagon synth`` would
+    refuse, or whose protocol ``wagon replay`` would: before anything starts."""
+    for cell in recipe.cells():
+        if only is not None and cell.index not in only:
+            continue
+        try:
+            generator(recipe, cell.settings, 0)
+            if cell.settings["replay"]["protocol"]:
+                parse_protocol(cell.settings["replay"]["protocol"])
+        except (SynthError, ClassError, ModelError) as e:
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): {e}") from None
 
 
 def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
@@ -102,30 +126,21 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
     s = run.cell.settings
     w, e, r, srv = s["workload"], s["experiment"], s["replay"], s["server"]
     run.folder.mkdir(parents=True, exist_ok=True)
-    model = _model(recipe, w)
-    scenario = run.folder / "scenario.jsonl"
+    gen = generator(recipe, s, run.seed)
+    scenario, drawn = run.folder / "scenario.jsonl", run.folder / "drawn.jsonl"
     span = e["duration"] / w["speedup"]
-    common = dict(rate=w["rate"], classes=w["classes"], seed=run.seed, pages=w["pages"],
-                  speedup=w["speedup"])
+    with atomic_write(drawn) as f:
+        synthesize(gen, f, w["model"])
     if w["users"]:                        # closed loop: its users' pages, back to back
-        source = run.folder / "users.jsonl"
-        with atomic_write(source) as f:
-            synthesize(Generator(model, SynthOptions(sessions=w["users"], **common)), f,
-                       w["model"])
-        closed_loop(source, clicks_needed(w["classes"], span + e["drain"]), scenario)
+        closed_loop(drawn, clicks_needed(w["classes"], span + e["drain"]), scenario)
         due = None
     else:                                 # the clicks due in the run's seconds, no later one
-        drawn = run.folder / "drawn.jsonl"
-        with atomic_write(drawn) as f:
-            synthesize(Generator(model, SynthOptions(
-                duration=e["duration"], arrivals=w["arrivals"], deterministic=w["deterministic"],
-                steady=w["steady"], **common)), f, w["model"])
         due = scaled_scenario(str(drawn), 1.0, span, r["warmup"], str(scenario)).offered
-        drawn.unlink()
+    drawn.unlink()
     key = (w["model"], w["pages"])
     if key not in sites:                  # the site depends on the model and its page count
         sites[key] = out / "sites" / f"site-{len(sites)}"
-        build_site(resolve_site(model, pages=w["pages"]).spec, sites[key])
+        build_site(resolve_site(gen.model, pages=w["pages"]).spec, sites[key])
     params = {k: v for k, v in srv.items() if k not in ("kind", "template")}
     template = recipe.resolve(srv["template"]) if srv["template"] else None
     with start(srv["kind"], params, sites[key], run.folder / "server",
@@ -198,7 +213,7 @@ def measure(results: Path, summary: dict, status: dict, logged: int | None,
                     "generator_lagged": bool(summary["warnings"]) or (lag or 0) > LAG_FLAG_MS,
                     "generator_warning": " ".join(summary["warnings"])})
     if "hurst" in groups:
-        row.update(hurst(req["start"].dropna().to_numpy(), hurst_bin, window[1]))
+        row.update(hurst(req["start"].dropna().to_numpy(), hurst_bin, window))
     return row
 
 
@@ -216,11 +231,13 @@ def _flat(prefix: str, summary: dict) -> dict[str, Any]:
     return out
 
 
-def hurst(starts: np.ndarray, width: float, span: float) -> dict[str, Any]:
+def hurst(starts: np.ndarray, width: float, window: tuple[float, float]) -> dict[str, Any]:
     """Hurst estimates of the request-count series (requests issued per ``width`` seconds over
-    the cell's arrivals, [0, span)): WAGON's Fig. 12 measure."""
-    counts = np.bincount((starts[starts < span] // width).astype(np.int64),
-                         minlength=int(math.ceil(span / width)))
+    the run's measured arrivals, [warmup, end of the arrivals)): WAGON's Fig. 12 measure."""
+    lo, hi = window
+    inside = starts[(starts >= lo) & (starts < hi)] - lo
+    counts = np.bincount((inside // width).astype(np.int64),
+                         minlength=int(math.ceil((hi - lo) / width)))
     try:
         estimates, notes = hurst_report(counts)
     except ValueError as err:
