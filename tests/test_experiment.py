@@ -117,6 +117,12 @@ def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
 
 
+def test_a_shipped_recipe_is_found_by_name_beside_its_own_run_folder(tmp_path):
+    (tmp_path / "wagon-fig13").mkdir()                       # what a first run leaves here
+    r = CliRunner().invoke(main, ["experiment", "wagon-fig13", "--dry-run"])
+    assert r.exit_code == 0 and r.output.startswith("wagon-fig13: 6 cells"), r.output
+
+
 def test_every_shipped_recipe_reads_and_names_what_its_plots_draw(tmp_path):
     """Each recipe wagon ships is valid, and every column its plots draw is one a run writes
     (a measure of its groups, or an axis)."""

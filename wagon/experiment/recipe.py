@@ -116,8 +116,9 @@ def shipped() -> dict[str, Path]:
 
 
 def locate(text: str) -> Path:
-    """A recipe file, or the name of a recipe wagon ships (``wagon-fig13``)."""
-    if os.path.exists(text) or os.sep in text or text.endswith(".toml"):
+    """A recipe file, or the name of a recipe wagon ships (``wagon-fig13``; a folder of that
+    name, as its own run folder is, does not hide it)."""
+    if os.path.isfile(text) or os.sep in text or text.endswith(".toml"):
         return Path(text)
     known = shipped()
     if text not in known:
