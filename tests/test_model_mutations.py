@@ -67,6 +67,8 @@ def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     (("site", "entry"), None),                  # found by the property test: a TypeError
     (("variables", "clicks", "params", "lambda"), 0),   # a ZeroDivisionError (every place,
                                                         # every value: tests/test_format_schemas)
+    (("variables", "interarrival", "params", "shape"), 1e308),  # a mean gap of 0: a
+    (("arrivals", "profile", "bin_s"), True),   # ZeroDivisionError; a bool taken (mutations_audit)
 ])
 def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     mutant = json.loads(json.dumps(model[0]))

@@ -21,11 +21,20 @@ from .servers import write_scenario_file
 NOT_A_URL = [0, None, [], {}, "", "no-slash", "/x\n", "/\x00", "/" + "a" * 3000, True]
 NOT_A_SIZE = [-1, 10**18, 1.5, "12", True, None, [], float("nan")]
 NOT_INDICES = ["x", [True], [-1], [99], [1.0], None, 5]
-NOT_A_SESSION_FIELD = {"id": [None, "1", 1.5, True, -7], "start": [None, "0", -1.0, True],
+NOT_A_SESSION_FIELD = {"id": [None, "1", 1.5, True, -7, 10**20], "start": [None, "0", -1.0, True],
                        "class": [None, 5, -1, 1.0, True, "0"],
                        "clicks": [None, [], [[0]], [[0, -1.0]], [[99, 0.0]], [["0", 0.0]],
-                                  [[0, "1"]], [[True, 0.0]], "x", [[0, 0.0, 1]]],
+                                  [[0, "1"]], [[True, 0.0]], "x", [[0, 0.0, 1]], [[0, True]]],
                        "agent": [9, -1, True, "0", 1.5]}
+#: a header class's field → values it must never hold (found by bench/mutations_audit.py:
+#: accepted, then a TypeError in replay, or silently played)
+NOT_A_CLASS_FIELD = {("weight",): [-1, "x", True, None], ("name",): [5, None],
+                     ("network", "rtt_ms"): ["x", -5, float("nan")],
+                     ("network", "down_kbps"): [0, "1"], ("network", "loss"): [1, "x"],
+                     ("protocol", "connections"): [0, "2", 1.5, True],
+                     ("protocol", "pipeline"): [None, "no", 1], ("protocol", "http2"): [1],
+                     ("network",): [None, {"name": "lan"}],
+                     ("protocol",): ["http11", {"name": "x", "extra": 1}]}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +56,8 @@ def _mutated(valid: list[str], data) -> tuple[list[str], int]:
     site = header["site"]
     where = data.draw(st.sampled_from(["page url", "page size", "page objects", "page links",
                                        "object url", "object size", "pages", "objects",
-                                       "classes", "session", "duplicate id", "order"]))
+                                       "classes", "class field", "options", "session",
+                                       "duplicate id", "order"]))
     line = 1
     if where in ("page url", "page size", "page objects", "page links"):
         page = data.draw(st.sampled_from(site["pages"]))
@@ -63,6 +73,15 @@ def _mutated(valid: list[str], data) -> tuple[list[str], int]:
                                                 ([[]] if where == "pages" else [])))
     elif where == "classes":
         header["classes"] = data.draw(st.sampled_from([None, [], "x", [1], [{}]]))
+    elif where == "class field":
+        field = data.draw(st.sampled_from(sorted(NOT_A_CLASS_FIELD)))
+        parent = header["classes"][0]
+        for key in field[:-1]:
+            parent = parent[key]
+        parent[field[-1]] = data.draw(st.sampled_from(NOT_A_CLASS_FIELD[field]))
+    elif where == "options":                    # replay read options.speedup unchecked
+        header["options"] = data.draw(st.sampled_from([None, "x", [], {"speedup": 0},
+                                                       {"speedup": "2"}, {"speedup": True}]))
     elif where == "session":
         k = data.draw(st.integers(0, len(sessions) - 1))
         field = data.draw(st.sampled_from(sorted(NOT_A_SESSION_FIELD)))
@@ -96,11 +115,15 @@ def test_every_forbidden_value_is_one_line_naming_its_line(tmp_path_factory, val
 
 def test_export_of_a_forbidden_scenario_is_exit_2(tmp_path, valid):
     """Through a command (the issue's observer): a duplicate id, a page URL of 0, an object of
-    1e18 bytes, a non-list site.objects: exit 2, one line, no traceback."""
+    1e18 bytes, a non-list site.objects, a class of "2" connections (accepted before, then a
+    TypeError in replay), a start of 1e308 s (no log date: an OverflowError before): exit 2,
+    one line, no traceback."""
     for mutate in (lambda h, s: s[2].update(id=s[1]["id"]),
                    lambda h, s: h["site"]["pages"][0].update(url=0),
                    lambda h, s: h["site"]["objects"][1].update(size=10**18),
-                   lambda h, s: h["site"].update(objects="x")):
+                   lambda h, s: h["site"].update(objects="x"),
+                   lambda h, s: h["classes"][0]["protocol"].update(connections="2"),
+                   lambda h, s: s[2].update(start=1e308)):
         header, sessions = json.loads(valid[0]), [json.loads(x) for x in valid[1:]]
         mutate(header, sessions)
         path = tmp_path / "m.jsonl"

@@ -35,6 +35,8 @@ def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
                 what = f"{export_clf(sc, out, start_epoch):,} log lines"
     except ScenarioError as e:
         raise WagonError(str(e)) from None
+    except OverflowError:                       # a start or think time of 1e308 s
+        raise WagonError(f"{scenario}: a time too far from --start for a log date") from None
     except OSError as e:
         raise write_error(output, e) from None
     click.echo(f"{output}: {what} ({fmt})")

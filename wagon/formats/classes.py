@@ -16,8 +16,9 @@ protocol (``http11x6+noresume``) makes every handshake a full one.
 """
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 
 __all__ = ["Network", "Protocol", "ClientClass", "NETWORKS", "parse_classes", "parse_protocol",
            "DEFAULT_CLASSES", "ClassError"]
@@ -72,8 +73,46 @@ class ClientClass:
                 "protocol": asdict(self.protocol)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ClientClass":
-        return cls(d["name"], float(d["weight"]), Network(**d["network"]), Protocol(**d["protocol"]))
+    def from_dict(cls, d: dict, where: str = "classes[0]") -> "ClientClass":
+        """A scenario header's class, every field's type and range checked (docs/formats.md);
+        ValueError names the field that is wrong (``classes[0].network.rtt_ms``)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"{where} must be an object")
+        name, weight = _field(d, "name", str, where), _field(d, "weight", float, where)
+        return cls(name, weight, _typed(Network, d.get("network"), f"{where}.network"),
+                   _typed(Protocol, d.get("protocol"), f"{where}.protocol"))
+
+
+#: the ranges docs/formats.md gives a class's numbers: (test, as the message says it)
+_RANGES = {"weight": (lambda x: x >= 0, "≥ 0"), "rtt_ms": (lambda x: x >= 0, "≥ 0"),
+           "down_kbps": (lambda x: x > 0, "> 0"), "up_kbps": (lambda x: x > 0, "> 0"),
+           "loss": (lambda x: 0 <= x < 1, "in [0, 1)"), "connections": (lambda x: x >= 1, "≥ 1")}
+_KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a finite number"}
+
+
+def _field(d: dict, key: str, kind: type, where: str):
+    """``d[key]``, of ``kind`` (a bool is no number) and in its range; ValueError otherwise."""
+    v = d.get(key)
+    ok = (type(v) is int if kind is int else
+          type(v) in (int, float) and math.isfinite(v) if kind is float else isinstance(v, kind))
+    test, says = _RANGES.get(key, (lambda x: True, ""))
+    if not (ok and test(v)):
+        raise ValueError(f"{where}.{key} must be {_KINDS[kind]}{' ' + says if says else ''}, "
+                         f"not {v!r:.40}")
+    return float(v) if kind is float else v
+
+
+def _typed(kind: type, d: object, where: str):
+    """``kind(**d)`` (a Network or a Protocol), its fields checked: the required ones present,
+    no other."""
+    known = {f.name: f for f in fields(kind)}
+    if not isinstance(d, dict) or set(d) - set(known):
+        raise ValueError(f"{where} must be an object of {', '.join(known)}")
+    missing = [k for k, f in known.items() if k not in d and f.default is MISSING]
+    if missing:
+        raise ValueError(f"{where}.{missing[0]}: missing")
+    types = {"str": str, "bool": bool, "int": int, "float": float}
+    return kind(**{k: _field(d, k, types[known[k].type], where) for k in d})
 
 
 #: WAGON's client classes (Liu et al. 2001) and a LAN; rtt in ms, bandwidths in kbit/s

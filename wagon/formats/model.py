@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -218,11 +219,15 @@ def validate(data: object, path: str = "model") -> None:
                                                 params.values()),
                path, f"variable {name!r} has no finite numeric 'params'")
         try:
-            mean = float(laws[law].freeze(params).mean())
+            with warnings.catch_warnings():     # SciPy's overflow warnings: the check says it
+                warnings.simplefilter("ignore")
+                mean = float(laws[law].freeze(params).mean())
         except (TypeError, ValueError, ArithmeticError) as e:      # λ = 0: a division by 0
             raise ModelError(f"{path}: not a valid wagon model: variable {name!r}: bad "
                              f"parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
+        _check(mean > 0 or name != "interarrival", path,   # synth divides by it
+               f"variable 'interarrival': parameters for {law} with a mean gap of 0 s")
         if v.get("observation") is not None:
             try:
                 _observation(v["observation"])
@@ -339,10 +344,10 @@ def _check_profile(arrivals: object, path: str) -> None:
     profile = arrivals.get("profile")
     if profile is None:
         return
-    ok = (isinstance(profile, dict) and isinstance(profile.get("bin_s"), (int, float))
-          and profile["bin_s"] > 0 and isinstance(profile.get("counts"), list)
+    ok = (isinstance(profile, dict) and _number(profile.get("bin_s"))
+          and 0 < profile["bin_s"] < math.inf and isinstance(profile.get("counts"), list)
           and len(profile["counts"]) > 0
-          and all(isinstance(c, (int, float)) and c >= 0 for c in profile["counts"])
+          and all(_number(c) and 0 <= c < math.inf for c in profile["counts"])
           and sum(profile["counts"]) > 0)
     _check(ok, path, "'arrivals.profile' needs bin_s > 0 and counts >= 0 (not all 0)")
 

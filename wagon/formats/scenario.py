@@ -369,6 +369,8 @@ class Scenario:
         for key, kind in (("id", int), ("start", (int, float)), ("class", int), ("clicks", list)):
             if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
                 raise ScenarioError(f"{where}: '{key}' is missing or not {_kind(kind)}")
+        if d["id"] >= 1 << 63:
+            raise ScenarioError(f"{where}: 'id' must be below 2**63")
         if not (math.isfinite(d["start"]) and d["start"] >= 0):
             raise ScenarioError(f"{where}: 'start' must be a finite time ≥ 0")
         if not 0 <= d["class"] < len(self.classes):
@@ -385,7 +387,8 @@ class Scenario:
         clicks = []
         for k, c in enumerate(d["clicks"]):
             if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], int)
-                    and isinstance(c[1], (int, float)) and not isinstance(c[0], bool)):
+                    and isinstance(c[1], (int, float)) and not isinstance(c[0], bool)
+                    and not isinstance(c[1], bool)):
                 raise ScenarioError(f"{where}: click {k} is not [page, think]")
             if not 0 <= c[0] < pages:
                 raise ScenarioError(f"{where}: click {k} names page {c[0]}, the site has {pages}")
@@ -438,7 +441,7 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
         raise ScenarioError(f"{path}:1: scenario version {h.get('version')!r} is not one this "
                             f"wagon reads (1..{SCENARIO_VERSION})")
     try:
-        classes = [ClientClass.from_dict(c) for c in h["classes"]]
+        classes = [ClientClass.from_dict(c, f"classes[{i}]") for i, c in enumerate(h["classes"])]
         site = SiteSpec.from_dict(h["site"])
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ScenarioError(f"{path}:1: the header's classes or site are malformed: "
@@ -446,6 +449,11 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
                             ) from None
     if not classes:
         raise ScenarioError(f"{path}:1: the header needs at least one class")
+    options = h.get("options", {})
+    speedup = options.get("speedup") if isinstance(options, dict) else 0
+    if not (speedup is None or type(speedup) in (int, float) and 0 < speedup < math.inf):
+        raise ScenarioError(f"{path}:1: the header's options must be an object, its speedup "
+                            "a finite number > 0")
     return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)
 
 
