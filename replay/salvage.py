@@ -19,7 +19,7 @@ import csv
 import os
 from collections import Counter
 
-from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsError, ResultsWriter
+from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, checked_frame
 from ..formats.scenario import Scenario
 from .events import NOT_STARTED, UNFINISHED, Call, PageVisit
 from .record import Stats
@@ -44,34 +44,18 @@ def cut_partial_line(f) -> None:
 
 def _rows(path: str, columns: dict[str, str]) -> list[dict]:
     """The complete rows of a part file, cut after its last newline first; ResultsError (one
-    line, the file's line and field) for a row that is not the format's: a part damaged by
-    other means than a death mid-write."""
+    line, the file's line and field) for a row the results reader refuses (every rule of the
+    format): a part damaged by other means than a death mid-write."""
     if not os.path.exists(path):
         return []
     with open(path, "r+b") as f:
         cut_partial_line(f)
+        f.seek(0)
+        body = f.read()
+    checked_frame(path, (",".join(columns) + "\r\n").encode() + body, first_line=1,
+                  say="a damaged part file ({}); it cannot be recovered")
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f, fieldnames=list(columns), restkey="", restval=None))
-    for line, row in enumerate(rows, 1):
-        for name, kind in columns.items():
-            if not _fits(row[name], kind) or "" in row:
-                field = name if not _fits(row[name], kind) else "the line"
-                raise ResultsError(f"{path}:{line}: a damaged part file ({field}: "
-                                   f"{row.get(name)!r}); it cannot be recovered")
-    return rows
-
-
-def _fits(text: str | None, kind: str) -> bool:
-    """Can a part file's field be read as its column's type (floats may be empty)?"""
-    if text is None:
-        return False
-    if kind == "str":
-        return True
-    try:
-        x = float(text) if kind == "float" and text else int(text) if kind != "float" else 0
-    except ValueError:
-        return False
-    return x == x and abs(x) != float("inf")
+        return list(csv.DictReader(f, fieldnames=list(columns)))
 
 
 def last_recorded(paths: list[str]) -> float:

@@ -191,3 +191,34 @@ def test_commands_reading_forbidden_results_exit_2(tmp_path, played):
             assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, (
                 args, name, text[:300], r.output)
             assert "Traceback" not in r.output and not (tmp_path / "x.html").exists()
+
+
+def _killed(d, played: dict[str, str], requests: str, pages: str) -> None:
+    """What a replay whose parent was killed leaves (replay/parts.py): the run file pending,
+    without summary, and part 0 of 1 of the requests and pages (their rows, no header)."""
+    run = json.loads(played["run"])
+    run["summary"] = None
+    (d / "r.run.json.part").write_text(json.dumps(run))
+    for text, part in ((requests, "r.csv.part0"), (pages, "r.pages.csv.part0")):
+        (d / part).write_text(text.split("\r\n", 1)[1], newline="")
+
+
+@pytest.mark.parametrize("name", ["requests", "pages"])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_recover_refuses_every_forbidden_part_file(tmp_path_factory, played, name, data):
+    """The same mutations in the part files of a killed run (found by bench/mutations_audit.py:
+    recover checked only the types, and published a class of "", -1 objects, a time of −5 s):
+    exit 2, one line naming the part file and its line, no results file. A last line cut
+    short is a death mid-write: recover drops it (tests/test_replay.py)."""
+    text, line = _csv_mutant(played[name], name, data)
+    header = played[name].split("\r\n", 1)[0] + "\r\n"
+    if not line or not text.startswith(header) or not text.endswith("\r\n"):
+        return                            # the header (parts have none), or a cut last line
+    d = tmp_path_factory.mktemp("killed")
+    _killed(d, played, *(text if name == w else played[w] for w in ("requests", "pages")))
+    r = CliRunner().invoke(main, ["recover", str(d / "r.csv")])
+    part = d / ("r.csv.part0" if name == "requests" else "r.pages.csv.part0")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert r.output.startswith(f"Error: {part}:{line - 1}: a damaged part file ("), r.output
+    assert not (d / "r.csv").exists() and "Traceback" not in r.output

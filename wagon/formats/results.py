@@ -40,7 +40,8 @@ from .run_schema import RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
-           "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured"]
+           "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured",
+           "checked_frame"]
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
 REQUEST_COLUMNS = {
@@ -156,17 +157,36 @@ def read_results(path: str | os.PathLike):
     >>> print(f'{(req["last_byte"] - req["start"]).max():.3f} s')  # doctest: +ELLIPSIS
     0.0... s
     """
-    # lazy: the replay engine writes results and must not pay for pandas at start-up
-    import pandas as pd  # lazy: see above
-
-    from .results_check import (check_layout, check_rows,  # lazy: NumPy, as pandas
-                                fields_per_line, too_many)
     path = str(path)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise ResultsError(f"{path}: {e.strerror or e}") from None
+    df, columns = checked_frame(path, data)
+    for c, t in columns.items():
+        if t == "bool":
+            df[c] = df[c].astype(bool)
+    if columns is REQUEST_COLUMNS_V1:
+        df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
+    if columns in OLD_REQUEST_COLUMNS:
+        df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
+    df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
+    return df
+
+
+def checked_frame(path: str, data: bytes, first_line: int = 2, say: str = "{}"
+                  ) -> tuple["pandas.DataFrame", dict[str, str]]:
+    """The bytes ``data`` of a requests or pages file (its header line first) typed, and its
+    columns; ResultsError (one line: ``path``, the line, counting its first row as
+    ``first_line``, and ``say`` holding the field and what is wrong) for anything the format
+    forbids. ``read_results`` reads files with it, ``replay.salvage`` part files (rows without
+    the header)."""
+    # lazy: the replay engine writes results and must not pay for pandas at start-up
+    import pandas as pd  # lazy: see above
+
+    from .results_check import (check_layout, check_rows,  # lazy: NumPy, as pandas
+                                fields_per_line, too_many)
     start = data.find(b"\n") + 1 or len(data)
     columns = _columns(path, data[:start])
     lines = data.count(b"\n", start)
@@ -192,16 +212,9 @@ def read_results(path: str | os.PathLike):
                 problem = row, field, f"{what} (got {_cell(df[field].iloc[row])})"
     if problem is not None:
         row, field, what = problem
-        raise ResultsError(f"{path}:{row + 2}: {field + ' ' if field else 'the line '}{what}")
-    for c, t in columns.items():
-        if t == "bool":
-            df[c] = df[c].astype(bool)
-    if columns is REQUEST_COLUMNS_V1:
-        df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
-    if columns in OLD_REQUEST_COLUMNS:
-        df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
-    df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
-    return df
+        raise ResultsError(f"{path}:{row + first_line}: " + say.format(
+            f"{field + ' ' if field else 'the line '}{what}"))
+    return df, columns
 
 
 def _columns(path: str, head: bytes) -> dict[str, str]:
