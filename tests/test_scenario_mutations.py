@@ -31,7 +31,7 @@ NOT_A_SESSION_FIELD = {"id": [None, "1", 1.5, True, -7, 10**20], "start": [None,
 NOT_A_CLASS_FIELD = {("weight",): [-1, "x", True, None], ("name",): [5, None],
                      ("network", "rtt_ms"): ["x", -5, float("nan")],
                      ("network", "down_kbps"): [0, "1"], ("network", "loss"): [1, "x"],
-                     ("protocol", "connections"): [0, "2", 1.5, True],
+                     ("protocol", "connections"): [0, "2", 1.5, True, 10**20],
                      ("protocol", "pipeline"): [None, "no", 1], ("protocol", "http2"): [1],
                      ("network",): [None, {"name": "lan"}],
                      ("protocol",): ["http11", {"name": "x", "extra": 1}]}
@@ -56,8 +56,8 @@ def _mutated(valid: list[str], data) -> tuple[list[str], int]:
     site = header["site"]
     where = data.draw(st.sampled_from(["page url", "page size", "page objects", "page links",
                                        "object url", "object size", "pages", "objects",
-                                       "classes", "class field", "options", "session",
-                                       "duplicate id", "order"]))
+                                       "classes", "class field", "version", "options",
+                                       "session", "duplicate id", "order"]))
     line = 1
     if where in ("page url", "page size", "page objects", "page links"):
         page = data.draw(st.sampled_from(site["pages"]))
@@ -79,6 +79,8 @@ def _mutated(valid: list[str], data) -> tuple[list[str], int]:
         for key in field[:-1]:
             parent = parent[key]
         parent[field[-1]] = data.draw(st.sampled_from(NOT_A_CLASS_FIELD[field]))
+    elif where == "version":
+        header["version"] = data.draw(st.sampled_from([True, 0, "1", 1.0, None]))
     elif where == "options":                    # replay read options.speedup unchecked
         header["options"] = data.draw(st.sampled_from([None, "x", [], {"speedup": 0},
                                                        {"speedup": "2"}, {"speedup": True}]))

@@ -83,10 +83,12 @@ class ClientClass:
                    _typed(Protocol, d.get("protocol"), f"{where}.protocol"))
 
 
+#: connections a browser opens at once (a client has no more ports towards one server)
+MAX_CONNECTIONS = 65535
 #: the ranges docs/formats.md gives a class's numbers: (test, as the message says it)
 _RANGES = {"weight": (lambda x: x >= 0, "≥ 0"), "rtt_ms": (lambda x: x >= 0, "≥ 0"),
            "down_kbps": (lambda x: x > 0, "> 0"), "up_kbps": (lambda x: x > 0, "> 0"),
-           "loss": (lambda x: 0 <= x < 1, "in [0, 1)"), "connections": (lambda x: x >= 1, "≥ 1")}
+           "loss": (lambda x: 0 <= x < 1, "in [0, 1)"), "connections": (lambda x: 1 <= x <= MAX_CONNECTIONS, f"in [1, {MAX_CONNECTIONS}]")}
 _KINDS = {str: "a string", bool: "true or false", int: "an integer", float: "a finite number"}
 
 

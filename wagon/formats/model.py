@@ -256,7 +256,7 @@ def validate(data: object, path: str = "model") -> None:
         for row in site.get(key, []):
             _check(isinstance(row, list) and len(row) == width and
                    all(isinstance(v, int) and not isinstance(v, bool) for v in row)
-                   and all(0 <= v < len(pages) for v in row[:width - 1]) and row[-1] >= 0,
+                   and all(0 <= v < len(pages) for v in row[:width - 1]) and 0 <= row[-1] < 1 << 63,
                    path, f"site {key} row {row!r} is malformed")
 
 

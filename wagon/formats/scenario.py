@@ -437,7 +437,7 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
         raise ScenarioError(f"{path}:1: not a wagon scenario (the header is not JSON)") from None
     if not isinstance(h, dict) or h.get("format") != SCENARIO_FORMAT:
         raise ScenarioError(f"{path}:1: not a wagon scenario ('format' is not {SCENARIO_FORMAT!r})")
-    if not isinstance(h.get("version"), int) or not 1 <= h["version"] <= SCENARIO_VERSION:
+    if type(h.get("version")) is not int or not 1 <= h["version"] <= SCENARIO_VERSION:
         raise ScenarioError(f"{path}:1: scenario version {h.get('version')!r} is not one this "
                             f"wagon reads (1..{SCENARIO_VERSION})")
     try:
