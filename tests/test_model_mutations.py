@@ -70,6 +70,7 @@ def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     (("variables", "interarrival", "params", "shape"), 1e308),  # a mean gap of 0: a
     (("arrivals", "profile", "bin_s"), True),   # ZeroDivisionError; a bool taken (mutations_audit)
     (("site", "transitions", 0, 2), 10**20),    # an OverflowError (mutations_audit)
+    (("version",), 0), (("version",), True),   # taken (mutations_audit)
 ])
 def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     mutant = json.loads(json.dumps(model[0]))

@@ -199,7 +199,7 @@ def validate(data: object, path: str = "model") -> None:
     assert isinstance(data, dict)
     _check(data.get("format") == MODEL_FORMAT, path, f"'format' is not {MODEL_FORMAT!r}")
     version = data.get("version")
-    _check(isinstance(version, int), path, "'version' is missing")
+    _check(type(version) is int and version >= 1, path, "'version' is missing or not ≥ 1")
     if version > MODEL_VERSION:
         raise ModelError(f"{path}: model version {version} is newer than this wagon reads "
                          f"({MODEL_VERSION}); upgrade wagon-workload")
