@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator, TextIO
 
@@ -63,8 +64,12 @@ class _Law:
         else:
             raise SynthError(f"the model has no {name!r} law")
         try:
-            self.mean = (latent_mean(self.frozen, self.observation) if self.observation
-                         else float(self.frozen.mean()))
+            with warnings.catch_warnings():   # SciPy's overflow warnings: the error says it
+                warnings.simplefilter("ignore")
+                self.mean = (latent_mean(self.frozen, self.observation) if self.observation
+                             else float(self.frozen.mean()))
+                if self.observation:          # a law without mass in its window: no draw
+                    draw_latent(self.frozen, self.observation, 1, np.random.default_rng(0))
         except ValueError as e:
             raise SynthError(f"the {name} law {self.name}: {e}") from None
         if not np.isfinite(self.mean) or self.mean <= 0:

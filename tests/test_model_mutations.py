@@ -78,3 +78,14 @@ def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     r = _synth(tmp_path, mutant)
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
     assert "not a valid wagon model" in r.output and not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_law_that_cannot_be_drawn_from_is_one_line(tmp_path, model):
+    """A think law of sigma 1e308 puts no mass inside the window its times were recorded in
+    (found by bench/mutations_audit.py: a FitFailed traceback at the first draw, after SciPy's
+    overflow warnings): exit 2, one line, no scenario."""
+    mutant = json.loads(json.dumps(model[0]))
+    _set(mutant, ("variables", "think", "params", "sigma"), 1e308)
+    r = _synth(tmp_path, mutant)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "no mass" in r.output and not (tmp_path / "s.jsonl").exists()
