@@ -4,6 +4,7 @@ capture (tshark) are the observers."""
 from __future__ import annotations
 
 import collections
+import json
 import signal
 import subprocess
 import time
@@ -156,6 +157,27 @@ def test_certificates_are_verified_unless_insecure(tmp_path):
         False, True] * 2                                  # each run: the page, then its object
     assert bad_ca.exit_code == 2 and "--ca-file" in bad_ca.stderr
     assert plain.exit_code == 2 and "https://" in plain.stderr
+
+
+def test_a_sweep_verifies_the_certificate_of_an_https_target(tmp_path):
+    """wagon sweep takes replay's TLS options: a self-signed certificate stops it in one line
+    (exit 3); with --ca-file every step runs over TLS (nginx's log: every request offered)."""
+    site, pages, objects = _site(tmp_path, 1)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/http11"],
+                                   [(i / 20, 0, [(0, 0.0)]) for i in range(60)])
+    cert = certificate(tmp_path / "cert")
+    with nginx(site, tmp_path / "ng", tls=cert) as server:
+        def sweep(*args):
+            return CliRunner().invoke(main, ["sweep", str(scenario), "--target", server.url,
+                                             "--rates", "1", "--step-time", "2", "--warmup",
+                                             "0", "--json", *args])
+        untrusted = sweep()
+        trusted = sweep("--ca-file", str(cert[0]))
+        logged = server.log_lines(expect=2 * 40)
+    assert untrusted.exit_code == 3 and "certificate does not verify" in untrusted.stderr
+    assert trusted.exit_code == 0, trusted.output
+    step = json.loads(trusted.stdout)["steps"][0]
+    assert step["offered"] == step["ok"] == len(logged) == 2 * 40
 
 
 # ---- HTTP/2 ------------------------------------------------------------------------------------

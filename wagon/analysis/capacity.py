@@ -89,6 +89,9 @@ class SweepOptions:
     protocol: str | None = None
     emulation: bool = True
     workers: int = 1
+    ca_file: str | None = None       # HTTPS targets, as wagon replay's
+    insecure: bool = False
+    tls_version: str | None = None
 
 
 def parse_rates(text: str) -> tuple[float, ...]:
@@ -200,6 +203,8 @@ def _step(path: str, rate: float, opts: SweepOptions, drain: float, workdir: str
     plan = scaled_scenario(path, rate, opts.step_time, opts.warmup, scaled)
     s = replay(scaled, ReplayOptions(target=opts.target, results=results, workers=opts.workers,
                                      protocol=opts.protocol, emulation=opts.emulation,
+                                     ca_file=opts.ca_file, insecure=opts.insecure,
+                                     tls_version=opts.tls_version,
                                      fail_on=(), max_time=opts.step_time + drain))
     req, pages = read_results(results), read_results(pages_path(results))
     window = req[of_window(req, pages, plan)]

@@ -11,7 +11,7 @@ from ..formats.atomic import DISK_FULL
 from ..formats.kind import wrong_kind
 
 __all__ = ["LazyGroup", "WagonError", "DiskFull", "write_error", "default", "not_wagon",
-           "Finite", "Count", "SEED"]
+           "Finite", "Count", "SEED", "tls_options"]
 
 
 class Finite(click.FloatRange):
@@ -105,3 +105,18 @@ def default(options: type, name: str):
     """The default of field ``name`` of an options dataclass: defaults live there, once."""
     f = next(f for f in dataclasses.fields(options) if f.name == name)
     return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
+def tls_options(command):
+    """--ca-file, --insecure and --tls-version, the options of an https:// target (wagon replay
+    and wagon sweep)."""
+    for option in (
+            click.option("--tls-version", type=click.Choice(["1.2", "1.3"]), default=None,
+                         help="HTTPS: the highest TLS version offered (default 1.3)."),
+            click.option("--insecure", is_flag=True,
+                         help="HTTPS: accept any certificate (as curl -k)."),
+            click.option("--ca-file", default=None, metavar="PEM",
+                         help="HTTPS: verify the server's certificate with these CAs "
+                              "(default: the system's).")):
+        command = option(command)
+    return command

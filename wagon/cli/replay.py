@@ -11,7 +11,7 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import Count, Finite, WagonError, default, write_error
+from .common import Count, Finite, WagonError, default, tls_options, write_error
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], early-close-pipeline, "
              "h2 or h2xK (HTTP/2, K streams), each optionally +noresume (no TLS session "
@@ -71,13 +71,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--source-addresses", default=None, metavar="CIDR|ADDR,ADDR,...",
               help="This machine's addresses the sessions connect from, one per session in "
                    "turn (a loopback target needs none: 127.64.0.0/10 is used).")
-@click.option("--ca-file", default=None, metavar="PEM",
-              help="HTTPS: verify the server's certificate with these CAs (default: the "
-                   "system's).")
-@click.option("--insecure", is_flag=True,
-              help="HTTPS: accept any certificate (as curl -k).")
-@click.option("--tls-version", type=click.Choice(["1.2", "1.3"]), default=None,
-              help="HTTPS: the highest TLS version offered (default 1.3).")
+@tls_options
 @click.option("--connect-timeout", type=Finite(0, 1e6, min_open=True),
               default=default(ReplayOptions, "connect_timeout"),
               show_default=True, help="Seconds to wait for a TCP connection.")

@@ -10,7 +10,7 @@ from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
-from .common import Count, Finite, WagonError, default, write_error
+from .common import Count, Finite, WagonError, default, tls_options, write_error
 
 
 @click.command("sweep")
@@ -46,10 +46,12 @@ from .common import Count, Finite, WagonError, default, write_error
               help="The table's latency columns: page response time (Kaplan-Meier p50 and p90, "
                    "the pages a step's end cut counted as censored, and how many) or the "
                    "successful requests' p50/p90/p99. --json has both.")
+@tls_options
 @click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def command(scenario, target, rates, step_time, warmup, drain, pause, within, protocol,
-            no_emulation, workers, latency, plot, as_json) -> None:
+            no_emulation, workers, latency, ca_file, insecure, tls_version, plot,
+            as_json) -> None:
     """Replay SCENARIO at increasing rate scales: achieved vs offered throughput, latency and
     errors per step, and the knee where the server stops keeping up."""
     inputs.scenario(scenario)
@@ -58,7 +60,8 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
             parse_protocol(protocol)
         opts = SweepOptions(target, parse_rates(rates), step_time=step_time, warmup=warmup,
                             drain=drain, pause=pause, within=within, protocol=protocol,
-                            emulation=not no_emulation, workers=workers)
+                            emulation=not no_emulation, workers=workers, ca_file=ca_file,
+                            insecure=insecure, tls_version=tls_version)
         result = sweep(scenario, opts, on_step=None if as_json else lambda s: click.echo(
             f"rate scale {s['rate_scale']:g}: {s['achieved_rps']:,.1f} of "
             f"{s['offered_rps']:,.1f} requests/s", err=True))
