@@ -16,6 +16,7 @@ or the parent dies before merging the parts (``recover``), those rows are what r
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections import Counter
 
@@ -54,8 +55,8 @@ def _rows(path: str, columns: dict[str, str]) -> list[dict]:
         body = f.read()
     checked_frame(path, (",".join(columns) + "\r\n").encode() + body, first_line=1,
                   say="a damaged part file ({}); it cannot be recovered")
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f, fieldnames=list(columns)))
+    text = io.StringIO(body.decode("utf-8"), newline="")
+    return list(csv.DictReader(text, fieldnames=list(columns)))
 
 
 def last_recorded(paths: list[str]) -> float:

@@ -30,7 +30,7 @@ def _cells(text: str | None, n: int) -> set[int] | None:
 def plan_text(recipe, only: set[int] | None) -> str:
     """The cells a run plays and the time it takes at most."""
     e = recipe.tables["experiment"]
-    cells = [c for c in recipe.cells() if only is None or c.index in only]
+    cells = recipe.cells(only)
     runs = len(cells) * e["repetitions"]
     most = sum(c.settings["experiment"]["duration"] / c.settings["workload"]["speedup"]
                + c.settings["experiment"]["drain"] for c in cells)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.kind import wrong_kind
+from ..replay.runner import NETWORK_MODES
 from .servers import ServerError, resolve
 
 __all__ = ["RecipeError", "Recipe", "Cell", "read_recipe", "locate", "shipped",
@@ -60,7 +61,7 @@ POSITIVE = {"experiment.repetitions", "experiment.duration", "experiment.hurst_b
             "workload.rate", "workload.pages", "workload.speedup", "replay.workers"}
 NOT_NEGATIVE = {"experiment.seed", "experiment.drain", "experiment.pause", "replay.warmup",
                 "replay.loss", "workload.users"}
-CHOICES = {"workload.arrivals": ("poisson", "renewal"), "replay.network": ("client", "packet")}
+CHOICES = {"workload.arrivals": ("poisson", "renewal"), "replay.network": NETWORK_MODES}
 MAX_CELLS = 10_000
 
 
@@ -91,11 +92,14 @@ class Recipe:
     def name(self) -> str:
         return self.tables["experiment"]["name"]
 
-    def cells(self) -> list[Cell]:
-        """Every combination of the axes' values, the first axis varying slowest."""
+    def cells(self, only: set[int] | None = None) -> list[Cell]:
+        """Every combination of the axes' values, the first axis varying slowest (``only``:
+        those whose index it holds)."""
         names = list(self.axes)
         out = []
         for k, values in enumerate(itertools.product(*(self.axes[n] for n in names))):
+            if only is not None and k not in only:
+                continue
             settings = {t: dict(v) for t, v in self.tables.items()}
             for name, value in zip(names, values):
                 table, key = name.split(".", 1)

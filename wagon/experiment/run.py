@@ -75,9 +75,7 @@ def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | N
     e = recipe.tables["experiment"]
     rows: list[dict] = []
     sites: dict[tuple, Path] = {}
-    for cell in recipe.cells():
-        if only is not None and cell.index not in only:
-            continue
+    for cell in recipe.cells(only):
         for rep in range(e["repetitions"]):
             if rows:
                 time.sleep(e["pause"])
@@ -110,9 +108,7 @@ def generator(recipe: Recipe, settings: dict, seed: int) -> Generator:
 def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
     """RecipeError (one line, naming the cell) for a cell whose workload ``wagon synth`` would
     refuse, or whose protocol ``wagon replay`` would: before anything starts."""
-    for cell in recipe.cells():
-        if only is not None and cell.index not in only:
-            continue
+    for cell in recipe.cells(only):
         try:
             generator(recipe, cell.settings, 0)
             if cell.settings["replay"]["protocol"]:
