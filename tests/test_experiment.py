@@ -182,3 +182,20 @@ def test_a_plot_point_is_the_mean_of_the_repetitions_with_their_range():
     assert series(rows, "x", "y", "s") == {"a": [(1, 3.0, 2.0, 4.0), (2, 7.5, 7.5, 7.5)],
                                            "b": [(1, 9.0, 9.0, 9.0)]}
     assert series(rows, "x", "y", None)[None][0] == (1, 5.0, 2.0, 9.0)
+
+
+def test_an_axis_on_the_seed_or_the_pause_is_what_each_cell_plays(tmp_path, monkeypatch):
+    """``experiment.seed`` and ``experiment.pause`` as axes: each cell's repetitions play that
+    cell's seed + K and wait that cell's pause (they used the recipe's own values)."""
+    from wagon.experiment import run as runner
+    path = tmp_path / "r.toml"
+    path.write_text("[experiment]\nname = 'x'\nrepetitions = 2\n[axes]\n"
+                    "'experiment.seed' = [5, 40]\n'experiment.pause' = [0.25, 0.5]\n")
+    played, slept = [], []
+    monkeypatch.setattr(runner, "play", lambda recipe, run, sites, out: (
+        played.append(run.seed), {"stopped_by": "duration"})[1])
+    monkeypatch.setattr(runner, "write_table", lambda rows, path: None)
+    monkeypatch.setattr(runner.time, "sleep", slept.append)
+    runner.run_experiment(read_recipe(path), tmp_path / "out")
+    assert played == [5, 6, 5, 6, 40, 41, 40, 41]
+    assert slept == [0.25, 0.5, 0.5, 0.25, 0.25, 0.5, 0.5]

@@ -72,10 +72,10 @@ def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | N
     the run folder ``out``; returns the table's rows (``on_row`` sees each as it comes)."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(recipe.path, out / "recipe.toml")
-    e = recipe.tables["experiment"]
     rows: list[dict] = []
     sites: dict[tuple, Path] = {}
     for cell in recipe.cells(only):
+        e = cell.settings["experiment"]     # an axis may set the seed or the pause
         for rep in range(e["repetitions"]):
             if rows:
                 time.sleep(e["pause"])
