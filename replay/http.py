@@ -183,7 +183,8 @@ class Connection:
             return
         if self.pending and self._headers_done and not self._keep_alive and exc is None:
             self.on_message_complete()         # a body delimited by the end of the connection
-        self._shut()
+        if self.open:                          # which may have closed it already
+            self._shut()
         self._fail_all("reset" if isinstance(exc, ConnectionResetError) else None)
 
     # ---- the inactivity timeout --------------------------------------------------------------

@@ -130,13 +130,16 @@ class Stats:
         h["request"].add(end - start)
         h["transfer"].add(end - call.first_byte)
 
-    def on_connection(self, conn_id: int, connect: float, at: float | None = None) -> None:
-        """A connection opened (``at``: when, on the clock; default now)."""
+    def on_connection(self, conn_id: int, connect: float | None,
+                      at: float | None = None) -> None:
+        """A connection opened (``at``: when, on the clock; default now) after ``connect``
+        seconds (None: not known, as for a connection whose opening row was lost)."""
         self._count("opened", clock() if at is None else at)
         if self._left_out("connections", at):
             return
         self.c["connections"] += 1
-        self.h["connect"].add(connect)
+        if connect is not None:
+            self.h["connect"].add(connect)
 
     def on_tls(self, conn_id: int, seconds: float, resumed: bool) -> None:
         if self._part(None) is not None:          # its connection's: counted as left out there

@@ -108,7 +108,8 @@ def _stats(requests: list[dict], pages: list[dict], window: tuple[float, float |
     """A ``Stats`` of the rows (times are the run's seconds: t0 is 0) over the measured
     ``window``."""
     stats = Stats(0.0, window)
-    conns: dict[int, float] = {}
+    opened: dict[int, tuple[float, float | None]] = {}    # conn → (opened at, connect time)
+    closed: dict[int, float] = {}
     unfinished: set[int] = set()
     for r in requests:
         call = Call(int(r["session"]), 0, int(r["page"]), r["url"], r["kind"] == "page",
@@ -120,11 +121,12 @@ def _stats(requests: list[dict], pages: list[dict], window: tuple[float, float |
         if call.error in UNFINISHED:
             unfinished.add(call.session)
         conn, connect_start, connected = int(r["conn"]), _t(r["connect_start"]), _t(r["connected"])
-        if conn >= 0 and connected is not None and conn not in conns:
-            stats.on_connection(conn, connected - connect_start, at=connected)
-        if conn >= 0 and call.last_byte is not None:
-            conns[conn] = max(conns.get(conn, 0.0), call.last_byte)
-    for conn, last in conns.items():
+        if conn >= 0:
+            _seen(opened, closed, conn, call, connected,
+                  None if connected is None else connected - connect_start)
+    for conn, (at, connect) in opened.items():
+        stats.on_connection(conn, connect, at=at)
+    for conn, last in closed.items():
         stats.on_connection_close(conn, at=last)
     for p in pages:
         stats.on_page(PageVisit(int(p["session"]), 0, int(p["page"]), float(p["intended"]),
@@ -135,6 +137,23 @@ def _stats(requests: list[dict], pages: list[dict], window: tuple[float, float |
     stats.c["sessions_completed"] += len(sessions - unfinished)
     stats.c["sessions_interrupted"] += len(sessions & unfinished)
     return stats
+
+
+def _seen(opened: dict, closed: dict, conn: int, call: Call, connected: float | None,
+          connect: float | None) -> None:
+    """Note a row of connection ``conn``: it opened at its connect (on the row that opened
+    it), else no later than its earliest row (the opening row may have died with its
+    process); it closed at its last row's last byte. So no close comes before its open."""
+    known = opened.get(conn)
+    if connected is not None:
+        if known is None or known[1] is None:
+            opened[conn] = (connected, connect)
+    elif known is None or known[1] is None:
+        t = call.start if call.start is not None else call.last_byte
+        if t is not None:
+            opened[conn] = (t if known is None else min(t, known[0]), None)
+    if call.last_byte is not None:
+        closed[conn] = max(closed.get(conn, call.last_byte), call.last_byte)
 
 
 def settle_part(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,

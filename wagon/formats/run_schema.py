@@ -102,9 +102,7 @@ SUMMARY = _object(
     {"stopped_by": {"type": ["string", "null"]},
      "dead_workers": {"type": "array", "items": {"type": "string"}},
      "workers": _count(1),
-     # per second: can be -1 (a close counted in the second before its open: a known flaw)
-     "open_connections": _object({"per_second": {"type": "array",
-                                                 "items": {"type": "integer"}},
+     "open_connections": _object({"per_second": {"type": "array", "items": _count()},
                                   "peak": _count()}),
      "generator": {"type": "object"}, "thresholds": {"type": "array"},
      "tls": _object({"handshakes": _count(), "resumed": _count()}),
