@@ -1,9 +1,9 @@
 """Parse throughput by layout, same run: Common (NASA), Combined with referers and agents (the
 bundled sample), nginx JSON lines (NASA's requests written as ``escape=json`` records), and
 NASA's requests written in each layout of issue 26 (AWS ALB, ELB and S3, W3C/IIS, CloudFront,
-Cloud Storage, Squid, HAProxy, Traefik CLF, nginx and Apache with durations, a file mixing
-Common and Combined lines), each against the baseline regex parser (``baseline_parser.py``) on
-the same requests as Common, in the same process.
+Cloud Storage, Squid, HAProxy, Traefik CLF, nginx and Apache with durations, netnea's extended
+Apache layout, a file mixing Common and Combined lines), each against the baseline regex parser
+(``baseline_parser.py``) on the same requests as Common, in the same process.
 
     python bench/layouts_bench.py [--lines 1000000] [--new-lines 500000]
 
@@ -130,6 +130,12 @@ RENDER = {
                     _combined(h, t, m, u, s, z, a, f" {d / 1e3:.3f}"), ""),
     "combined-D": (lambda h, t, m, u, s, z, a, d:
                    _combined(h, t, m, u, s, z, a, f" {d * 1000}"), ""),
+    "netnea-extended": (lambda h, t, m, u, s, z, a, d:
+                        f'{h} US - [{_stamp(t, "%Y-%m-%d %H:%M:%S")}.{int(t * 1e6) % 1000000:06d}] '
+                        f'"{m} {u} HTTP/1.1" {s} {z} "-" "{a}" "-" 52638 www.example.com '
+                        '192.0.2.1 443 - - + "-" ZeZ0gH8AAQEAAHxKLdcAAAAA TLSv1.3 '
+                        f'TLS_AES_256_GCM_SHA384 417 {z + 300} -% {d * 1000} 566 0 68 0-0-0-0 '
+                        '0-0-0-0 0 0', ""),
     "mixed": (lambda h, t, m, u, s, z, a, d:
               _combined(h, t, m, u, s, z, a if d % 2 else None, ""), ""),
 }
@@ -189,7 +195,7 @@ def main() -> None:
         clf = Path(tmp) / "baseline.log"
         clf.write_bytes(repeated(nasa, args.new_lines, date(1995, 8, 1), "%d/%b/%Y"))
         base = baseline_rate(clf)
-        print(f"{'baseline':12s}: {base:>11,.0f} lines/s (regex per line, the same requests as "
+        print(f"{'baseline':15s}: {base:>11,.0f} lines/s (regex per line, the same requests as "
               "Common)")
         for fmt, data in logs.items():
             path = Path(tmp) / f"{fmt}.log"
@@ -197,9 +203,9 @@ def main() -> None:
             try:
                 r, n = rate(path, "auto" if fmt == "mixed" else fmt)
             except LogError as e:
-                print(f"{fmt:12s}: not supported ({e})")
+                print(f"{fmt:15s}: not supported ({e})")
                 continue
-            print(f"{fmt:12s}: {r:>11,.0f} lines/s on {n:,} lines ({len(data) / 1e6:.0f} MB), "
+            print(f"{fmt:15s}: {r:>11,.0f} lines/s on {n:,} lines ({len(data) / 1e6:.0f} MB), "
                   f"{r / base:.1f}x the baseline")
             path.unlink()
 

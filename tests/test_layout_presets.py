@@ -148,10 +148,15 @@ def _traefik(line: str) -> tuple:
                                           .group(1), 1e-3), end=False)(line)
 
 
-def _netnea(line: str) -> tuple:
-    f = _tokens(line)
-    start = datetime.strptime(f[3], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
-    return _row(f[0], start.timestamp(), *_request(f[4]), f[5], f[6], _secs(f[24], 1e-6))
+def _netnea(duration: int):
+    """netnea's extended layouts: ``%D`` (µs) is field ``duration`` (22 in 2015's, 24 since
+    the Content-Type and the client's port were added)."""
+    def read(line: str) -> tuple:
+        f = _tokens(line)
+        start = datetime.strptime(f[3], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+        return _row(f[0], start.timestamp(), *_request(f[4]), f[5], f[6],
+                    _secs(f[duration], 1e-6))
+    return read
 
 
 def _vcommon(line: str) -> tuple:
@@ -202,22 +207,23 @@ def _lines(reader):
 #: sample → (the layout --format auto must name, an independent reader of its records)
 SAMPLES = {
     "plaso-awsalb.log": ("awsalb", _lines(lambda x: _aws(x, 1))),
-    "awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
-    "awss3.log": ("awss3", _lines(_s3)),
+    "plaso-awselb.log": ("awselb", _lines(lambda x: _aws(x, 0))),
+    "nekrassov-awss3.log": ("awss3", _lines(_s3)),
     "logstash-awselb.log": ("awselb-2014", _lines(lambda x: _aws(x, 0))),
     "logstash-awss3.log": ("awss3", _lines(_s3)),
     "cloudfront-web-1-0.txt": ("w3c #Fields", _w3c),
     "cloudfront-web-2019-12.txt": ("w3c #Fields", _w3c),
     "beats-iis.log": ("w3c #Fields", _w3c),
     "lnav-w3c-iis85.log": ("w3c #Fields", _w3c),
-    "cloudstorage.csv": ("cloudstorage",
-                         lambda t: _cloudstorage(list(csv.DictReader(t.splitlines())))),
+    "kanjiapi-cloudstorage.csv": ("cloudstorage",
+                                  lambda t: _cloudstorage(list(csv.DictReader(t.splitlines())))),
     "plaso-squid.log": ("squid", _lines(_squid)),
     "lnav-haproxy.log": ("haproxy", _lines(_haproxy)),
     "beats-traefik.log": ("traefik-clf", _lines(_traefik)),
-    "caddy.log": ("caddy", _caddy),
+    "ghsa-caddy-stdout.log": ("caddy", _caddy),
     "lnav-caddy.log": ("caddy", _caddy),
-    "netnea-extended.log": ("netnea-extended", _lines(_netnea)),
+    "netnea-extended.log": ("netnea-extended", _lines(_netnea(24))),
+    "labor-netnea-extended-2015.log": ("netnea-extended-2015", _lines(_netnea(22))),
     "nginx-timed.log": ("nginx-timed", _lines(_combined_with(lambda t: _secs(t.strip()),
                                                              end=True))),
     "nginx-msec.log": ("nginx-msec", _lines(_msec)),
@@ -253,7 +259,7 @@ def test_every_sample_has_a_provenance():
     assert sorted(p.name for p in LAYOUTS.iterdir() if p.name != "README.md") == sorted(SAMPLES)
     assert all(f"`{name}`" in readme for name in SAMPLES)
     sums = dict(re.findall(r"^\| `([^`]+)` .*`([0-9a-f]{64})` \|$", readme, re.M))
-    assert len(sums) == 12                   # the public fixtures: carried byte for byte
+    assert len(sums) == 17                   # the public fixtures: carried byte for byte
     assert all(hashlib.sha256((LAYOUTS / n).read_bytes()).hexdigest() == h
                for n, h in sums.items())
 

@@ -93,6 +93,14 @@ PRESETS: dict[str, str] = {
                         '%{ModSecTimeIn}e %{ApplicationTime}e %{ModSecTimeOut}e '
                         '%{ModSecAnomalyScoreInPLs}e %{ModSecAnomalyScoreOutPLs}e '
                         '%{ModSecAnomalyScoreIn}e %{ModSecAnomalyScoreOut}e'),
+    # ... and the extended one of 2015 (its example logs): no Content-Type, client port or
+    # per-paranoia-level scores
+    "netnea-extended-2015": ('%h %{GEOIP_COUNTRY_CODE}e %u [%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t] '
+                             '"%r" %>s %b "%{Referer}i" "%{User-Agent}i" %v %A %p %R '
+                             '%{BALANCER_WORKER_ROUTE}e %X "%{cookie}n" %{UNIQUE_ID}e '
+                             '%{SSL_PROTOCOL}x %{SSL_CIPHER}x %I %O %{ratio}n%% %D '
+                             '%{ModSecTimeIn}e %{ApplicationTime}e %{ModSecTimeOut}e '
+                             '%{ModSecAnomalyScoreIn}e %{ModSecAnomalyScoreOut}e'),
     "netnea-combined": ('%h %l %u [%{%Y-%m-%d %H:%M:%S}t.%{usec_frac}t] "%r" %>s %b '
                         '"%{Referer}i" "%{User-Agent}i"'),
     # nginx's combined with timings: the nginx.com "upstream_time" layout, main + times, + time
@@ -126,7 +134,8 @@ FLAGS: dict[str, dict[str, str]] = {
 #: presets ``--format auto`` tries, before Apache's and nginx's defaults (first wins on ties:
 #: combined-T and combined-ms read the same lines as combined-D, whole numbers, and are only
 #: given by name; nginx-timed's $request_time has a fraction)
-AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awselb-2014", "awss3", "cloudstorage", "squid",
-              "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
-              "netnea-combined", "ingress-nginx", "ingress-nginx-legacy", "nginx-timing",
-              "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D", "nginx-timed")
+AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awselb-2014", "awss3", "cloudstorage",
+              "squid", "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
+              "netnea-extended-2015", "netnea-combined", "ingress-nginx", "ingress-nginx-legacy",
+              "nginx-timing", "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D",
+              "nginx-timed")
