@@ -1,4 +1,5 @@
-"""HTTP/2 client connections: the ``h2`` protocol library's state machine on the core's socket.
+"""HTTP/2 client connections: the ``h2`` protocol library's state machine on the core's socket
+(or its compiled-HPACK fork ``jh2`` when installed: ``replay.h2lib``).
 
 One ``H2Connection`` is one TCP connection (over TLS with ALPN ``h2``, or h2c with prior
 knowledge on plain text) carrying concurrent streams, one per request. It shares the HTTP/1.x
@@ -22,17 +23,11 @@ import asyncio
 import socket
 from collections import deque
 
-from h2.config import H2Configuration
-from h2.connection import H2Connection as H2State
-from h2.errors import ErrorCodes
-from h2.events import (ConnectionTerminated, DataReceived, RemoteSettingsChanged,
-                       ResponseReceived, StreamEnded, StreamReset)
-from h2.exceptions import H2Error
-from h2.settings import SettingCodes, Settings
-from hyperframe.frame import GoAwayFrame
-
 from .emulation import ClientNet
 from .events import Call, clock
+from .h2lib import (ConnectionTerminated, DataReceived, ErrorCodes, GoAwayFrame, H2Configuration,
+                    H2Error, H2State, RemoteSettingsChanged, ResponseReceived, SettingCodes,
+                    Settings, StreamEnded, StreamReset)
 from .http import Connection, answered, failed
 from .tls import TlsLayer
 
@@ -86,6 +81,7 @@ class H2Connection(Connection):
         self.waiting: deque[tuple[Call, Headers, asyncio.Future]] = deque()  # for a stream
         self.limit = 100                   # the browser's concurrent streams (set by it)
         self.draining = False              # GOAWAY came: no new stream
+        self._flush_due = False            # a write is due at the end of this loop turn
         self.h2 = _Draining(CONFIG)
         # settings in force from the start (``update`` would leave them pending until the
         # server's ACK, while the first SETTINGS frame carries the old ones)
@@ -129,7 +125,16 @@ class H2Connection(Connection):
         self._flush()
 
     def _flush(self) -> None:
-        data = self.h2.data_to_send()
+        """Write what h2 has to send at the end of this turn of the event loop: the streams
+        opened in one turn (a page's objects) leave in one write, not a system call and a TLS
+        record each (protocols_bench part 2: 6,100 writes for 30,000 requests, not 30,100)."""
+        if not self._flush_due:
+            self._flush_due = True
+            self.loop.call_soon(self._flush_now)
+
+    def _flush_now(self) -> None:
+        self._flush_due = False
+        data = self.h2.data_to_send() if self.open else b""
         if data:
             self._write(data)
 
@@ -242,5 +247,5 @@ class H2Connection(Connection):
                 self.h2.close_connection()
             except H2Error:
                 pass                       # the state machine is past saying goodbye
-            self._flush()
+            self._flush_now()
         super().close()

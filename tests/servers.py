@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import re
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -353,6 +355,24 @@ def fault_server():
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+
+
+_ON_H2 = """import json, sys
+sys.modules["jh2"] = None                  # as if jh2 were not installed
+from wagon.replay import ReplayOptions, h2lib, replay
+s = replay(sys.argv[1], ReplayOptions(**json.loads(sys.argv[2])))
+print(json.dumps([h2lib.H2State.__module__, s]))
+"""
+
+
+def replay_on_h2(scenario: Path, **options) -> tuple[str, dict]:
+    """``replay`` in a process of its own where jh2 cannot be imported, so that the engine
+    runs on the pure-Python h2 whether jh2 is installed or not (``replay.h2lib``): the module
+    of the HTTP/2 state machine it used, and the run's summary."""
+    out = subprocess.run([sys.executable, "-c", _ON_H2, str(scenario), json.dumps(options)],
+                         capture_output=True, text=True, check=True).stdout
+    module, summary = json.loads(out.splitlines()[-1])
+    return module, summary
 
 
 def write_scenario_file(path: Path, pages: list[tuple[str, int, list[int]]],

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from wagon import read_results
 from wagon.cli import main
 from wagon.formats.classes import ClassError, parse_protocol
-from wagon.replay import ReplayOptions, replay
+from wagon.replay import ReplayOptions, h2lib, replay
 
 from .conftest import require_tool
-from .servers import certificate, nginx, write_scenario_file
+from .servers import certificate, nginx, replay_on_h2, write_scenario_file
 
 LOG = ("$connection $connection_requests $status $server_protocol $ssl_protocol "
        "$ssl_session_reused $msec $body_bytes_sent $request_uri")
@@ -215,19 +215,28 @@ def test_http2_multiplexes_a_browser_on_one_connection(tmp_path, tls):
             assert objs[1] - objs[0] < 0.03 and 0.08 < objs[2] - objs[1] < 0.15
 
 
-def test_goaway_streams_are_sent_again_once_on_a_new_connection(tmp_path):
+def _replay_on(library: str, scenario, **options) -> dict:
+    """``replay`` on the installed HTTP/2 library, or on h2 (``replay_on_h2``)."""
+    if library == "h2":
+        return replay_on_h2(scenario, **options)[1]
+    return replay(str(scenario), ReplayOptions(**options))
+
+
+@pytest.mark.parametrize("library", ["installed", "h2"])
+def test_goaway_streams_are_sent_again_once_on_a_new_connection(tmp_path, library):
     """nginx ends a connection after 4 requests with GOAWAY: the streams it did not process
     end as closed and are sent once more on a new connection (retried, the TLS session
     resumed), as HTTP/1.1's stale connections are; nginx serves each URL once and every
-    request has one row."""
+    request has one row. On either HTTP/2 library (h2 itself ends the connection at GOAWAY:
+    the engine overrides it)."""
     site, pages, objects = _site(tmp_path, 6)
     scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
                                    [(0.0, 0, [(0, 0.0)])])
     cert = certificate(tmp_path / "cert")
     with nginx(site, tmp_path / "ng", tls=cert, http2=True, log_format=LOG,
                keepalive_requests=4) as server:
-        s = replay(str(scenario), ReplayOptions(target=server.url, ca_file=str(cert[0]),
-                                                results=str(tmp_path / "r.csv")))
+        s = _replay_on(library, scenario, target=server.url, ca_file=str(cert[0]),
+                       results=str(tmp_path / "r.csv"))
         log = lines(server, 7)
     rows = read_results(tmp_path / "r.csv")
     assert s["errors"]["total"] == 0 and len(rows) == 7
@@ -279,6 +288,37 @@ def test_a_request_timeout_cancels_its_stream_only(tmp_path):
     assert log["/o2.gif"].bytes < 1_500_000    # nginx stopped: its send buffer and 1 s went
     assert all(log[u].status == 200 and rows.loc[u, "status"] == 200
                for u in ("/p.html", "/o0.gif", "/o1.gif"))
+
+
+def test_both_http2_libraries_give_nginx_the_same_run(tmp_path):
+    """The engine on jh2 (installed: the test extra) and on h2 (jh2 hidden, in a process of
+    its own) replays the same scenario: nginx logs HTTP/2.0 for every request of both runs, the
+    same URLs, statuses and bytes, one row each, a 7 MiB object (beyond the stream's window)
+    included."""
+    pytest.importorskip("jh2")
+    site, pages, objects = _site(tmp_path, 4)
+    big = 7 << 20
+    (site / "o3.gif").write_bytes(b"b" * big)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
+                                   [(0.0, 0, [(0, 0.0), (0, 0.0)])])
+    cert = certificate(tmp_path / "cert")
+    with nginx(site, tmp_path / "ng", tls=cert, http2=True, log_format=LOG) as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, ca_file=str(cert[0]),
+                                                results=str(tmp_path / "jh2.csv")))
+        first = lines(server, 10)
+        module, pure = replay_on_h2(scenario, target=server.url, ca_file=str(cert[0]),
+                                    results=str(tmp_path / "h2.csv"))
+        second = lines(server, 20)[10:]
+    assert module == "h2.connection" and s["errors"]["total"] == pure["errors"]["total"] == 0
+    assert h2lib.H2State.__module__ == "jh2.connection"
+    for log, name in ((first, "jh2"), (second, "h2")):
+        rows = read_results(tmp_path / f"{name}.csv")
+        assert {x.protocol for x in log} == {"HTTP/2.0"} and len(rows) == len(log) == 10
+        assert collections.Counter(zip(rows["url"], rows["status"], rows["bytes"])) == \
+            collections.Counter((x.uri, x.status, x.bytes) for x in log)
+    assert sorted((x.uri, x.status, x.bytes) for x in first) == \
+        sorted((x.uri, x.status, x.bytes) for x in second)
+    assert {x.uri: x.bytes for x in first}["/o3.gif"] == big
 
 
 def test_http2_needs_the_server_to_choose_it(tmp_path):
