@@ -204,6 +204,12 @@ def _lines(reader):
     return lambda text: [_or_none(reader)(x) for x in text.splitlines()]
 
 
+#: readers of layouts with more than one sample: nginx.com's rt= uct= uht= urt= tail (the
+#: request's end less rt=), Apache's combined + %D (µs, the request's start)
+_NGINX_TIMING = _lines(_combined_with(lambda t: _secs(re.search(r"rt=(\S+)", t).group(1)),
+                                      end=True))
+_COMBINED_D = _lines(_combined_with(lambda t: _secs(t.strip(), 1e-6), end=False))
+
 #: sample → (the layout --format auto must name, an independent reader of its records)
 SAMPLES = {
     "plaso-awsalb.log": ("awsalb", _lines(lambda x: _aws(x, 1))),
@@ -230,12 +236,12 @@ SAMPLES = {
     "nginx-timed-msec.log": ("nginx-timed-msec", _lines(_msec)),
     "nginx-main-timed.log": ("nginx-main-timed", _lines(_combined_with(
         lambda t: _secs(t.split('" ')[1].split()[0]), end=True))),
-    "nginx-timing.log": ("nginx-timing", _lines(_combined_with(
-        lambda t: _secs(re.search(r"rt=(\S+)", t).group(1)), end=True))),
+    "nginx-timing.log": ("nginx-timing", _NGINX_TIMING),
+    "botassasin-nginx-timing.log": ("nginx-timing", _NGINX_TIMING),
     "beats-ingress-nginx.log": ("ingress-nginx", _lines(_combined_with(
         lambda t: _secs(t.split()[1]), end=True))),
-    "combined-D.log": ("combined-D", _lines(_combined_with(lambda t: _secs(t.strip(), 1e-6),
-                                                           end=False))),
+    "combined-D.log": ("combined-D", _COMBINED_D),
+    "telegraf-combined-D.log": ("combined-D", _COMBINED_D),
     "vcommon.log": ("vcommon", _lines(_vcommon)),
 }
 
@@ -259,7 +265,7 @@ def test_every_sample_has_a_provenance():
     assert sorted(p.name for p in LAYOUTS.iterdir() if p.name != "README.md") == sorted(SAMPLES)
     assert all(f"`{name}`" in readme for name in SAMPLES)
     sums = dict(re.findall(r"^\| `([^`]+)` .*`([0-9a-f]{64})` \|$", readme, re.M))
-    assert len(sums) == 17                   # the public fixtures: carried byte for byte
+    assert len(sums) == 19                   # the public fixtures: carried byte for byte
     assert all(hashlib.sha256((LAYOUTS / n).read_bytes()).hexdigest() == h
                for n, h in sums.items())
 
