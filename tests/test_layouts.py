@@ -151,6 +151,21 @@ def test_nginx_log_format_string_with_float_times():
     assert req.time.tolist() == pytest.approx([end - 0.25, end - 0.125])   # logged at the end
 
 
+def test_nginx_docs_upstream_time_layout_without_its_space_keeps_its_durations():
+    """nginx's documentation prints the upstream_time log_format with no space before rt=:
+    servers configured from it glue rt= to the agent's quote. Such lines also read as combined
+    (trailing text allowed), which would drop every duration without a word."""
+    text = [f'198.51.100.7 - - [05/Mar/2024:10:00:0{k} +0000] "GET /{k} HTTP/1.1" 200 5120 '
+            f'"-" "Mozilla/5.0 (X11)"rt=0.01{k} uct="0.000" uht="0.01{k}" urt="0.01{k}"'
+            for k in range(3)]
+    req, stats = parse_bytes(lines(*text))
+    assert stats.parsed == 3 and "nginx-timing-docs" in stats.formats["<bytes>"], stats.formats
+    assert req.duration.tolist() == [0.010, 0.011, 0.012]
+    spaced, stats = parse_bytes(lines(*(t.replace('"rt=', '" rt=') for t in text)))
+    assert "nginx-timing " in stats.formats["<bytes>"] + " "
+    assert spaced.duration.tolist() == req.duration.tolist()
+
+
 def test_forwarded_for_first_log_is_refused_by_auto_and_read_when_told(tmp_path):
     rows = lines(f'198.51.100.1, 10.0.0.2 - - [05/Mar/2024:10:00:00 +0000] "GET / HTTP/1.1" '
                  f'200 612 "-" "{AGENT}"',

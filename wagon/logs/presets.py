@@ -106,6 +106,10 @@ PRESETS: dict[str, str] = {
     # nginx's combined with timings: the nginx.com "upstream_time" layout, main + times, + time
     "nginx-timing": (_NGINX + ' rt=$request_time uct="$upstream_connect_time" '
                      'uht="$upstream_header_time" urt="$upstream_response_time"'),
+    # ... as nginx's documentation prints it (its log_format has no space before rt=), so
+    # servers configured from it write the agent's closing quote and rt= together
+    "nginx-timing-docs": (_NGINX + 'rt=$request_time uct="$upstream_connect_time" '
+                          'uht="$upstream_header_time" urt="$upstream_response_time"'),
     "nginx-main-timed": (_NGINX + ' "$http_x_forwarded_for" $request_time '
                          '$upstream_response_time'),
     "nginx-timed": _NGINX + " $request_time",
@@ -137,5 +141,5 @@ FLAGS: dict[str, dict[str, str]] = {
 AUTO_ORDER = ("w3c", "cloudfront", "awsalb", "awselb", "awselb-2014", "awss3", "cloudstorage",
               "squid", "squid-syslog", "haproxy", "haproxy-raw", "traefik-clf", "netnea-extended",
               "netnea-extended-2015", "netnea-combined", "ingress-nginx", "ingress-nginx-legacy",
-              "nginx-timing", "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D",
+              "nginx-timing", "nginx-timing-docs", "nginx-main-timed", "nginx-timed-msec", "nginx-msec", "combined-D",
               "nginx-timed")
