@@ -10,9 +10,11 @@
 3. compare's scenario side: peak RSS of a fresh process loading the 10⁶-session scenario as a
    workload (``load_workload``); with ``--compare-lines L``, ``wagon compare`` of an L-line log
    (copies of the NASA trace, as bench/scale_bench.py builds it) against that scenario: its
-   peak RSS (target at 10⁷ lines: ≤ 1 GB) and time.
+   peak RSS (target at 10⁷ lines: ≤ 1 GB) and time; with ``--baseline DIR``, the same run
+   of the code in DIR (a checkout of an earlier commit, first on PYTHONPATH) just before.
 
     python bench/scenario_bench.py [--sessions 10000000] [--runs 2] [--compare-lines 10000000]
+                                   [--baseline DIR]
 """
 from __future__ import annotations
 
@@ -76,6 +78,18 @@ def objects_rate(path: str, limit: int = 10 ** 6) -> float:
     return n / (time.process_time() - t0)
 
 
+def compare_run(log: Path, scenario: str, code: str | None = None) -> tuple[float, int]:
+    """(seconds, peak RSS in MB) of ``wagon compare`` of ``log`` against ``scenario`` in a
+    fresh process, run from the code in ``code`` (None: this checkout's), in the log's folder
+    (``-m`` puts the working directory first on the path: a checkout's would win)."""
+    env = dict(os.environ, PYTHONPATH=code) if code else None
+    t0 = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wagon",
+                           "compare", str(log), scenario], capture_output=True, text=True,
+                          check=True, env=env, cwd=log.parent)
+    return time.perf_counter() - t0, int(done.stderr.split()[-1]) // 1024
+
+
 def child_rss(*args: str) -> int:
     out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
                          check=True).stdout
@@ -95,6 +109,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=10 ** 7)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--compare-lines", type=int, default=0)
+    ap.add_argument("--baseline", help="a checkout of earlier code to run compare from too")
     a = ap.parse_args()
     n = a.sessions
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,13 +140,11 @@ def main() -> None:
         if a.compare_lines:
             log = Path(tmp) / "big.log"
             lines = build_log(log, a.compare_lines)
-            t0 = time.perf_counter()
-            done = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "wagon",
-                                   "compare", str(log), small], capture_output=True, text=True,
-                                  check=True)
-            print(f"compare: {lines:,}-line log against the 10^6-session scenario: "
-                  f"{time.perf_counter() - t0:.1f} s, peak RSS "
-                  f"{int(done.stderr.split()[-1]) // 1024} MB (target <= 1024 MB)")
+            runs = ([("baseline", a.baseline)] if a.baseline else []) + [("this code", None)]
+            for label, code in runs:
+                seconds, rss = compare_run(log, small, code)
+                print(f"compare: {lines:,}-line log against the 10^6-session scenario "
+                      f"({label}): {seconds:.1f} s, peak RSS {rss} MB (target <= 1024 MB)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from wagon.cli import main
 from wagon.analysis.compare import _zipf_slope, compare, ks_equivalence, stack_distances
+from wagon.analysis.digest import digest
 from wagon.analysis.selfsim import (MIN_POINTS, TooFewPoints, aggregated_variance, fgn,
                                     fgn_autocovariance, hurst_all, hurst_report, wavelet,
                                     wavelet_first_octave)
@@ -165,8 +166,8 @@ def test_zipf_slope_error_is_the_spread_of_the_slope_over_samples():
         n = len(urls)
         return Workload("z", "log", np.arange(n, dtype=float), urls, [f"/{i}" for i in range(400)],
                         np.ones(n, bool), None, None, np.zeros(0), np.zeros(0), np.zeros(0), 1.0)
-    slopes = [_zipf_slope(workload(rng.choice(400, 5000, p=p)))[0] for _ in range(150)]
-    se = _zipf_slope(workload(rng.choice(400, 5000, p=p)))[1]
+    slopes = [_zipf_slope(digest(workload(rng.choice(400, 5000, p=p))))[0] for _ in range(150)]
+    se = _zipf_slope(digest(workload(rng.choice(400, 5000, p=p))))[1]
     assert se == pytest.approx(np.std(slopes, ddof=1), rel=0.3)
 
 

@@ -36,18 +36,14 @@ import math
 import numpy as np
 from scipy import stats
 
-from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags
+from .digest import STACK_LIMIT, Digest, Value, digest
 from .options import CompareOptions
-from .selfsim import MIN_BINS, TooFewPoints, counts_per_bin, wavelet
 from .workload import Workload
 
 __all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence"]
 
 
-IMAGE_EXT = frozenset("gif jpg jpeg jpe png bmp xbm xpm tif tiff ico svg webp".split())
-
-
-def stack_distances(codes: np.ndarray, limit: int = 200_000) -> np.ndarray:
+def stack_distances(codes: np.ndarray, limit: int = STACK_LIMIT) -> np.ndarray:
     """LRU stack distance of each re-reference (first references excluded), on at most
     ``limit`` requests (a Fenwick tree over positions: O(n log n))."""
     codes = codes[:limit]
@@ -85,9 +81,6 @@ def _verdict(lo: float, hi: float, margin: float, inside: str) -> str:
     if lo > margin or hi < -margin:
         return "differs"
     return "undecided"
-
-
-Value = tuple[float, float] | str       # (value, standard error), or why there is none
 
 
 def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:
@@ -138,18 +131,14 @@ def _dist_row(name: str, a: np.ndarray, b: np.ndarray, options) -> dict:
             "log_wasserstein": _log_wasserstein(a, b)}
 
 
-def _per_second(w: Workload) -> np.ndarray:
-    return counts_per_bin(w.time, 1.0)
-
-
-def _recorded(w: Workload, resolution: float, rng: np.random.Generator
+def _recorded(w: Digest, resolution: float, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray]:
     """(inter-arrival gaps, think times) as a log with timestamps of ``resolution`` seconds
     would record them: start times floored; think times as differences of floored times (a
     uniform phase), which is how a log records them."""
     if resolution <= w.resolution:
-        return np.diff(np.sort(w.starts)), w.think
-    starts = np.floor(np.sort(w.starts) / resolution) * resolution
+        return np.diff(w.starts), w.think
+    starts = np.floor(w.starts / resolution) * resolution
     think = np.floor(rng.random(len(w.think)) + w.think / resolution) * resolution
     return np.diff(starts), think
 
@@ -176,10 +165,10 @@ def _slope(counts: np.ndarray) -> np.ndarray:
     return (y - y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
 
 
-def _zipf_slope(w: Workload, seed: int = 0) -> Value:
-    """Slope of the rank–frequency plot and its multinomial-bootstrap standard error."""
-    counts = np.bincount(w.url)
-    counts = counts[counts > 0]
+def _zipf_slope(w: Digest, seed: int = 0) -> Value:
+    """Slope of the rank–frequency plot and its multinomial-bootstrap standard error (drawn
+    over the URLs most requested first)."""
+    counts = w.hits
     if len(counts) < 5:
         return f"{len(counts)} distinct URLs (at least 5 needed)"
     n = int(counts.sum())
@@ -187,24 +176,28 @@ def _zipf_slope(w: Workload, seed: int = 0) -> Value:
     return float(_slope(counts[None, :])[0]), float(np.std(_slope(resampled), ddof=1))
 
 
-def _invariants(w: Workload) -> dict[str, tuple[float, float]]:
-    n = len(w.time)
-    counts = np.bincount(w.url)
-    counts = counts[counts > 0]
-    top = np.sort(counts)[::-1][: max(1, len(counts) // 10)]
-    ext = extension_flags(w.urls, IMAGE_EXT)[w.url]
-    html = w.is_page & ~extension_flags(w.urls, OBJECT_EXTENSIONS)[w.url]
+def _mean_se(values: np.ndarray, counts: np.ndarray) -> Value:
+    """Mean of whole numbers (distinct ``values``, their ``counts``) and its standard error
+    (sample standard deviation / √n), from exact integer sums."""
+    n = int(counts.sum())
+    if n < 2:
+        return "fewer than 2 transfers with a size"
+    v, c = values.astype(object), counts.astype(object)
+    s1, s2 = int((v * c).sum()), int((v * v * c).sum())
+    return s1 / n, math.sqrt((n * s2 - s1 * s1) / (n * (n - 1))) / math.sqrt(n)
+
+
+def _invariants(w: Digest) -> dict[str, Value]:
+    n, counts = w.requests, w.hits
+    top = counts[: max(1, len(counts) // 10)]
     out: dict[str, Value] = {
         "distinct_urls_per_request": _share(len(counts), n),   # a count ≤ n: as a share
         "one_time_references": _share(float(np.sum(counts == 1)), len(counts)),
         "top10pct_concentration": _share(float(top.sum()), n),
-        "html_image_share": _share(float(np.sum(html | ext)), n)}
-    out["success_rate"] = (_share(float(np.sum(w.status < 400)), n) if w.status is not None
+        "html_image_share": _share(float(w.html_or_image), n)}
+    out["success_rate"] = (_share(float(w.success), n) if w.success is not None
                            else f"a {w.kind} has no status codes")
-    sizes = w.size[w.size > 0] if w.size is not None else np.zeros(0)
-    out["mean_transfer_bytes"] = ((float(sizes.mean()), float(sizes.std(ddof=1) /
-                                                            math.sqrt(len(sizes))))
-                                  if len(sizes) > 1 else "fewer than 2 transfers with a size")
+    out["mean_transfer_bytes"] = _mean_se(*w.sizes)
     return out
 
 
@@ -212,41 +205,14 @@ def _invariants(w: Workload) -> dict[str, tuple[float, float]]:
 RELATIVE = frozenset(("mean_transfer_bytes", "distinct_urls_per_request"))
 
 
-def _stack_fit(w: Workload) -> tuple[Value, Value]:
+def _stack_fit(w: Digest) -> tuple[Value, Value]:
     """((μ, se), (σ, se)) of the lognormal fit of 1 + LRU stack distance."""
-    sd = stack_distances(w.url[np.argsort(w.time, kind="stable")])
+    sd = stack_distances(w.first)
     if len(sd) <= 8:
         why = f"{len(sd)} re-references (at least 9 needed)"
         return why, why
     mu, sigma = stats.norm.fit(np.log1p(sd))
     return (mu, sigma / math.sqrt(len(sd))), (sigma, sigma / math.sqrt(2 * len(sd)))
-
-
-def _busy(p: np.ndarray, least: int) -> str | None:
-    """Why requests per second ``p`` cannot give a correlation or H, or None."""
-    if len(p) < least:
-        return f"{len(p)} one-second bins (at least {least} needed)"
-    if np.ptp(p) == 0:
-        return "the same number of requests every second"
-    return None
-
-
-def _acf1(p: np.ndarray) -> Value:
-    why = _busy(p, 4)
-    if why:
-        return why
-    return float(np.corrcoef(p[:-1], p[1:])[0, 1]), 1 / math.sqrt(len(p))
-
-
-def _hurst(p: np.ndarray) -> Value:
-    why = _busy(p, MIN_BINS)
-    if why:
-        return why
-    try:
-        e = wavelet(p)
-    except TooFewPoints as exc:
-        return f"too few bins for the wavelet estimator ({exc})"
-    return e.H, (e.ci[1] - e.ci[0]) / (2 * 1.96)
 
 
 def _rate(starts: np.ndarray) -> Value:
@@ -257,13 +223,13 @@ def _rate(starts: np.ndarray) -> Value:
     return (len(starts) - 1) / span, math.sqrt(len(starts) - 1) / span
 
 
-def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions(),
-            seed: int = 0) -> list[dict]:
+def compare(a: Workload | Digest, b: Workload | Digest,
+            options: CompareOptions = CompareOptions(), seed: int = 0) -> list[dict]:
     """The comparison table (one dict per row), verdicts by ``options`` (module docstring).
-    Both sides are compared in modeled seconds (a scenario's ``--speedup`` undone)."""
-    a, b = a.modeled(), b.modeled()
-    rows = [_number_row("session rate (/s)", _rate(np.sort(a.starts)), _rate(np.sort(b.starts)),
-                        options)]
+    Both sides are compared in modeled seconds (a scenario's ``--speedup`` undone); a
+    workload is read through its digest (``wagon.analysis.digest``)."""
+    a, b = (x if isinstance(x, Digest) else digest(x) for x in (a, b))
+    rows = [_number_row("session rate (/s)", _rate(a.starts), _rate(b.starts), options)]
     resolution = max(a.resolution, b.resolution)
     rng = np.random.default_rng(seed)
     (gap_a, think_a), (gap_b, think_b) = (_recorded(x, resolution, rng) for x in (a, b))
@@ -276,10 +242,8 @@ def compare(a: Workload, b: Workload, options: CompareOptions = CompareOptions()
     fits = [_stack_fit(x) for x in (a, b)]
     rows.append(_number_row("stack distance: lognormal mu", fits[0][0], fits[1][0], options))
     rows.append(_number_row("stack distance: lognormal sigma", fits[0][1], fits[1][1], options))
-    ps = [_per_second(x) for x in (a, b)]
-    rows.append(_number_row("acf(1) of requests/s", _acf1(ps[0]), _acf1(ps[1]), options, True))
-    rows.append(_number_row("Hurst (wavelet, requests/s)", _hurst(ps[0]), _hurst(ps[1]),
-                            options, True))
+    rows.append(_number_row("acf(1) of requests/s", a.acf1, b.acf1, options, True))
+    rows.append(_number_row("Hurst (wavelet, requests/s)", a.hurst, b.hurst, options, True))
     inv = [_invariants(x) for x in (a, b)]
     for key in inv[0]:
         rows.append(_number_row(key.replace("_", " "), inv[0][key], inv[1][key], options,

@@ -189,16 +189,28 @@ def wavelet_first_octave(n: int) -> int:
     return max(3, int(np.log2(max(n, 2))) // 4)
 
 
+def _detail_energies(x: np.ndarray) -> list[tuple[int, float]]:
+    """(coefficients, mean squared detail coefficient) of each octave of ``x``'s Daubechies-3
+    transform with at least 8 coefficients, finest first: ``pywt.wavedec``'s levels computed
+    one at a time, the details before the approximation and each let go once measured (a
+    series of 35 million seconds is otherwise held three times over)."""
+    db3 = pywt.Wavelet("db3")
+    out, a = [], x
+    for _ in range(pywt.dwt_max_level(len(x), db3.dec_len)):
+        d = pywt.downcoef("d", a, db3, mode="periodization")
+        if len(d) < 8:
+            break
+        out.append((len(d), float(np.mean(np.square(d, out=d)))))
+        del d
+        a = pywt.downcoef("a", a, db3, mode="periodization")
+    return out
+
+
 def wavelet(x: np.ndarray, j1: int | None = None) -> Estimate:
     j1 = wavelet_first_octave(len(x)) if j1 is None else j1
-    levels = pywt.dwt_max_level(len(x), pywt.Wavelet("db3").dec_len)
-    coeffs = pywt.wavedec(x, "db3", level=levels, mode="periodization")[1:][::-1]  # octave 1 first
     js, ys, ws = [], [], []
-    for j, d in enumerate(coeffs, start=1):
-        nj = len(d)
-        if nj < 8:
-            break
-        y = np.log2(np.mean(d ** 2)) - (special.digamma(nj / 2) / np.log(2) - np.log2(nj / 2))
+    for j, (nj, energy) in enumerate(_detail_energies(x), start=1):
+        y = np.log2(energy) - (special.digamma(nj / 2) / np.log(2) - np.log2(nj / 2))
         var = special.polygamma(1, nj / 2) / np.log(2) ** 2
         js.append(j)
         ys.append(y)

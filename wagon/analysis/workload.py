@@ -15,7 +15,7 @@ from ..logs.parse import parse_logs
 from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, sessionize
 from ..synth.timeline import offered_requests
 
-__all__ = ["Workload", "load_workload", "WorkloadError"]
+__all__ = ["Workload", "load_workload", "workload_kind", "WorkloadError"]
 
 
 class WorkloadError(ValueError):
@@ -141,18 +141,25 @@ def _from_replay(path: str) -> Workload:
                     think, 1e-6, path, _replay_speedup(req.attrs["run"]))
 
 
-def load_workload(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,
-                  log_speedup: float = 1.0) -> Workload:
-    """A workload from a scenario, a replay results CSV, or access logs (kind detected);
-    ``log_speedup``: logs written during a replay at that speedup, read in the scenario's
-    seconds (``sessions.dilate``: sessions rebuilt by the rules in those seconds)."""
-    paths = [paths] if isinstance(paths, str) else list(paths)
+def workload_kind(paths: list[str]) -> str:
+    """log, scenario or replay: what ``paths`` hold (WorkloadError: a missing file, a model or
+    run file, several files that are not logs)."""
     for p in paths:
         if not Path(p).exists():
             raise WorkloadError(f"{p}: No such file")
     kind = _kind(paths[0])
     if kind != "log" and len(paths) > 1:
         raise WorkloadError("give one scenario or one results file at a time")
+    return kind
+
+
+def load_workload(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,
+                  log_speedup: float = 1.0) -> Workload:
+    """A workload from a scenario, a replay results CSV, or access logs (kind detected);
+    ``log_speedup``: logs written during a replay at that speedup, read in the scenario's
+    seconds (``sessions.dilate``: sessions rebuilt by the rules in those seconds)."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    kind = workload_kind(paths)
     if kind == "scenario":
         return _from_scenario(paths[0])
     if kind == "replay":

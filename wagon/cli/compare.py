@@ -34,7 +34,7 @@ from .common import Finite, default
 def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
     from ..analysis.compare import compare, rows_text  # lazy: SciPy, not for --help
-    rows = compare(inputs.workload([a], fmt, log_speedup=speedup),
-                   inputs.workload([b], fmt, log_speedup=speedup),
+    rows = compare(inputs.workload([a], fmt, log_speedup=speedup, digested=True),
+                   inputs.workload([b], fmt, log_speedup=speedup, digested=True),
                    CompareOptions(alpha, tolerance, margin))
     click.echo(dumps({"a": a, "b": b, "rows": rows}) if as_json else rows_text(rows))

@@ -8,6 +8,7 @@ from ..formats.scenario import Scenario, ScenarioError, read_scenario
 from .common import WagonError
 
 if TYPE_CHECKING:
+    from ..analysis.digest import Digest
     from ..analysis.workload import Workload
 
 __all__ = ["model", "scenario", "workload"]
@@ -28,12 +29,15 @@ def scenario(path: str) -> Scenario:
 
 
 def workload(paths: list[str], fmt: str = "auto", base_month: str | None = None,
-             log_speedup: float = 1.0) -> Workload:
-    """A log (or logs), a scenario or replay results."""
-    from ..analysis.workload import WorkloadError, load_workload  # lazy: the log parser,
-    from ..formats.results import ResultsError  # lazy: with it, only commands reading workloads
-    from ..logs.parse import LogError  # lazy: (advise, synth need a model only)
+             log_speedup: float = 1.0, digested: bool = False) -> Workload | Digest:
+    """A log (or logs), a scenario or replay results; ``digested``: as ``wagon compare`` reads
+    them (``analysis.logdigest.load_digest``: logs streamed)."""
+    from ..analysis.logdigest import load_digest  # lazy: the log parser, with it, only
+    from ..analysis.workload import WorkloadError, load_workload  # lazy: for commands reading
+    from ..formats.results import ResultsError  # lazy: workloads (advise, synth need a model
+    from ..logs.parse import LogError  # lazy: only)
     try:
-        return load_workload(list(paths), fmt, base_month, log_speedup)
+        return (load_digest if digested else load_workload)(list(paths), fmt, base_month,
+                                                            log_speedup)
     except (WorkloadError, LogError, ScenarioError, ResultsError) as e:
         raise WagonError(str(e)) from None

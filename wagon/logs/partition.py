@@ -6,8 +6,9 @@ runs these steps, in one process or on a cluster).
   piece's lines start in its input, the timestamps' resolution — and the merged statistics;
 - ``sessionize_partition``: the chunks every piece routed to one partition (all the requests
   of its clients: ``parse.partition_of``) joined, cleaned (outliers, lines repeated across
-  inputs: identical lines have the same client, so they meet here), URLs templated, sessions
-  rebuilt: a ``sessions.Partial`` plus what merges beside it;
+  inputs: identical lines have the same client, so they meet here: ``partition_requests``,
+  which ``wagon compare`` also tallies), URLs templated, sessions rebuilt: a
+  ``sessions.Partial`` plus what merges beside it;
 - ``merge_partitions``: the partials merged into one ``Sessions`` (``sessions.merge_partials``),
   the counts and left-out lines of the cleaning summed and sorted. Nothing depends on how the
   inputs were cut into pieces or the clients into partitions.
@@ -27,8 +28,8 @@ from .paths import template_requests
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
                        sessionize_requests)
 
-__all__ = ["Shared", "PartitionResult", "shared_context", "sessionize_partition",
-           "merge_partitions"]
+__all__ = ["Shared", "PartitionResult", "shared_context", "partition_requests",
+           "sessionize_partition", "merge_partitions"]
 
 _TABLES = (("host", "hosts"), ("url", "urls"), ("agent", "agents"), ("method", "methods"),
            ("referer", "referers"), ("vhost", "vhosts"), ("content_type", "content_types"))
@@ -138,16 +139,24 @@ def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
     return Requests(**cols, **tables, resolution=shared.resolution)
 
 
-def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Shared,
-                         keep_paths: bool = False, speedup: float = 1.0) -> PartitionResult:
-    """The sessions of one partition's clients (module docstring); ``speedup``: the log was
-    written during a replay that fast, its times are dilated back (``sessions.dilate``) from
-    the earliest kept second of every input, the same for every partition."""
+def partition_requests(chunks: list[Chunk], shared: Shared, speedup: float = 1.0
+                       ) -> tuple[Requests, ParseStats]:
+    """One partition's requests (its chunk of every piece) joined and cleaned, and the
+    cleaning's counts; ``speedup``: the log was written during a replay that fast, its times
+    are dilated back (``sessions.dilate``) from the earliest kept second of every input, the
+    same for every partition."""
     req = _joined(chunks, shared)
     stats = ParseStats(inputs=list(shared.inputs))
     req, stats = clean_requests(req, stats, shared.keep)
     if shared.keep:
         req = dilate(req, speedup, float(np.floor(min(lo for lo, _ in shared.keep.values()))))
+    return req, stats
+
+
+def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Shared,
+                         keep_paths: bool = False, speedup: float = 1.0) -> PartitionResult:
+    """The sessions of one partition's clients (module docstring; ``partition_requests``)."""
+    req, stats = partition_requests(chunks, shared, speedup)
     raw = list(req.urls)
     templates = raw
     if not keep_paths:

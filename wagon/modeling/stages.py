@@ -215,11 +215,15 @@ def spill_path(directory: str, piece: Piece) -> str:
 class LocalRunner:
     """Serial, in this process; each piece's chunks are written to a temporary directory
     (``spill_dir``) as soon as it is parsed and read back one partition at a time (with a
-    single partition they stay in memory: it holds every record anyway)."""
+    single partition they stay in memory: it holds every record anyway). ``stage``: what
+    ``sessionize`` makes of each partition (``sessionize_stage``; ``wagon compare`` tallies
+    its requests beside its sessions)."""
 
     def __init__(self, partitions: int | None = None, spill_dir: str | None = None,
-                 piece_bytes: int = PIECE_BYTES) -> None:
+                 piece_bytes: int = PIECE_BYTES,
+                 stage: Callable[[list[Chunk], Any, Shared], Any] = sessionize_stage) -> None:
         self.partitions = partitions
+        self.stage = stage
         self.piece_bytes = piece_bytes
         self.spread = 1
         self.spill_dir = spill_dir
@@ -271,7 +275,7 @@ class LocalRunner:
         try:
             for k in range(self._count):
                 chunks, self._held = self._held + unspill(self._spilled, k), []
-                out.append(sessionize_stage(chunks, options, shared))
+                out.append(self.stage(chunks, options, shared))
                 del chunks
                 if progress:
                     progress("sessionize", k + 1, self._count)

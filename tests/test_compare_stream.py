@@ -1,0 +1,75 @@
+"""``wagon compare`` reads a log as ``wagon fit`` does (pieces, partitions of the clients) and
+keeps tallies, not records: the same table as the log read whole; the tallies' exact sums
+against Python's exact arithmetic; the wavelet's levels against PyWavelets' own transform."""
+from __future__ import annotations
+
+import gzip
+import statistics
+from fractions import Fraction
+
+import numpy as np
+import pywt
+import pytest
+
+from wagon.analysis.compare import _mean_se, compare
+from wagon.analysis.digest import _acf1
+from wagon.analysis.logdigest import log_digest
+from wagon.analysis.selfsim import _detail_energies
+from wagon.analysis.workload import load_workload
+from wagon.formats.strict_json import dumps
+from wagon.synth import Generator, SynthOptions, synthesize
+
+
+def test_a_log_cut_into_pieces_and_partitions_compares_as_read_whole(tmp_path, nasa):
+    """Two inputs that overlap by 1,000 lines (repeated lines of the second are left out) and a
+    line dated 2031 (a time outlier), cut into 256 kB pieces and 3 partitions: the table is
+    the one of the logs parsed whole, and the requests counted are the text's distinct
+    lines."""
+    lines = gzip.decompress(nasa.read_bytes()).splitlines(keepends=True)
+    first, second = tmp_path / "a.log", tmp_path / "b.log"
+    stray = lines[5].replace(b"/Aug/1995:", b"/Aug/2031:")
+    first.write_bytes(b"".join(lines[:15_000] + [stray]))
+    second.write_bytes(b"".join(lines[14_000:]))
+    scenario = tmp_path / "s.jsonl"
+    with open(scenario, "w") as f:
+        synthesize(Generator(None, SynthOptions(sessions=300, seed=1, rate=1.0)), f)
+    other = load_workload(str(scenario))
+    paths = [str(first), str(second)]
+    streamed = log_digest(paths, partitions=3, piece_bytes=256 << 10)
+    assert streamed.requests == len(lines)
+    assert dumps(compare(streamed, other)) == dumps(compare(load_workload(paths), other))
+
+
+def test_the_correlation_at_lag_one_is_exact():
+    """Against Pearson's r from Python's integers (and NumPy's, to its rounding); a series
+    constant but for its first second has no correlation to give."""
+    p = np.random.default_rng(4).poisson(7, 5000).astype(float)
+    x, y = [int(v) for v in p[:-1]], [int(v) for v in p[1:]]
+    n = len(x)
+    num = n * sum(a * b for a, b in zip(x, y)) - sum(x) * sum(y)
+    den = (n * sum(a * a for a in x) - sum(x) ** 2) * (n * sum(b * b for b in y) - sum(y) ** 2)
+    r, se = _acf1(p)
+    assert r == pytest.approx(num / den ** 0.5, rel=1e-15)
+    assert r == pytest.approx(np.corrcoef(p[:-1], p[1:])[0, 1], rel=1e-12)
+    assert se == 1 / np.sqrt(len(p))
+    assert "same number of requests" in _acf1(np.r_[9.0, np.ones(10)])
+
+
+def test_the_mean_transfer_size_and_its_error_are_exact():
+    """Against Python's statistics (exact fractions, correctly rounded) on sizes near 2³¹,
+    whose squares overflow 64-bit sums."""
+    sizes = np.random.default_rng(5).integers(2 ** 31 - 1000, 2 ** 31, 20_000)
+    values, counts = np.unique(sizes, return_counts=True)
+    mean, se = _mean_se(values, counts)
+    assert mean == statistics.mean(sizes.tolist())
+    exact = statistics.stdev(Fraction(int(s)) for s in sizes) / np.sqrt(len(sizes))
+    assert se == pytest.approx(float(exact), rel=1e-15)
+
+
+def test_wavelet_levels_are_pywavelets_transform():
+    """The detail energies, level by level, equal those of ``pywt.wavedec``'s coefficients."""
+    x = np.random.default_rng(6).poisson(3, 10_007).astype(float)
+    levels = pywt.dwt_max_level(len(x), pywt.Wavelet("db3").dec_len)
+    details = pywt.wavedec(x, "db3", level=levels, mode="periodization")[1:][::-1]
+    want = [(len(d), float(np.mean(d ** 2))) for d in details if len(d) >= 8]
+    assert _detail_energies(x) == want

@@ -1,0 +1,89 @@
+"""A log's ``Digest`` read the way ``wagon fit`` reads logs (``wagon.modeling.stages``): the
+inputs cut into pieces parsed one at a time, their records routed by client into partitions
+spilled to disk, each partition cleaned, tallied and sessionized on its own, the partitions'
+sessions and tallies merged. Memory holds one piece or one partition of the records, plus the
+sessions and the tallies (a 10⁷-line log in a fraction of what its records take).
+
+The result is the digest of the whole log parsed at once (``load_workload``: time outliers
+and lines repeated across inputs left out, times dilated by ``speedup``, sessions by the
+default rules, URLs as logged): nothing depends on how the log was cut.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..logs.parse import Chunk, Requests
+from ..logs.partition import Shared, partition_requests, shared_context
+from ..logs.pieces import PIECE_BYTES, plan
+from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
+                             sessionize_requests)
+from ..modeling.allocator import give_back_freed_memory
+from ..modeling.options import FitOptions
+from ..modeling.stages import LocalRunner
+from .digest import Digest, Tally, digest, digest_of, html_or_image, tally
+from .workload import load_workload, workload_kind
+
+__all__ = ["log_digest", "load_digest"]
+
+_FILE_SHIFT = 40           # a request's order in its inputs: file index · 2⁴⁰ + line
+
+
+def _request_tally(req: Requests) -> Tally:
+    """The tally of a partition's cleaned requests (pages by extension, as ``load_workload``
+    reads a log)."""
+    is_page = ~extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
+    order = (req.file.astype(np.int64) << _FILE_SHIFT) + req.line
+    return tally(req.time, req.url, req.urls, html_or_image(req.urls, req.url, is_page),
+                 req.status, req.size, order, distinct_times=True)
+
+
+def _partition_stage(chunks: list[Chunk], options: Any, shared: Shared
+                     ) -> tuple[Partial, Tally]:
+    """One partition's sessions (without the samples compare does not read) and the tally of
+    its requests."""
+    req, _ = partition_requests(chunks, shared, options.speedup)
+    partial = sessionize_requests(req, options.rules)
+    partial.samples = {k: partial.samples[k] for k in ("clicks", "think")}
+    return partial, _request_tally(req)
+
+
+def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = None,
+               speedup: float = 1.0, partitions: int | None = None,
+               piece_bytes: int = PIECE_BYTES) -> Digest:
+    """The digest of logs (module docstring); ``partitions``, ``piece_bytes``: how to cut them
+    (``LocalRunner``'s defaults: partitions of 128 MB of input). Raises LogError as
+    ``parse_logs`` does."""
+    options = FitOptions(fmt=fmt, base_month=base_month, keep_paths=True, speedup=speedup)
+    runner = LocalRunner(partitions, piece_bytes=piece_bytes, stage=_partition_stage)
+    pieces = plan(paths, runner.piece_bytes, runner.spread)
+    results = runner.parse(pieces, options, runner.partitions_for(sum(p.size for p in pieces)),
+                           None)
+    try:
+        shared, _ = shared_context(results)
+        del results
+        parts = runner.sessionize(options, shared, None)
+    finally:
+        runner.close()
+    sessions = merge_partials([p for p, _ in parts], options.rules)
+    tallies = [t for _, t in parts]
+    resolution, starts, clicks, think = (sessions.resolution, sessions.session_start,
+                                         sessions.samples["clicks"], sessions.samples["think"])
+    del parts, sessions
+    give_back_freed_memory()        # the partitions' heap, before the series is analysed
+    return digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
+                     starts, clicks, think)
+
+
+def load_digest(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,
+                log_speedup: float = 1.0) -> Digest:
+    """``load_workload``'s inputs as digests: logs streamed (``log_digest``), a scenario or
+    replay results read whole and digested."""
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    if workload_kind(paths) == "log":
+        return log_digest(paths, fmt, base_month, log_speedup)
+    w = load_workload(paths, fmt, base_month, log_speedup)
+    give_back_freed_memory()        # what reading it left, before it is digested
+    return digest(w)
