@@ -73,3 +73,33 @@ def test_wavelet_levels_are_pywavelets_transform():
     details = pywt.wavedec(x, "db3", level=levels, mode="periodization")[1:][::-1]
     want = [(len(d), float(np.mean(d ** 2))) for d in details if len(d) >= 8]
     assert _detail_energies(x) == want
+
+
+def test_compare_says_what_it_left_out_of_a_log(tmp_path, sample):
+    """Malformed lines are counted and said (stderr, as wagon fit says them, and --json), not
+    dropped in silence: the count is the lines an independent regex of the combined layout
+    refuses, with three broken lines added to one side."""
+    import json
+    import re
+
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+    text = gzip.decompress(sample.read_bytes()).decode("latin-1").splitlines()
+    broken = ["garbage", 'x - - [bad date] "GET / HTTP/1.1" 200 5', "\t"]
+    (tmp_path / "a.log").write_text("\n".join(text) + "\n", encoding="latin-1")
+    (tmp_path / "b.log").write_text("\n".join(text[:50] + broken + text[50:]) + "\n",
+                                    encoding="latin-1")
+    months = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+    combined = re.compile(r'^\S+ \S+ \S+ \[(0[1-9]|[12]\d|3[01])/(' + months + r')/\d{4}:'
+                          r'\d\d:\d\d:\d\d [+-]\d{4}\] '
+                          r'"[A-Z]+ \S+( HTTP/\d\.\d)?" \d{3} (\d+|-)( "[^"]*" "[^"]*")?$')
+    refused = sum(not combined.match(line) for line in text)
+    r = CliRunner().invoke(main, ["compare", str(tmp_path / "a.log"), str(tmp_path / "b.log"),
+                                  "--json"])
+    assert r.exit_code == 0, r.output
+    said = json.loads(r.stdout)["read"]
+    assert said["a"]["malformed"] == refused > 0
+    assert said["b"]["malformed"] == refused + len(broken)
+    assert said["b"]["lines"] == len(text) + len(broken)
+    assert f"B: lines {len(text) + len(broken):,}" in r.stderr

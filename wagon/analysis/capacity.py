@@ -50,7 +50,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from itertools import islice
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -60,6 +60,9 @@ from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
 from ..replay.events import UNFINISHED
 from .pages import page_times, request_percentiles
+
+if TYPE_CHECKING:                   # annotations only: pandas loads once a step has run
+    import pandas as pd
 
 __all__ = ["SweepOptions", "SweepError", "StepPlan", "sweep", "scaled_scenario", "of_window",
            "knee", "kept_up", "parse_rates", "steps_text", "window_pages", "step_pages"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..logs.parse import sorted_table
+from ..logs.parse import ParseStats, sorted_table
 from ..logs.sessions import OBJECT_EXTENSIONS, extension_flags
 from ..modeling.allocator import give_back_freed_memory
 from .selfsim import MIN_BINS, TooFewPoints, wavelet
@@ -64,6 +64,7 @@ class Digest:
     first: np.ndarray                  # URL codes of the earliest STACK_LIMIT requests
     acf1: Value                        # of requests per second, at lag 1
     hurst: Value                       # wavelet estimate on requests per second
+    read: ParseStats | None = None     # a log's: lines parsed, malformed, skipped, left out
 
 
 def html_or_image(urls: list[str], url: np.ndarray, is_page: np.ndarray) -> np.ndarray:

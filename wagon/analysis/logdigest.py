@@ -62,7 +62,7 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
     results = runner.parse(pieces, options, runner.partitions_for(sum(p.size for p in pieces)),
                            None)
     try:
-        shared, _ = shared_context(results)
+        shared, read = shared_context(results)
         del results
         parts = runner.sessionize(options, shared, None)
     finally:
@@ -73,8 +73,10 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
                                          sessions.samples["clicks"], sessions.samples["think"])
     del parts, sessions
     give_back_freed_memory()        # the partitions' heap, before the series is analysed
-    return digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
-                     starts, clicks, think)
+    out = digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
+                    starts, clicks, think)
+    out.read = read
+    return out
 
 
 def load_digest(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,

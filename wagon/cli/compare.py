@@ -34,7 +34,12 @@ from .common import Finite, default
 def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     """Compare workload B (log, scenario or replay results) against workload A."""
     from ..analysis.compare import compare, rows_text  # lazy: SciPy, not for --help
-    rows = compare(inputs.workload([a], fmt, log_speedup=speedup, digested=True),
-                   inputs.workload([b], fmt, log_speedup=speedup, digested=True),
-                   CompareOptions(alpha, tolerance, margin))
-    click.echo(dumps({"a": a, "b": b, "rows": rows}) if as_json else rows_text(rows))
+    sides = {"a": inputs.workload([a], fmt, log_speedup=speedup, digested=True),
+             "b": inputs.workload([b], fmt, log_speedup=speedup, digested=True)}
+    read = {k: d.read for k, d in sides.items() if d.read is not None}
+    for k, st in read.items():         # what a log's reading left out, as wagon fit says it
+        click.echo("\n".join(f"{k.upper()}: {line}" for line in st.summary_lines()), err=True)
+    rows = compare(sides["a"], sides["b"], CompareOptions(alpha, tolerance, margin))
+    click.echo(dumps({"a": a, "b": b, "rows": rows,
+                      "read": {k: st.as_dict() for k, st in read.items()}})
+               if as_json else rows_text(rows))

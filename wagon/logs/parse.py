@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import io
 import mmap
+import os
 import re
 import sys
 import zlib
@@ -27,7 +28,7 @@ from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_ra
 from .logformat import (AUTO_CANDIDATES, FormatError, LogFormat, compile_format, line_regex,
                         named_format, resolve_format)
 from .presets import w3c_spec
-from .urls import page_urls
+from .urls import LONG, MAX_URL_CHARS, page_urls
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
 __all__ = ["Requests", "ParseStats", "LogError", "parse_logs", "parse_bytes", "detect_format",
@@ -328,6 +329,24 @@ class ParseStats:
     def by_reason(self) -> dict[str, int]:
         """Malformed lines by reason, most frequent first."""
         return {k: v for k, v in self.malformed.most_common() if k not in SKIPS}
+
+    def summary_lines(self) -> list[str]:
+        """What was read and what was not, as ``wagon fit`` and ``wagon compare`` print it: the
+        layout of each input, lines parsed, malformed by reason, skipped, URLs cut, lines left
+        out."""
+        out = [f"{os.path.basename(path)}: format {fmt}" for path, fmt in self.formats.items()]
+        bad = ", ".join(f"{k} {v:,}" for k, v in self.by_reason().items())
+        skipped = ", ".join(f"{k} {v:,}" for k, v in self.skipped.items())
+        out.append(f"lines {self.lines:,}  parsed {self.parsed:,}  malformed "
+                   f"{self.malformed_total:,}" + (f" ({bad})" if bad else "")
+                   + (f"  skipped: {skipped}" if skipped else ""))
+        if self.long_urls:
+            out.append(f"URLs longer than {MAX_URL_CHARS:,} characters cut (ending in {LONG}): "
+                       f"{self.long_urls:,} requests")
+        if self.time_outliers or self.duplicates:
+            out.append(f"left out: {self.time_outliers:,} time outliers, {self.duplicates:,} "
+                       "lines repeated from an earlier input")
+        return out
 
     def as_dict(self) -> dict:
         return {"lines": self.lines, "parsed": self.parsed, "malformed": self.malformed_total,

@@ -19,7 +19,6 @@ from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions
-from ..logs.urls import LONG, MAX_URL_CHARS
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -61,17 +60,7 @@ class FitResult:
     def summary_text(self, output: str, plots: list[str]) -> str:
         """What ``wagon fit`` prints: input counts, a line per variable, the arrival verdict."""
         st, c = self.stats, self.sessions.counts
-        out = [f"{os.path.basename(path)}: format {fmt}" for path, fmt in st.formats.items()]
-        bad = ", ".join(f"{k} {v:,}" for k, v in st.by_reason().items())
-        skipped = ", ".join(f"{k} {v:,}" for k, v in st.skipped.items())
-        out.append(f"lines {st.lines:,}  parsed {st.parsed:,}  malformed {st.malformed_total:,}"
-                   + (f" ({bad})" if bad else "") + (f"  skipped: {skipped}" if skipped else ""))
-        if st.long_urls:
-            out.append(f"URLs longer than {MAX_URL_CHARS:,} characters cut (ending in {LONG}): "
-                       f"{st.long_urls:,} requests")
-        if st.time_outliers or st.duplicates:
-            out.append(f"left out: {st.time_outliers:,} time outliers, {st.duplicates:,} lines "
-                       "repeated from an earlier input")
+        out = st.summary_lines()
         rules = ", ".join(f"{k} {v:,}" for k, v in c["robots_by_rule"].items())
         out.append(f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
                    f"({c['robot_requests']:,} requests left out" + (f"; {rules}" if rules else "")
