@@ -103,3 +103,27 @@ def test_compare_says_what_it_left_out_of_a_log(tmp_path, sample):
     assert said["b"]["malformed"] == refused + len(broken)
     assert said["b"]["lines"] == len(text) + len(broken)
     assert f"B: lines {len(text) + len(broken):,}" in r.stderr
+
+
+def test_a_url_that_is_a_page_and_an_object_is_one_url_as_in_its_exported_log(tmp_path):
+    """A site may list a URL both as a page and as an object (an image clicked, and embedded):
+    the scenario's requests name it once, as the CLF log ``wagon export`` writes of it does
+    (counted here from the log's own request lines)."""
+    from click.testing import CliRunner
+
+    from wagon.cli import main
+
+    from .servers import write_scenario_file
+    scenario = write_scenario_file(
+        tmp_path / "s.jsonl", [("/a.html", 100, [0, 1]), ("/pic.gif", 50, [])],
+        [("/pic.gif", 50), ("/style.css", 20)], ["lan/http11"],
+        [(float(i), 0, [(0, 0.0), (1, 2.0)]) for i in range(40)])
+    r = CliRunner().invoke(main, ["export", str(scenario), "--to", "clf", "-o",
+                                  str(tmp_path / "s.log")])
+    assert r.exit_code == 0, r.output
+    logged = [line.split('"')[1].split()[1] for line in
+              (tmp_path / "s.log").read_text().splitlines()]
+    w = load_workload(str(scenario))
+    assert len(w.url) == len(logged)
+    assert len(np.unique(w.url)) == len(set(logged)) == 3      # codes, as the rows count URLs
+    assert sorted(np.array(w.urls, object)[w.url]) == sorted(logged)

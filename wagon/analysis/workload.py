@@ -116,8 +116,12 @@ def _from_scenario(path: str) -> Workload:
         raise WorkloadError(f"{path}: the scenario has no session")
     code = np.concatenate(code)
     sizes = np.array(sc.site.page_sizes + sc.site.object_sizes, float)
-    return Workload(Path(path).name, "scenario", np.concatenate(time), code,
-                    sc.site.page_urls + sc.site.object_urls, code < n_pages, None, sizes[code],
+    # a URL the site lists as a page and as an object (an image clicked, and embedded) is one
+    # URL, as in a log
+    urls, url = np.unique(np.array(sc.site.page_urls + sc.site.object_urls, object),
+                          return_inverse=True)
+    return Workload(Path(path).name, "scenario", np.concatenate(time), url[code].astype(np.int32),
+                    urls.tolist(), code < n_pages, None, sizes[code],
                     *map(np.concatenate, (starts, clicks, think)), 1e-3, path, sc.speedup)
 
 
