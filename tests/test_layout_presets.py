@@ -238,6 +238,7 @@ SAMPLES = {
         lambda t: _secs(t.split('" ')[1].split()[0]), end=True))),
     "nginx-timing.log": ("nginx-timing", _NGINX_TIMING),
     "botassasin-nginx-timing.log": ("nginx-timing", _NGINX_TIMING),
+    "nginx-timing-docs.log": ("nginx-timing-docs", _NGINX_TIMING),
     "beats-ingress-nginx.log": ("ingress-nginx", _lines(_combined_with(
         lambda t: _secs(t.split()[1]), end=True))),
     "combined-D.log": ("combined-D", _COMBINED_D),
