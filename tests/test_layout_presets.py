@@ -244,6 +244,9 @@ SAMPLES = {
     "combined-D.log": ("combined-D", _COMBINED_D),
     "telegraf-combined-D.log": ("combined-D", _COMBINED_D),
     "vcommon.log": ("vcommon", _lines(_vcommon)),
+    "lnav-combined.log": ("combined", _lines(_combined_with(lambda t: NAN, end=False))),
+    "combinedio.log": ("combinedio", _lines(_combined_with(lambda t: NAN, end=False))),
+    "nginx-main.log": ("nginx-main", _lines(_combined_with(lambda t: NAN, end=False))),
     "vcombined.log": ("vcombined", _lines(_vcommon)),
     "vhost_combined.log": ("vhost_combined", _lines(_vcommon)),
     "combined-T.log": ("combined-T", _lines(_combined_with(lambda t: _secs(t.strip(), 1.0),
@@ -276,7 +279,7 @@ def test_every_sample_has_a_provenance():
     assert sorted(p.name for p in LAYOUTS.iterdir() if p.name != "README.md") == sorted(SAMPLES)
     assert all(f"`{name}`" in readme for name in SAMPLES)
     sums = dict(re.findall(r"^\| `([^`]+)` .*`([0-9a-f]{64})` \|$", readme, re.M))
-    assert len(sums) == 19                   # the public fixtures: carried byte for byte
+    assert len(sums) == 20                   # the public fixtures: carried byte for byte
     assert all(hashlib.sha256((LAYOUTS / n).read_bytes()).hexdigest() == h
                for n, h in sums.items())
 
