@@ -15,20 +15,26 @@ the largest sum of the proportional resident sets of the child and its workers, 
 - part 2: a month, ``--days`` daily .gz files of ``--day`` lines (default 30 x 1M), copies
   continuing from day to day, ``wagon fit --workers 2`` on all of them beside the same on the
   first day alone, interleaved as in part 1. Targets: time <= days x the one day's; peak <= 1 GB.
+- part 3 (on demand): the same month on ``--cluster`` with a real ``dask scheduler`` and two
+  ``dask worker`` processes started here, beside ``--workers 2`` (one run each): wall, peak of
+  all the processes, and whether the two models are identical (they must be, but for
+  'created').
 
-    python bench/compressed_bench.py [--part 1 2] [--lines 10000000] [--days 30]
+    python bench/compressed_bench.py [--part 1 2 3] [--lines 10000000] [--days 30]
                                      [--day 1000000] [--repeat 2]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -53,15 +59,11 @@ def gunzip_wall(path: Path) -> float:
     return time.perf_counter() - t0
 
 
-def fit(paths: list[Path], tmp: Path, workers: str | None = None) -> list[str]:
-    return [sys.executable, "-m", "wagon", "fit", *map(str, paths), "-o",
-            str(tmp / "model.json")] + (["--workers", workers] if workers else [])
-
-
-    """The fastest of ``rounds`` timed runs, with the peak of a sampled run."""
-    best = min((run(cmd, str(tmp), sample=False) for _ in range(rounds)),
-               key=lambda r: r["wall"])
-    return {**best, "rss_mb": run(cmd, str(tmp))["rss_mb"]}
+def fit(paths: list[Path], tmp: Path, workers: str | None = None, cluster: str | None = None,
+        model: str = "model.json") -> list[str]:
+    return ([sys.executable, "-m", "wagon", "fit", *map(str, paths), "-o", str(tmp / model)]
+            + (["--workers", workers] if workers else [])
+            + (["--cluster", cluster] if cluster else []))
 
 
 def interleaved(cmds: dict[str, list[str]], tmp: Path, rounds: int,
@@ -102,13 +104,21 @@ def part_gz(tmp: Path, lines: int, rounds: int) -> None:
                                                                      timed['plain'])) + ")")
 
 
-def part_month(tmp: Path, days: int, day: int, rounds: int) -> None:
-    files = []
-    for d in range(days):
-        plain = tmp / f"access-{d + 1:02d}.log"
-        build_log(plain, day, first=d * -(-day // PER_COPY))
-        files.append(gzipped(plain))
-        plain.unlink()
+def month(tmp: Path, days: int, day: int) -> list[Path]:
+    """``days`` daily .gz files of ``day`` lines in ``tmp``, copies continuing from day to day
+    (built once for parts 2 and 3)."""
+    files = [tmp / f"access-{d + 1:02d}.log.gz" for d in range(days)]
+    for d, packed in enumerate(files):
+        if not packed.exists():
+            plain = packed.with_suffix("")
+            build_log(plain, day, first=d * -(-day // PER_COPY))
+            gzipped(plain)
+            plain.unlink()
+    return files
+
+
+def part_month(tmp: Path, files: list[Path], day: int, rounds: int) -> None:
+    days = len(files)
     size = sum(f.stat().st_size for f in files)
     print(f"\npart 2: {days} daily .gz files of {day:,} lines ({size / 1e6:.0f} MB gzipped); "
           f"load {os.getloadavg()[0]:.2f}")
@@ -123,9 +133,49 @@ def part_month(tmp: Path, days: int, day: int, rounds: int) -> None:
           + f"); peak {month['rss_mb']:.0f} MB (target <= 1024)")
 
 
+@contextlib.contextmanager
+def dask_cluster(tmp: Path, workers: int) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """A real ``dask scheduler`` and ``workers`` single-threaded ``dask worker`` processes on
+    loopback (as tests/test_cluster.py starts them): its address and their process ids."""
+    import distributed
+    from wagon.experiment.servers import free_port
+    address = f"tcp://127.0.0.1:{free_port()}"
+    dask = [sys.executable, "-m", "dask"]
+    quiet = {"cwd": tmp, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port",
+                                      address.rsplit(":", 1)[1], "--no-dashboard"], **quiet)]
+    procs += [subprocess.Popen(dask + ["worker", address, "--nworkers", "1", "--nthreads", "1",
+                                       "--no-dashboard", "--local-directory", str(tmp)], **quiet)
+              for _ in range(workers)]
+    try:
+        with distributed.Client(address, timeout=30) as client:
+            client.wait_for_workers(workers, timeout=60)
+        yield address, tuple(p.pid for p in procs)
+    finally:
+        for p in procs[1:] + procs[:1]:          # the workers first, then the scheduler
+            p.terminate()
+            p.wait()
+
+
+def part_cluster(tmp: Path, files: list[Path]) -> None:
+    """The month on a real scheduler with 2 workers beside ``--workers 2``: one run each, the
+    peak the sum of every process's (client, scheduler, workers); the two models compared."""
+    print(f"\npart 3: the {len(files)} files on --cluster (a dask scheduler and 2 dask workers "
+          f"on this machine) beside --workers 2; load {os.getloadavg()[0]:.2f}")
+    here = run(fit(files, tmp, "2", model="workers.json"), str(tmp))
+    with dask_cluster(tmp, 2) as (address, pids):
+        there = run(fit(files, tmp, cluster=address, model="cluster.json"), str(tmp), also=pids)
+    for name, r in (("--workers 2", here), ("--cluster (scheduler + 2 workers)", there)):
+        print(f"{name:34s} {r['wall']:8.2f} s wall {r['rss_mb']:6.0f} MB (all its processes)")
+    models = [json.loads((tmp / name).read_text()) for name in ("workers.json", "cluster.json")]
+    for m in models:
+        m.pop("created")
+    print(f"models identical (but for 'created'): {models[0] == models[1]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", type=int, nargs="*", choices=(1, 2), default=[1, 2])
+    ap.add_argument("--part", type=int, nargs="*", choices=(1, 2, 3), default=[1, 2])
     ap.add_argument("--lines", type=int, default=10_000_000)
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--day", type=int, default=1_000_000)
@@ -134,8 +184,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="wagon-compressed-") as tmp:
         if 1 in args.part:
             part_gz(Path(tmp), args.lines, args.repeat)
+        files = month(Path(tmp), args.days, args.day) if {2, 3} & set(args.part) else []
         if 2 in args.part:
-            part_month(Path(tmp), args.days, args.day, args.repeat)
+            part_month(Path(tmp), files, args.day, args.repeat)
+        if 3 in args.part:
+            part_cluster(Path(tmp), files)
 
 
 if __name__ == "__main__":

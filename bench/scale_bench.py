@@ -90,12 +90,12 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run(cmd: list[str], cwd: str, sample: bool = True) -> dict:
+def run(cmd: list[str], cwd: str, sample: bool = True, also: tuple[int, ...] = ()) -> dict:
     """Wall seconds, CPU seconds (workers included) and peak resident memory (MB) of a child
-    process; fails loudly. ``sample``: the peak is the sum over the child and its descendants,
-    read every 20 ms, which costs CPU beside the run (on 2 cores it slowed a 2-worker fit by
-    0.35-1.0 s): timed runs go without it, and their peak is the largest single process's
-    (``ru_maxrss``)."""
+    process; fails loudly. ``sample``: the peak is the sum over the child and its descendants
+    (and the processes ``also``, with theirs: a cluster's), read every 20 ms, which costs CPU
+    beside the run (on 2 cores it slowed a 2-worker fit by 0.35-1.0 s): timed runs go without
+    it, and their peak is the largest single process's (``ru_maxrss``)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak, done = 0, threading.Event()
@@ -103,7 +103,7 @@ def run(cmd: list[str], cwd: str, sample: bool = True) -> dict:
     def sampling() -> None:
         nonlocal peak
         while not done.wait(0.02):
-            peak = max(peak, tree_rss(proc.pid))
+            peak = max(peak, sum(tree_rss(pid) for pid in (proc.pid, *also)))
     sampler = threading.Thread(target=sampling, daemon=True) if sample else None
     if sampler:
         sampler.start()

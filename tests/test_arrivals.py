@@ -209,3 +209,13 @@ def test_non_poisson_arrivals_on_the_same_grid_are_rejected(name, gaps):
 def test_too_few_sessions_says_how_many_are_needed():
     a = arrival_report(np.arange(12.0))
     assert arrival_verdict(a) == "too few sessions to judge (12; the checks need 30)"
+
+
+def test_raw_dispersion_is_numpys_variance_over_mean_to_the_bit():
+    """The index of the counts per 10 s, 60 s and 600 s window, computed in place, is NumPy's
+    var / mean of those counts to the last bit (20,000 windows of 10 s: its pairwise sums)."""
+    t = np.sort(np.random.default_rng(5).uniform(0, 200_000, 5_000))
+    raw = arrival_report(t)["dispersion_raw"]
+    for w in (10, 60, 600):
+        counts = np.bincount(((t - t[0]) // w).astype(np.int64))
+        assert raw[f"{w}s"] == float(counts.var() / counts.mean())

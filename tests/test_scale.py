@@ -19,7 +19,8 @@ from wagon.logs.parse import ParseOptions, parse_piece
 from wagon.logs.pieces import MIN_SPREAD_BYTES, plan
 from wagon.modeling import FitOptions, fit_logs
 from wagon.modeling.processes import ProcessRunner, WorkerError
-from wagon.modeling.stages import LocalRunner, parse_stage, pieces_of
+from wagon.modeling.stages import (LocalRunner, mapped_arrays, parse_stage, pieces_of,
+                                   spill_arrays)
 
 from .procs import alive, children, cmdline
 from .test_bad_inputs import BAD
@@ -107,6 +108,18 @@ def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     size = sum(os.path.getsize(p) for p in inputs)
     assert seen == {"parse": (size, size), "sessionize": (4, 4), "fit": (7, 7)}
     assert not list(tmp_path.iterdir())
+
+
+def test_spilled_arrays_map_back_as_written(tmp_path):
+    """A partition's samples as the main process gets them back: every dtype and length (an
+    empty one, a strided view), readable after the file is removed."""
+    arrays = {"a": np.arange(5, dtype=np.int64), "empty": np.zeros(0),
+              "strided": np.linspace(0.0, 1.0, 7)[::2], "small": np.array([3, 1], np.int32)}
+    path = str(tmp_path / "samples.bin")
+    back = mapped_arrays(path, spill_arrays(arrays, path))
+    os.remove(path)
+    for name, values in arrays.items():
+        assert back[name].dtype == values.dtype and np.array_equal(back[name], values), name
 
 
 def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one, tmp_path):

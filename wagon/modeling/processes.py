@@ -5,7 +5,10 @@ Pools are forked (``fork``: the workers start at once and inherit what this proc
 SciPy included, instead of importing it again). The parse workers stay for the partitions:
 each spills its pieces' chunks to a file of its own (``stages.spill``), and the partition
 tasks, on the same workers, read back their chunk of every piece, as ``LocalRunner`` does in
-one process: the memory held is ``workers`` pieces or partitions at a time. Meanwhile this
+one process: the memory held is ``workers`` pieces or partitions at a time. A partition task
+writes its samples and session starts to a file too (``stages.spill_arrays``) and this process
+maps them (``stages.mapped_arrays``): the merge reads them one variable at a time instead of
+holding every partition's samples (14 bytes a line) beside the merged ones. Meanwhile this
 process runs ``meanwhile`` (``fit_logs``: the import of SciPy, about 0.5 CPU-s) on a thread of
 its own, started once the workers are forked and joined when the partitions are done, so that
 it overlaps both stages instead of holding up the first. The fits and the bootstrap chunks
@@ -40,8 +43,8 @@ from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
 from .allocator import give_back_freed_memory
-from .stages import (PARTITION_BYTES, Progress, parse_stage, pieces_of, sessionize_stage,
-                     spill, spill_path, unspill)
+from .stages import (PARTITION_BYTES, Layout, Progress, mapped_arrays, parse_stage, pieces_of,
+                     sessionize_stage, spill, spill_arrays, spill_path, unspill)
 
 __all__ = ["ProcessRunner", "WorkerError", "usable_cores", "can_fork"]
 
@@ -77,14 +80,40 @@ _MAPPED: list = []
 
 
 def _nth(fn: Callable, i: int) -> Any:
-    """A map task: ``fn`` of the i-th item of ``_MAPPED``, as this process inherited it."""
-    return fn(_MAPPED[i])
+    """A map task: ``fn`` of the i-th item of ``_MAPPED``, as this process inherited it; then
+    the heap its temporaries leave goes back to the kernel, not kept beside the next task's
+    (the arrival check of 3.4M session starts leaves 290 MB; kept, a worker done with its
+    tasks held it while the other one ran the largest fit)."""
+    try:
+        return fn(_MAPPED[i])
+    finally:
+        give_back_freed_memory()
 
 
 def _sessionize_spilled(spilled: list[tuple[str, list[int]]], k: int, options: Any,
-                        shared: Shared) -> PartitionResult:
-    """A partition task: partition k's chunk of every piece, read back and sessionized."""
-    return sessionize_stage(unspill(spilled, k), options, shared)
+                        shared: Shared, directory: str) -> tuple[PartitionResult, Layout]:
+    """A partition task: partition k's chunk of every piece, read back and sessionized; its
+    samples and session starts (14 bytes a line: 420 MB at 30M lines) go to a file of their
+    own in ``directory`` instead of into this process's pipe (``_samples_path``)."""
+    r = sessionize_stage(unspill(spilled, k), options, shared)
+    starts = r.partial.session_start                 # (no sample has that name)
+    layout = spill_arrays({"session_start": starts, **r.partial.samples},
+                          _samples_path(directory, k))
+    r.partial.samples, r.partial.session_start = {}, starts[:0]
+    return r, layout
+
+
+def _samples_path(directory: str, k: int) -> str:
+    return os.path.join(directory, f"samples-{k}.bin")
+
+
+def _mapped_samples(r: PartitionResult, layout: Layout, path: str) -> PartitionResult:
+    """A partition's result with its samples and session starts mapped from ``path``: they
+    are read when merged, one variable of every partition at a time, never all held here."""
+    arrays = mapped_arrays(path, layout)
+    r.partial.session_start = arrays.pop("session_start")
+    r.partial.samples = arrays
+    return r
 
 
 @contextlib.contextmanager
@@ -250,9 +279,12 @@ class ProcessRunner:
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]:
         try:
-            out = self._run(_sessionize_spilled,
-                            [(self._spilled, k, options, shared) for k in range(self._count)],
-                            "sessionize", progress, pool=self._pool)
+            assert self._dir is not None, "sessionize comes after parse"
+            scratch = self._dir.path
+            calls = [(self._spilled, k, options, shared, scratch) for k in range(self._count)]
+            done = self._run(_sessionize_spilled, calls, "sessionize", progress, pool=self._pool)
+            out = [_mapped_samples(r, layout, _samples_path(scratch, k))
+                   for k, (r, layout) in enumerate(done)]
             if self._beside:
                 self._beside, beside = None, self._beside
                 beside.join()

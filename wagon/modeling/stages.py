@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
            "fit_stage", "arrivals_stage", "variable_stage", "bootstrap_stage", "FitTask",
            "ArrivalTask", "PARTITION_BYTES", "spill", "unspill",
-           "spill_path", "pieces_of"]
+           "spill_path", "pieces_of", "spill_arrays", "mapped_arrays"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -206,6 +206,28 @@ def unspill(spilled: list[tuple[str, list[int]]], k: int) -> list[Chunk]:
             f.seek(offsets[k])
             out.append(pickle.load(f))
     return out
+
+
+#: where each array of a ``spill_arrays`` file is: name → (dtype, offset, length)
+Layout = dict[str, tuple[str, int, int]]
+
+
+def spill_arrays(arrays: dict[str, np.ndarray], path: str) -> Layout:
+    """Write ``arrays`` one after another to ``path`` (raw, native byte order); where each is."""
+    layout = {}
+    with open(path, "wb") as f:
+        for name, a in arrays.items():
+            a = np.ascontiguousarray(a)
+            layout[name] = (a.dtype.str, f.tell(), len(a))
+            a.tofile(f)
+    return layout
+
+
+def mapped_arrays(path: str, layout: Layout) -> dict[str, np.ndarray]:
+    """The arrays ``spill_arrays`` wrote to ``path``, mapped read-only: their pages are read when
+    used and go with the last reference (the file may be removed meanwhile)."""
+    return {name: (np.asarray(np.memmap(path, dtype, "r", offset, (n,))) if n
+                   else np.zeros(0, dtype)) for name, (dtype, offset, n) in layout.items()}
 
 
 def spill_path(directory: str, piece: Piece) -> str:
