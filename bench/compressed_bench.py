@@ -8,10 +8,11 @@ scale_bench measures it (``run``: wall and CPU from ``wait4``, workers included;
 the largest sum of the proportional resident sets of the child and its workers, read every
 20 ms in a run of its own).
 
-- part 1: ``wagon fit LOG.gz`` and ``wagon fit LOG`` (a worker per usable core) on
-  ``--lines`` lines (default 10M), and the decompression's own cost, ``gzip -dc LOG.gz >
-  /dev/null``; timed runs interleaved, ``--repeat`` rounds, the fastest of each kept.
-  Targets: peak(.gz) <= 1.1 x peak(plain); wall(.gz) <= 1.3 x wall(plain) + wall(gzip -d).
+- part 1: ``wagon fit LOG.gz``, ``wagon fit LOG.zst`` (``zstd`` at its default level) and
+  ``wagon fit LOG`` (a worker per usable core) on ``--lines`` lines (default 10M), and the
+  decompressions' own cost, ``gzip -dc LOG.gz > /dev/null`` and ``zstd -dc``; timed runs
+  interleaved, ``--repeat`` rounds, the fastest of each kept. Targets, for each: peak <= 1.1 x
+  peak(plain); wall <= 1.3 x wall(plain) + the decompression's wall.
 - part 2: a month, ``--days`` daily .gz files of ``--day`` lines (default 30 x 1M), copies
   continuing from day to day, ``wagon fit --workers 2`` on all of them beside the same on the
   first day alone, interleaved as in part 1. Targets: time <= days x the one day's; peak <= 1 GB.
@@ -44,18 +45,21 @@ from scale_bench import build_log, run  # noqa: E402
 PER_COPY = 20_000                       # lines of the NASA trace: one copy, one shifted day
 
 
-def gzipped(plain: Path) -> Path:
-    """``plain`` compressed by ``gzip`` at its default level, beside it (kept)."""
-    out = plain.with_name(plain.name + ".gz")
+SUFFIX = {"gzip": ".gz", "zstd": ".zst"}
+
+
+def packed_by(plain: Path, tool: str = "gzip") -> Path:
+    """``plain`` compressed by ``tool`` (gzip, zstd) at its default level, beside it (kept)."""
+    out = plain.with_name(plain.name + SUFFIX[tool])
     with open(out, "wb") as f:
-        subprocess.run(["gzip", "-c", str(plain)], stdout=f, check=True)
+        subprocess.run([tool, "-c", str(plain)], stdout=f, check=True)
     return out
 
 
-def gunzip_wall(path: Path) -> float:
-    """Wall seconds of ``gzip -dc path > /dev/null``."""
+def unpack_wall(path: Path, tool: str) -> float:
+    """Wall seconds of ``tool -dc path > /dev/null``."""
     t0 = time.perf_counter()
-    subprocess.run(["gzip", "-dc", str(path)], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run([tool, "-dc", str(path)], stdout=subprocess.DEVNULL, check=True)
     return time.perf_counter() - t0
 
 
@@ -84,24 +88,31 @@ def interleaved(cmds: dict[str, list[str]], tmp: Path, rounds: int,
 def part_gz(tmp: Path, lines: int, rounds: int) -> None:
     plain = tmp / f"nasa-{lines}.log"
     build_log(plain, lines)
-    packed = gzipped(plain)
+    packed = {tool: packed_by(plain, tool) for tool in SUFFIX}
     print(f"part 1: {lines:,} lines, {plain.stat().st_size / 1e6:.0f} MB plain, "
-          f"{packed.stat().st_size / 1e6:.0f} MB gzipped; load {os.getloadavg()[0]:.2f}; "
-          f"{len(os.sched_getaffinity(0))} usable cores")
-    cmds = {"plain": fit([plain], tmp), ".gz": fit([packed], tmp)}
-    gunzip: list[float] = []
-    rows, timed = interleaved(cmds, tmp, rounds, lambda: gunzip.append(gunzip_wall(packed)))
-    g = min(gunzip)
+          + ", ".join(f"{p.stat().st_size / 1e6:.0f} MB {SUFFIX[tool]}"
+                      for tool, p in packed.items())
+          + f"; load {os.getloadavg()[0]:.2f}; {len(os.sched_getaffinity(0))} usable cores")
+    cmds = {"plain": fit([plain], tmp), **{SUFFIX[t]: fit([p], tmp) for t, p in packed.items()}}
+    unpack: dict[str, list[float]] = {tool: [] for tool in SUFFIX}
+
+    def between() -> None:
+        for tool, p in packed.items():
+            unpack[tool].append(unpack_wall(p, tool))
+    rows, timed = interleaved(cmds, tmp, rounds, between)
     print(f"{'wagon fit (default workers)':30s} {'wall s':>8s} {'CPU s':>8s} {'peak MB':>8s}")
     for name, r in rows.items():
         print(f"{name:30s} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f}")
-    print(f"{'gzip -dc > /dev/null':30s} {g:8.2f}")
-    p, z = rows["plain"], rows[".gz"]
-    print(f"peak .gz / plain: {z['rss_mb'] / p['rss_mb']:.2f} (target <= 1.1); wall .gz "
-          f"{z['wall']:.2f} s against 1.3 x plain + gzip -d = {1.3 * p['wall'] + g:.2f} s "
-          f"(.gz / plain {z['wall'] / p['wall']:.2f}; round by round "
-          + ", ".join(f"{a['wall'] / b['wall']:.2f}" for a, b in zip(timed['.gz'],
-                                                                     timed['plain'])) + ")")
+    for tool in SUFFIX:
+        print(f"{tool + ' -dc > /dev/null':30s} {min(unpack[tool]):8.2f}")
+    p = rows["plain"]
+    for tool, suffix in SUFFIX.items():
+        z, g = rows[suffix], min(unpack[tool])
+        print(f"peak {suffix} / plain: {z['rss_mb'] / p['rss_mb']:.2f} (target <= 1.1); wall "
+              f"{suffix} {z['wall']:.2f} s against 1.3 x plain + {tool} -d = "
+              f"{1.3 * p['wall'] + g:.2f} s ({suffix} / plain {z['wall'] / p['wall']:.2f}; "
+              "round by round " + ", ".join(f"{a['wall'] / b['wall']:.2f}" for a, b in
+                                            zip(timed[suffix], timed['plain'])) + ")")
 
 
 def month(tmp: Path, days: int, day: int) -> list[Path]:
@@ -112,7 +123,7 @@ def month(tmp: Path, days: int, day: int) -> list[Path]:
         if not packed.exists():
             plain = packed.with_suffix("")
             build_log(plain, day, first=d * -(-day // PER_COPY))
-            gzipped(plain)
+            packed_by(plain)
             plain.unlink()
     return files
 

@@ -268,6 +268,29 @@ def test_byte_order_mark_gz_on_stdin_and_truncated_gz(tmp_path):
         parse_logs([str(cut)])
 
 
+def test_zstd_log_of_two_frames_parses_and_errors_are_one_line(tmp_path, monkeypatch):
+    """A log compressed by the ``zstd`` program in two frames (as ``pzstd`` writes) parses as the
+    plain one; cut short, it is a one-line error; with no zstd module, one that says what to
+    install."""
+    import subprocess
+    import wagon.logs.pieces
+    row = '192.0.2.1 - - [05/Mar/2024:10:{m:02d}:00 +0000] "GET / HTTP/1.1" 200 1'
+    halves = [lines(*[row.format(m=m) for m in range(k, k + 30)]) for k in (0, 30)]
+    packed = b"".join(subprocess.run(["zstd", "-q", "-c"], input=h, capture_output=True,
+                                     check=True).stdout for h in halves)
+    log = tmp_path / "a.log.zst"
+    log.write_bytes(packed)
+    req, stats = parse_logs([str(log)])
+    plain, _ = parse_bytes(b"".join(halves))
+    assert stats.parsed == 60 and req.time.tolist() == plain.time.tolist()
+    log.write_bytes(packed[:-12])
+    with pytest.raises(LogError, match=r"a\.log\.zst: cannot decompress .*truncated"):
+        parse_logs([str(log)])
+    monkeypatch.setattr(wagon.logs.pieces, "zstd", None)
+    with pytest.raises(LogError, match=r"a\.log\.zst: a zstd-compressed log needs .*\[zst\]"):
+        parse_logs([str(log)])
+
+
 def test_json_records_without_the_layout_keys_are_counted():
     req, stats = parse_bytes(lines('{"a": 1}', "[1, 2]"), "caddy")
     assert stats.parsed == 0 and stats.malformed_total == 1       # [1, 2]: not JSON

@@ -123,9 +123,10 @@ def test_spilled_arrays_map_back_as_written(tmp_path):
 
 
 def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one, tmp_path):
-    """A .gz and an .xz of the two logs, cut into 40 kB pieces as they are decompressed (every
-    line in exactly one piece, each spooled file removed once parsed) and parsed by two
-    workers: the model and statistics of the plain files, but for the inputs' names."""
+    """A .gz of one log and an .xz, .bz2 or .zst (by the zstd program) of the other, cut into
+    40 kB pieces as they are decompressed (every line in exactly one piece, each spooled file
+    removed once parsed) and parsed by two workers: the model and statistics of the plain
+    files, but for the inputs' names."""
     import bz2
     import json
     import lzma
@@ -140,7 +141,8 @@ def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one,
     results = [parse_stage(p, FitOptions(), 3) for p in pieces]
     assert sum(r.stats.lines for r in results) == 15_001 and not list(spooled.iterdir())
     (tmp_path / "b.log.bz2").write_bytes(bz2.compress(open(inputs[1], "rb").read()))
-    for other in (packed[1], tmp_path / "b.log.bz2"):
+    subprocess.run(["zstd", "-q", inputs[1], "-o", str(tmp_path / "b.log.zst")], check=True)
+    for other in (packed[1], tmp_path / "b.log.bz2", tmp_path / "b.log.zst"):
         runner = ProcessRunner(2, spill_dir=str(spooled), piece_bytes=40_000)
         streamed = fit_logs([str(packed[0]), str(other)], FitOptions(), runner=runner)
         for key in ("variables", "arrivals", "site"):

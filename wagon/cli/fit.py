@@ -140,7 +140,7 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
 def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_window, robots,
             keep_robots, keep_query, keep_paths, max_pages, base_month, bootstrap, intervals,
             seed, plots_dir, workers, cluster, speedup, as_json) -> None:
-    """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz; '-' for stdin)."""
+    """Fit a traffic model to access LOGS (plain, .gz, .bz2, .xz, .zst; '-' for stdin)."""
     try:
         rules = SessionRules(tmin=tmin, tmax=tmax, timeout=timeout, embed_window=embed_window,
                              identity=identity, keep_robots=keep_robots, robots=robots)

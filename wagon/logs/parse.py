@@ -825,11 +825,14 @@ class _Chunk:
 # files
 
 def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
-    """``stream`` decompressed when it starts with a gzip, bzip2 or xz header."""
+    """``stream`` decompressed when it starts with a gzip, bzip2, xz or zstd header."""
     if not hasattr(stream, "peek"):
         stream = io.BufferedReader(stream)            # type: ignore[arg-type]
     kind = compression(stream.peek(6)[:6])
-    return decompressed(kind, stream) if kind else stream
+    try:
+        return decompressed(kind, stream) if kind else stream
+    except OSError as e:                              # zstd without its module
+        raise LogError(f"{name}: {e}") from None
 
 
 def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
@@ -1106,7 +1109,8 @@ def _month_epoch(base_month: str | None) -> float:
 def parse_logs(paths: Iterable[str], fmt: str | LogFormat = "auto", keep_query: bool = False,
                base_month: str | None = None, progress: Callable[[int], None] | None = None,
                client: str = "host") -> tuple[Requests, ParseStats]:
-    """Parse one or more logs (plain, .gz, .bz2, .xz, or '-' for stdin) into time-ordered columns.
+    """Parse one or more logs (plain, .gz, .bz2, .xz, .zst, or '-' for stdin) into time-ordered
+    columns.
 
     ``fmt``: 'auto', a named layout (text or JSON) or a LogFormat / log_format string.
     ``client``: 'host' (the connection's address) or 'forwarded' (the first X-Forwarded-For

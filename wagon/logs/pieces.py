@@ -5,7 +5,7 @@ that *start* inside it, so ranges cut anywhere still give every line to exactly 
 A compressed file cannot be entered mid-stream: ``plan`` gives it as one piece with the size
 (``cut``) of the pieces its decompressed lines are cut into as they are read
 (``wagon.logs.spool``), each then parsed like a range of a plain file. Standard input is one
-piece. Each piece knows how many decompressed bytes it holds (an estimate for bzip2 and xz),
+piece. Each piece knows how many decompressed bytes it holds (an estimate for bzip2, xz and zstd),
 which is what progress is measured in.
 """
 from __future__ import annotations
@@ -19,6 +19,14 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
+try:                                  # zstd: Python 3.14's module, or its backport before it
+    from compression import zstd      # type: ignore[import-not-found]
+except ImportError:
+    try:                              # (pip install 'wagon-workload[zst]')
+        from backports import zstd    # type: ignore[no-redef]
+    except ImportError:
+        zstd = None
+
 __all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned",
            "compression", "decompressed", "DECOMPRESS_ERRORS"]
 
@@ -27,7 +35,10 @@ MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several worke
 _SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
 _DEFLATE_MAX_RATIO = 1032         # deflate never expands more: a larger trailer is not a length
 # what reading a truncated or damaged compressed stream raises
-DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+DECOMPRESS_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error) + (
+    (zstd.ZstdError,) if zstd else ())
+ZSTD_MISSING = ("a zstd-compressed log needs Python 3.14 or the backports.zstd package "
+                "(pip install 'wagon-workload[zst]')")
 
 
 @dataclass(frozen=True)
@@ -55,27 +66,34 @@ class Piece:
 
 
 def compression(head: bytes) -> str | None:
-    """'gzip', 'bzip2' or 'xz' from a file's first bytes, else None."""
+    """'gzip', 'bzip2', 'xz' or 'zstd' from a file's first bytes, else None."""
     if head.startswith(b"\x1f\x8b"):
         return "gzip"
     if head.startswith(b"BZh"):
         return "bzip2"
     if head.startswith(b"\xfd7zXZ\x00"):
         return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
     return None
 
 
 def decompressed(kind: str, stream: BinaryIO) -> BinaryIO:
-    """``stream`` read through the decompressor of ``kind`` (``compression``'s answer)."""
+    """``stream`` read through the decompressor of ``kind`` (``compression``'s answer); zstd
+    without its module raises OSError (``ZSTD_MISSING``)."""
     if kind == "gzip":
         return gzip.GzipFile(fileobj=stream)          # type: ignore[return-value]
+    if kind == "zstd":
+        if zstd is None:
+            raise OSError(ZSTD_MISSING)
+        return zstd.ZstdFile(stream)
     return {"bzip2": bz2.BZ2File, "xz": lzma.LZMAFile}[kind](stream)  # type: ignore[return-value]
 
 
 def _decompressed_size(path: str, kind: str, on_disk: int) -> int:
     """gzip: the trailer's length where deflate could have produced it (modulo 4 GiB, so a
-    larger result of the ratio wins; a damaged file's trailer is no length); bzip2, xz: the
-    ratio of the first MiB times the file's size."""
+    larger result of the ratio wins; a damaged file's trailer is no length); bzip2, xz, zstd:
+    the ratio of the first MiB times the file's size."""
     with open(path, "rb") as f:
         if kind == "gzip" and on_disk >= 18:
             f.seek(-4, os.SEEK_END)

@@ -1,13 +1,13 @@
 """A compressed input cut into pieces as it is decompressed.
 
-A gzip, bzip2 or xz stream cannot be entered mid-way, so its pieces cannot be planned ahead as
-a plain file's byte ranges are. ``spool`` reads it once, cuts its decompressed lines into pieces
-of about ``piece.cut`` bytes at line ends, and writes each to a temporary file of its own, handed
-on as soon as it is complete: whoever parses it (``parse_piece``) reads it like a range of a
-plain file and removes it (``wagon.modeling.stages.parse_stage``). So the memory of a
-compressed input is that of one piece, and its pieces spread over the workers while the rest is
-still being decompressed; the disk holds the pieces not yet parsed, which the caller bounds by
-drawing the next piece only when a worker is ready for it.
+A gzip, bzip2, xz or zstd stream cannot be entered mid-way, so its pieces cannot be planned
+ahead as a plain file's byte ranges are. ``spool`` reads it once, cuts its decompressed lines
+into pieces of about ``piece.cut`` bytes at line ends, and writes each to a temporary file of
+its own, handed on as soon as it is complete: whoever parses it (``parse_piece``) reads it like
+a range of a plain file and removes it (``wagon.modeling.stages.parse_stage``). So the memory
+of a compressed input is that of one piece, and its pieces spread over the workers while the
+rest is still being decompressed; the disk holds the pieces not yet parsed, which the caller
+bounds by drawing the next piece only when a worker is ready for it.
 
 Each piece carries the input's first lines (``head``, from which a whole-file parse detects its
 layout) or, in a W3C log, the lines from its last ``#Fields:`` line before the piece, so that
