@@ -169,14 +169,15 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
           access_log: bool = True, keepalive_requests: int = 1_000_000,
           log_format: str = ACCESS_FORMAT, set_cookie: str | None = None,
           tls: tuple[Path, Path] | None = None, http2: bool = False, locations: str = "",
-          limit_rate: int | None = None, limit_burst: int = 5):
+          limit_rate: int | None = None, limit_burst: int = 5, sndbuf: int | None = None):
     """nginx serving ``root``; ``log_format``: access.log's layout; ``set_cookie``: a
     Set-Cookie value added to every answer of ``/`` and below (nginx variables allowed);
     ``tls``: its certificate and key (HTTPS); ``http2``: HTTP/2 (over TLS with ALPN, h2c with
     prior knowledge without); ``locations``: more of the server's configuration;
     ``limit_rate``: a server of known capacity — ``limit_req`` lets that many requests a second
     through, all clients together (``limit_burst`` ahead of the rate, served at once), and
-    answers the excess 503 at once."""
+    answers the excess 503 at once; ``sndbuf``: its sockets' send buffer (``listen ...
+    sndbuf=``, bytes; the kernel doubles it and no longer sizes it from the window)."""
     binary = require_tool("nginx")
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -184,7 +185,8 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
     text = CONF.format(d=workdir, port=port, root=root, keepalive=keepalive,
                        connections=connections, nofile=min(connections * 2 + 100, 19_000),
                        keepalive_requests=keepalive_requests, log_format=log_format,
-                       listen=(" ssl" if tls else "") + (" http2" if http2 else ""),
+                       listen=(" ssl" if tls else "") + (" http2" if http2 else "") +
+                       (f" sndbuf={sndbuf}" if sndbuf else ""),
                        locations=locations,
                        tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
                            "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
