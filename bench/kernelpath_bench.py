@@ -14,14 +14,21 @@ This kernel has no netem (nor tbf): it cannot delay packets, so both paths run a
 round trip of the queues alone; HTB lets a packet go at the start of its transmission time where
 a wire, and the relay, deliver it at its end, so the kernel path's round trip is one packet's
 serialization shorter). Each fetch comes from an address of its own, its TCP metrics (a
-remembered ssthresh or RTT) deleted first. nginx's ``$request_time`` (request read → last byte handed to
-its kernel) is divided by the time it would spend if it felt the whole transfer (the client's
-request-to-last-byte time). ``ss -tmi`` of nginx's socket during each transfer gives its send
-buffer (``skmem`` ``tb``: sk_sndbuf) and congestion window; a third row per class serves the
-kernel path from an nginx whose sockets have an 8 KB send buffer (``listen ... sndbuf=8k``: the
-kernel doubles it and stops sizing it from the window).
+remembered ssthresh or RTT) deleted first. nginx's ``$request_time`` (request read → last byte
+handed to its kernel) is divided by the time it would spend if it felt the whole transfer (the
+client's request-to-last-byte time). ``ss -tmi`` of nginx's socket during each transfer gives
+its send buffer (``skmem`` ``tb``: sk_sndbuf) and congestion window; the best of 3 TCP connects
+gives each path's round trip at RTT 0 (the SYN's and SYN-ACK's serialization, on a wire); the
+packets and queue drops are the relay's counts or the router's qdiscs'. A third row per class
+serves the kernel path from an nginx whose sockets have an 8 KB send buffer (``listen ...
+sndbuf=8k``: the kernel doubles it and stops sizing it from the window).
 
     sudo python bench/kernelpath_bench.py [--classes modem wan t1-dsl satellite] [--sizes KB ...]
+                                          [--congestion reno]
+
+The send buffer Linux gives a socket is a multiple of its congestion window (tcp_sndbuf_expand):
+twice for Reno and CUBIC, three times for BBR; ``--congestion`` sets nginx's towards the clients
+(a ``congctl`` on the route to them), to see both.
 
 Everything created (namespaces, veth pairs, qdiscs, routes) goes when the run ends, however it
 ends: the namespaces have no name, so a killed run's go with its descriptors, and the veth pairs
@@ -34,6 +41,7 @@ import contextlib
 import ctypes
 import fcntl
 import ipaddress
+import itertools
 import json
 import os
 import re
@@ -51,11 +59,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from netpath_bench import fetch  # noqa: E402
-from tests.servers import nginx  # noqa: E402
+from tests.servers import Sender, bound_client, nginx  # noqa: E402
 from wagon.formats.classes import NETWORKS, Network  # noqa: E402
-from wagon.replay.netpath import (CLONE_NEWNET, MTU, PacketPath, PathError, PathOptions,  # noqa: E402
-                                  _device_up, _ip, _libc, _queue, _setns,
-                                  _sysctl)
+from wagon.replay.netpath import (CLONE_NEWNET, MTU, PacketPath, PathError,  # noqa: E402
+                                  PathOptions, _device_up, _ip, _libc, _queue, _setns, _sysctl)
 
 SERVER_LINK = ipaddress.ip_network("198.19.255.0/30")   # this namespace .1, the router .2
 CLIENT_LINK = ipaddress.ip_network("198.19.255.4/30")   # the router .5, the clients .6
@@ -63,6 +70,7 @@ CLIENTS = ipaddress.ip_network("198.19.255.128/25")     # one address per connec
 ROUTER_DEVS = ("whtb-r0", "whtb-r1")                     # towards the server, the clients
 CLIENT_DEV = "whtb-c"
 MACS = [f"02:00:c6:13:ff:0{k}" for k in range(4)]      # server, router ×2, clients
+FETCHES = itertools.count()   # an address per fetch, any path (a default run: 72 of 127)
 ETHERNET = 14          # HTB counts the frame: its rate is raised so that IP packets get the link's
 
 
@@ -199,15 +207,17 @@ _CWND = re.compile(r"\bcwnd:(\d+)")
 
 
 @contextlib.contextmanager
-def send_buffer(port: int, every: float = 0.1):
-    """Watch the server's sockets on ``port`` (``ss -tmi``, this namespace) while the block
-    runs; yields a dict that gets the largest sk_sndbuf (``tb``) and congestion window seen."""
+def send_buffer(port: int, client: str, every: float = 0.1):
+    """Watch the server's socket on ``port`` to ``client`` (``ss -tmi``, this namespace) while
+    the block runs; yields a dict that gets the largest sk_sndbuf (``tb``) and congestion
+    window seen."""
     seen = {"sndbuf": 0, "cwnd": 0}
     stop = threading.Event()
 
     def watch() -> None:
         while not stop.is_set():
-            out = subprocess.run(("ss", "-tmiHn", "state", "connected", f"( sport = :{port} )"),
+            out = subprocess.run(("ss", "-tmiHn", "state", "connected",
+                                  f"( sport = :{port} and dst {client} )"),
                                  capture_output=True, text=True).stdout
             for m in _SKMEM.finditer(out):
                 seen["sndbuf"] = max(seen["sndbuf"], int(m[1]))
@@ -224,22 +234,49 @@ def send_buffer(port: int, every: float = 0.1):
         thread.join()
 
 
-def measure(kind, net: Network, ng, sizes: list[int]) -> tuple[list[str], dict]:
-    """Each object once through a fresh ``kind`` path at ``net``: a cell per size (ratio,
-    largest send buffer in KB, largest window in segments), the path's counts."""
+def connect_ms(path: PacketPath, port: int, tries: int = 3) -> float:
+    """The best of ``tries`` TCP connects to ``port`` through ``path`` (ms): the round trip
+    with the SYN's and SYN-ACK's serialization."""
+    best = float("inf")
+    with path.inside():
+        for k in range(tries):
+            s = bound_client(path.sources().address(120 + k, 0))
+            t0 = time.perf_counter()
+            s.connect(("127.0.0.1", port))
+            best = min(best, 1000 * (time.perf_counter() - t0))
+            s.close()
+    return best
+
+
+def congestion(path: PacketPath, name: str) -> None:
+    """The server's connections to ``path``'s clients use congestion control ``name`` (the
+    route's ``congctl``), whatever this machine's default."""
+    route = _run("ip", "route", "show", str(path.block)).split()
+    _run("ip", "route", "replace", str(path.block), *route[1:], "congctl", name)
+
+
+def measure(kind, net: Network, ng, sizes: list[int], probe: int,
+            cc: str | None) -> tuple[list[str], dict]:
+    """Each object once through a fresh ``kind`` path at ``net`` (congestion control ``cc``,
+    else the default): a cell per size (ratio, largest send buffer in KB, largest window in
+    segments), then the best TCP connect to ``probe`` (a port; ms), and the path's counts."""
     cells = []
     with kind([net]) as path:
+        if cc:
+            congestion(path, cc)
+        connect = connect_ms(path, probe)
         done = len(ng.access())
         for n, kb in enumerate(sizes):
-            source = path.sources().address(n, 0)
+            source = path.sources().address(next(FETCHES), 0)     # no socket of an earlier one
             # no ssthresh or RTT remembered from an earlier connection from this address
             subprocess.run(("ip", "tcp_metrics", "delete", source), capture_output=True)
-            with send_buffer(ng.port) as seen, path.inside():
+            with send_buffer(ng.port, source) as seen, path.inside():
                 full = fetch(source, ng.port,
                              f"GET /f{kb}.bin HTTP/1.0\r\n\r\n".encode(), 0.0)
             felt = ng.access(expect=done + n + 1)[-1].request_time
             cells.append(f"{felt / full:.2f} ({seen['sndbuf'] / 1024:.0f} KB, "
                          f"{seen['cwnd']})")
+        cells.append(f"{connect:.1f}")
     return cells, path.report or {}
 
 
@@ -247,26 +284,32 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--classes", nargs="*", default=["modem", "wan", "t1-dsl", "satellite"])
     ap.add_argument("--sizes", type=int, nargs="*", default=[16, 32, 64, 128, 256, 512])
+    ap.add_argument("--congestion", metavar="NAME",
+                    help="nginx's congestion control towards the clients (e.g. reno; default: "
+                         "net.ipv4.tcp_congestion_control)")
     args = ap.parse_args()
     try:
-        compare(args.classes, args.sizes)
+        compare(args.classes, args.sizes, args.congestion)
     except PathError as e:
         raise SystemExit(f"kernelpath_bench: {e}") from None
 
 
-def compare(classes: list[str], sizes: list[int]) -> None:
+def compare(classes: list[str], sizes: list[int], cc: str | None) -> None:
     """The table: per class, each object through the kernel path, the packet path, and the
     kernel path to an nginx with an 8 KB send buffer."""
     files = Path(tempfile.mkdtemp())
     for kb in sizes:
         (files / f"f{kb}.bin").write_bytes(os.urandom(kb * 1024))
-    print("nginx's $request_time / the client's transfer time, at RTT 0; in brackets the "
-          "largest sk_sndbuf (ss's tb) and cwnd (segments) of nginx's socket")
+    cc = cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    print(f"nginx's $request_time / the client's transfer time, at RTT 0, congestion control "
+          f"{cc}; in brackets the largest sk_sndbuf (ss's tb) and cwnd (segments) of nginx's "
+          "socket")
     print("| class | path | " + " | ".join(f"{kb} KB" for kb in sizes) +
-          " | packets | queue drops |")
-    print("|---|---|" + "---:|" * (len(sizes) + 2))
+          " | connect (ms) | packets | queue drops |")
+    print("|---|---|" + "---:|" * (len(sizes) + 3))
     with nginx(files, Path(tempfile.mkdtemp())) as ng, \
             nginx(files, Path(tempfile.mkdtemp()), sndbuf=8192) as small:
+        probe = Sender()
         for name in classes:
             base = NETWORKS[name]
             net = Network(f"{name}-rtt0", 0.0, base.down_kbps, base.up_kbps)
@@ -274,7 +317,7 @@ def compare(classes: list[str], sizes: list[int]) -> None:
                                         ("packet (relay)", PacketPath, ng),
                                         ("kernel, sndbuf=8k", KernelPath, small)):
                 t0 = time.perf_counter()
-                cells, report = measure(kind, net, server, sizes)
+                cells, report = measure(kind, net, server, sizes, probe.port, cc)
                 print(f"| {name} | {label} | " + " | ".join(cells) +
                       f" | {report.get('packets', '?')} | {report.get('queue_drops', '?')} |",
                       flush=True)
