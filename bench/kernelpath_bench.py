@@ -21,10 +21,11 @@ its send buffer (``skmem`` ``tb``: sk_sndbuf) and congestion window; the best of
 gives each path's round trip at RTT 0 (the SYN's and SYN-ACK's serialization, on a wire); the
 packets and queue drops are the relay's counts or the router's qdiscs'. A third row per class
 serves the kernel path from an nginx whose sockets have an 8 KB send buffer (``listen ...
-sndbuf=8k``: the kernel doubles it and stops sizing it from the window).
+sndbuf=8k``: the kernel doubles it and stops sizing it from the window). ``--nasa`` adds part 4's
+byte-weighted ratio over objects drawn from the NASA trace.
 
     sudo python bench/kernelpath_bench.py [--classes modem wan t1-dsl satellite] [--sizes KB ...]
-                                          [--congestion reno]
+                                          [--nasa] [--congestion reno]
 
 The send buffer Linux gives a socket is a multiple of its congestion window (tcp_sndbuf_expand):
 twice for Reno and CUBIC, three times for BBR; ``--congestion`` sets nginx's towards the clients
@@ -58,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from netpath_bench import fetch  # noqa: E402
+from netpath_bench import SIZES_KB, fetch, objects, wanted  # noqa: E402
 from tests.servers import Sender, bound_client, nginx  # noqa: E402
 from wagon.formats.classes import NETWORKS, Network  # noqa: E402
 from wagon.replay.netpath import (CLONE_NEWNET, MTU, PacketPath, PathError,  # noqa: E402
@@ -66,11 +67,11 @@ from wagon.replay.netpath import (CLONE_NEWNET, MTU, PacketPath, PathError,  # n
 
 SERVER_LINK = ipaddress.ip_network("198.19.255.0/30")   # this namespace .1, the router .2
 CLIENT_LINK = ipaddress.ip_network("198.19.255.4/30")   # the router .5, the clients .6
-CLIENTS = ipaddress.ip_network("198.19.255.128/25")     # one address per connection
+CLIENTS = ipaddress.ip_network("198.19.224.0/20")       # one address per connection
 ROUTER_DEVS = ("whtb-r0", "whtb-r1")                     # towards the server, the clients
 CLIENT_DEV = "whtb-c"
 MACS = [f"02:00:c6:13:ff:0{k}" for k in range(4)]      # server, router ×2, clients
-FETCHES = itertools.count()   # an address per fetch, any path (a default run: 72 of 127)
+FETCHES = itertools.count()   # an address per connection, any path (a --nasa run: 850 of 4095)
 ETHERNET = 14          # HTB counts the frame: its rate is raised so that IP packets get the link's
 
 
@@ -240,7 +241,7 @@ def connect_ms(path: PacketPath, port: int, tries: int = 3) -> float:
     best = float("inf")
     with path.inside():
         for k in range(tries):
-            s = bound_client(path.sources().address(120 + k, 0))
+            s = bound_client(path.sources().address(next(FETCHES), 0))
             t0 = time.perf_counter()
             s.connect(("127.0.0.1", port))
             best = min(best, 1000 * (time.perf_counter() - t0))
@@ -255,69 +256,83 @@ def congestion(path: PacketPath, name: str) -> None:
     _run("ip", "route", "replace", str(path.block), *route[1:], "congctl", name)
 
 
-def measure(kind, net: Network, ng, sizes: list[int], probe: int,
+def measure(kind, net: Network, ng, sizes: list[int], mix: list[str], probe: int,
             cc: str | None) -> tuple[list[str], dict]:
     """Each object once through a fresh ``kind`` path at ``net`` (congestion control ``cc``,
     else the default): a cell per size (ratio, largest send buffer in KB, largest window in
-    segments), then the best TCP connect to ``probe`` (a port; ms), and the path's counts."""
+    segments), the byte-weighted ratio over the objects ``mix`` names (if any), the best TCP
+    connect to ``probe`` (a port; ms); and the path's counts."""
     cells = []
     with kind([net]) as path:
         if cc:
             congestion(path, cc)
         connect = connect_ms(path, probe)
-        done = len(ng.access())
-        for n, kb in enumerate(sizes):
-            source = path.sources().address(next(FETCHES), 0)     # no socket of an earlier one
-            # no ssthresh or RTT remembered from an earlier connection from this address
-            subprocess.run(("ip", "tcp_metrics", "delete", source), capture_output=True)
-            with send_buffer(ng.port, source) as seen, path.inside():
-                full = fetch(source, ng.port,
-                             f"GET /f{kb}.bin HTTP/1.0\r\n\r\n".encode(), 0.0)
-            felt = ng.access(expect=done + n + 1)[-1].request_time
-            cells.append(f"{felt / full:.2f} ({seen['sndbuf'] / 1024:.0f} KB, "
-                         f"{seen['cwnd']})")
+        seen = [felt_ratio(path, ng, f"f{kb}") for kb in sizes]
+        cells += [f"{f / full:.2f} ({buf['sndbuf'] / 1024:.0f} KB, {buf['cwnd']})"
+                  for f, full, buf in seen]
+        if mix:
+            pairs = [felt_ratio(path, ng, name)[:2] for name in mix]
+            cells.append(f"{sum(f for f, _ in pairs) / sum(full for _, full in pairs):.2f}")
         cells.append(f"{connect:.1f}")
     return cells, path.report or {}
+
+
+def felt_ratio(path: PacketPath, ng, name: str) -> tuple[float, float, dict]:
+    """Fetch ``/name.bin`` once through ``path`` from an address of its own: nginx's
+    ``$request_time``, the client's request-to-last-byte time, and what ``send_buffer`` saw."""
+    source = path.sources().address(next(FETCHES), 0)     # no socket of an earlier one
+    # no ssthresh or RTT remembered from an earlier connection from this address
+    subprocess.run(("ip", "tcp_metrics", "delete", source), capture_output=True)
+    done = len(ng.access())
+    with send_buffer(ng.port, source) as seen, path.inside():
+        full = fetch(source, ng.port, f"GET /{name}.bin HTTP/1.0\r\n\r\n".encode(), 0.0)
+    return ng.access(expect=done + 1)[-1].request_time, full, seen
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--classes", nargs="*", default=["modem", "wan", "t1-dsl", "satellite"])
     ap.add_argument("--sizes", type=int, nargs="*", default=[16, 32, 64, 128, 256, 512])
+    ap.add_argument("--nasa", action="store_true",
+                    help="a column more: the byte-weighted ratio over netpath_bench's NASA mix "
+                         "(60 objects; on the modem and WAN the 30 under 60 KB)")
     ap.add_argument("--congestion", metavar="NAME",
                     help="nginx's congestion control towards the clients (e.g. reno; default: "
                          "net.ipv4.tcp_congestion_control)")
     args = ap.parse_args()
+    if not set(args.sizes) <= set(SIZES_KB):
+        raise SystemExit(f"kernelpath_bench: --sizes are among {SIZES_KB} (KB)")
     try:
-        compare(args.classes, args.sizes, args.congestion)
+        compare(args.classes, args.sizes, args.nasa, args.congestion)
     except PathError as e:
         raise SystemExit(f"kernelpath_bench: {e}") from None
 
 
-def compare(classes: list[str], sizes: list[int], cc: str | None) -> None:
+def compare(classes: list[str], sizes: list[int], nasa: bool, cc: str | None) -> None:
     """The table: per class, each object through the kernel path, the packet path, and the
     kernel path to an nginx with an 8 KB send buffer."""
     files = Path(tempfile.mkdtemp())
-    for kb in sizes:
-        (files / f"f{kb}.bin").write_bytes(os.urandom(kb * 1024))
+    mix = objects(files)
     cc = cc or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
     print(f"nginx's $request_time / the client's transfer time, at RTT 0, congestion control "
           f"{cc}; in brackets the largest sk_sndbuf (ss's tb) and cwnd (segments) of nginx's "
           "socket")
     print("| class | path | " + " | ".join(f"{kb} KB" for kb in sizes) +
+          (" | NASA mix" if nasa else "") +
           " | connect (ms) | packets | queue drops |")
-    print("|---|---|" + "---:|" * (len(sizes) + 3))
+    print("|---|---|" + "---:|" * (len(sizes) + 3 + nasa))
     with nginx(files, Path(tempfile.mkdtemp())) as ng, \
             nginx(files, Path(tempfile.mkdtemp()), sndbuf=8192) as small:
         probe = Sender()
         for name in classes:
             base = NETWORKS[name]
             net = Network(f"{name}-rtt0", 0.0, base.down_kbps, base.up_kbps)
+            names = [n for n, mixed in wanted(base, mix) if mixed] if nasa else []
             for label, kind, server in (("kernel (HTB)", KernelPath, ng),
                                         ("packet (relay)", PacketPath, ng),
                                         ("kernel, sndbuf=8k", KernelPath, small)):
                 t0 = time.perf_counter()
-                cells, report = measure(kind, net, server, sizes, probe.port, cc)
+                cells, report = measure(kind, net, server, sizes, names, probe.port, cc)
                 print(f"| {name} | {label} | " + " | ".join(cells) +
                       f" | {report.get('packets', '?')} | {report.get('queue_drops', '?')} |",
                       flush=True)
