@@ -301,7 +301,7 @@ def main() -> None:
                          "net.ipv4.tcp_congestion_control)")
     args = ap.parse_args()
     if not set(args.sizes) <= set(SIZES_KB):
-        raise SystemExit(f"kernelpath_bench: --sizes are among {SIZES_KB} (KB)")
+        ap.error(f"--sizes are among {', '.join(map(str, SIZES_KB))} (KB)")
     try:
         compare(args.classes, args.sizes, args.nasa, args.congestion)
     except PathError as e:
