@@ -372,7 +372,7 @@ def replay_on_h2(scenario: Path, **options) -> tuple[str, dict]:
     runs on the pure-Python h2 whether jh2 is installed or not (``replay.h2lib``): the module
     of the HTTP/2 state machine it used, and the run's summary."""
     out = subprocess.run([sys.executable, "-c", _ON_H2, str(scenario), json.dumps(options)],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, timeout=120).stdout
     module, summary = json.loads(out.splitlines()[-1])
     return module, summary
 

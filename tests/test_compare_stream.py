@@ -37,6 +37,10 @@ def test_a_log_cut_into_pieces_and_partitions_compares_as_read_whole(tmp_path, n
     paths = [str(first), str(second)]
     streamed = log_digest(paths, partitions=3, piece_bytes=256 << 10)
     assert streamed.requests == len(lines)
+    # and it says what it left out: the stray line and the second input's first 1,000
+    assert (streamed.read.time_outliers, streamed.read.duplicates) == (1, 1_000)
+    assert streamed.read.summary_lines()[-1] == ("left out: 1 time outliers, 1,000 lines "
+                                                 "repeated from an earlier input")
     assert dumps(compare(streamed, other)) == dumps(compare(load_workload(paths), other))
 
 

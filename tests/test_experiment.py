@@ -199,3 +199,5 @@ def test_an_axis_on_the_seed_or_the_pause_is_what_each_cell_plays(tmp_path, monk
     runner.run_experiment(read_recipe(path), tmp_path / "out")
     assert played == [5, 6, 5, 6, 40, 41, 40, 41]
     assert slept == [0.25, 0.5, 0.5, 0.25, 0.25, 0.5, 0.5]
+    plan = CliRunner().invoke(main, ["experiment", str(path), "--dry-run"]).output
+    assert "(seeds 5–6, 40–41)" in plan.splitlines()[0], plan      # what the runs will play

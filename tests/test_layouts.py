@@ -16,6 +16,8 @@ from wagon.cli import main
 from wagon.logs.logformat import FormatError, compile_format
 from wagon.logs.parse import LogError, parse_bytes, parse_logs
 
+from .conftest import require_tool
+
 T0 = datetime(2024, 3, 5, 10, 0, 0, tzinfo=timezone.utc)
 AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:123.0) Gecko/20100101 Firefox/123.0"
 
@@ -269,19 +271,25 @@ def test_byte_order_mark_gz_on_stdin_and_truncated_gz(tmp_path):
 
 
 def test_zstd_log_of_two_frames_parses_and_errors_are_one_line(tmp_path, monkeypatch):
-    """A log compressed by the ``zstd`` program in two frames (as ``pzstd`` writes) parses as the
-    plain one; cut short, it is a one-line error; with no zstd module, one that says what to
-    install."""
+    """A log compressed by the ``zstd`` program in two frames parses as the plain one, and so
+    does ``pzstd``'s output (a skippable frame first); cut short, it is a one-line error; with
+    no zstd module, one that says what to install."""
     import subprocess
     import wagon.logs.pieces
+    zstd, pzstd = require_tool("zstd"), require_tool("pzstd")
     row = '192.0.2.1 - - [05/Mar/2024:10:{m:02d}:00 +0000] "GET / HTTP/1.1" 200 1'
     halves = [lines(*[row.format(m=m) for m in range(k, k + 30)]) for k in (0, 30)]
-    packed = b"".join(subprocess.run(["zstd", "-q", "-c"], input=h, capture_output=True,
+    packed = b"".join(subprocess.run([zstd, "-q", "-c"], input=h, capture_output=True,
                                      check=True).stdout for h in halves)
+    plain, _ = parse_bytes(b"".join(halves))
+    (tmp_path / "a.log").write_bytes(b"".join(halves))
+    subprocess.run([pzstd, "-q", "-p", "2", str(tmp_path / "a.log"), "-o",
+                    str(tmp_path / "p.log.zst")], check=True)
+    req, stats = parse_logs([str(tmp_path / "p.log.zst")])
+    assert stats.parsed == 60 and req.time.tolist() == plain.time.tolist()
     log = tmp_path / "a.log.zst"
     log.write_bytes(packed)
     req, stats = parse_logs([str(log)])
-    plain, _ = parse_bytes(b"".join(halves))
     assert stats.parsed == 60 and req.time.tolist() == plain.time.tolist()
     log.write_bytes(packed[:-12])
     with pytest.raises(LogError, match=r"a\.log\.zst: cannot decompress .*truncated"):

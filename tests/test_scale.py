@@ -22,6 +22,7 @@ from wagon.modeling.processes import ProcessRunner, WorkerError
 from wagon.modeling.stages import (LocalRunner, mapped_arrays, parse_stage, pieces_of,
                                    spill_arrays)
 
+from .conftest import require_tool
 from .procs import alive, children, cmdline
 from .test_bad_inputs import BAD
 
@@ -141,7 +142,8 @@ def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one,
     results = [parse_stage(p, FitOptions(), 3) for p in pieces]
     assert sum(r.stats.lines for r in results) == 15_001 and not list(spooled.iterdir())
     (tmp_path / "b.log.bz2").write_bytes(bz2.compress(open(inputs[1], "rb").read()))
-    subprocess.run(["zstd", "-q", inputs[1], "-o", str(tmp_path / "b.log.zst")], check=True)
+    subprocess.run([require_tool("zstd"), "-q", inputs[1], "-o", str(tmp_path / "b.log.zst")],
+                   check=True)
     for other in (packed[1], tmp_path / "b.log.bz2", tmp_path / "b.log.zst"):
         runner = ProcessRunner(2, spill_dir=str(spooled), piece_bytes=40_000)
         streamed = fit_logs([str(packed[0]), str(other)], FitOptions(), runner=runner)

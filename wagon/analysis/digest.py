@@ -106,9 +106,8 @@ def _summed(values: list[np.ndarray], counts: list[np.ndarray]) -> tuple[np.ndar
 
 def merge_tallies(tallies: list[Tally]) -> Tally:
     """One tally of the requests of all ``tallies`` (disjoint sets of requests), but for their
-    times (``_per_second`` counts them). A lone tally keeps its URL table as it is (a
-    scenario's lists a URL requested as a page and as an object twice, and counts them
-    apart)."""
+    times (``_per_second`` counts them). A lone tally keeps its URL table as it is (its URLs
+    are distinct already: nothing to merge)."""
     if len(tallies) == 1:
         return replace(tallies[0], times=(np.zeros(0), None))
     urls, maps = sorted_table([t.urls for t in tallies])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..logs.parse import Chunk, Requests
-from ..logs.partition import Shared, partition_requests, shared_context
+from ..logs.partition import Shared, merge_cleaning, partition_requests, shared_context
 from ..logs.pieces import PIECE_BYTES, plan
 from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
                              sessionize_requests)
@@ -41,13 +41,14 @@ def _request_tally(req: Requests) -> Tally:
 
 
 def _partition_stage(chunks: list[Chunk], options: Any, shared: Shared
-                     ) -> tuple[Partial, Tally]:
-    """One partition's sessions (without the samples compare does not read) and the tally of
-    its requests."""
-    req, _ = partition_requests(chunks, shared, options.speedup)
+                     ) -> tuple[Partial, Tally, tuple[int, int, list]]:
+    """One partition's sessions (without the samples compare does not read), the tally of its
+    requests, and what its cleaning left out (``partition.merge_cleaning``)."""
+    req, cleaned = partition_requests(chunks, shared, options.speedup)
     partial = sessionize_requests(req, options.rules)
     partial.samples = {k: partial.samples[k] for k in ("clicks", "think")}
-    return partial, _request_tally(req)
+    return partial, _request_tally(req), (cleaned.time_outliers, cleaned.duplicates,
+                                          cleaned.left_out)
 
 
 def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = None,
@@ -67,8 +68,9 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
         parts = runner.sessionize(options, shared, None)
     finally:
         runner.close()
-    sessions = merge_partials([p for p, _ in parts], options.rules)
-    tallies = [t for _, t in parts]
+    merge_cleaning(read, [c for _, _, c in parts])
+    sessions = merge_partials([p for p, _, _ in parts], options.rules)
+    tallies = [t for _, t, _ in parts]
     resolution, starts, clicks, think = (sessions.resolution, sessions.session_start,
                                          sessions.samples["clicks"], sessions.samples["think"])
     del parts, sessions

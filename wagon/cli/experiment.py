@@ -29,14 +29,15 @@ def _cells(text: str | None, n: int) -> set[int] | None:
 
 def plan_text(recipe, only: set[int] | None) -> str:
     """The cells a run plays and the time it takes at most."""
-    e = recipe.tables["experiment"]
+    reps = recipe.tables["experiment"]["repetitions"]
     cells = recipe.cells(only)
-    runs = len(cells) * e["repetitions"]
-    most = sum(c.settings["experiment"]["duration"] / c.settings["workload"]["speedup"]
-               + c.settings["experiment"]["drain"] for c in cells)
-    lines = [f"{recipe.name}: {len(cells)} cells × {e['repetitions']} repetitions = {runs} "
-             f"runs, at most {math.ceil(most * e['repetitions'] + e['pause'] * runs):,} s "
-             f"(seeds {e['seed']}–{e['seed'] + e['repetitions'] - 1})"]
+    runs = len(cells) * reps
+    each = [c.settings["experiment"] for c in cells]     # an axis may set seed and pause
+    most = reps * sum(e["duration"] / c.settings["workload"]["speedup"] + e["drain"]
+                      + e["pause"] for c, e in zip(cells, each))
+    seeds = ", ".join(dict.fromkeys(f"{e['seed']}–{e['seed'] + reps - 1}" for e in each))
+    lines = [f"{recipe.name}: {len(cells)} cells × {reps} repetitions = {runs} runs, at most "
+             f"{math.ceil(most):,} s (seeds {seeds})"]
     lines += [f"  cell {c.index}: {c.label}" for c in cells]
     return "\n".join(lines)
 

@@ -102,7 +102,10 @@ SUMMARY = _object(
     {"stopped_by": {"type": ["string", "null"]},
      "dead_workers": {"type": "array", "items": {"type": "string"}},
      "workers": _count(1),
-     "open_connections": _object({"per_second": {"type": "array", "items": _count()},
+     # per second: never negative as wagon writes it now, but files it wrote before
+     # (results version 6 too) may hold -1 (a connection's close counted twice): still read
+     "open_connections": _object({"per_second": {"type": "array",
+                                                 "items": {"type": "integer"}},
                                   "peak": _count()}),
      "generator": {"type": "object"}, "thresholds": {"type": "array"},
      "tls": _object({"handshakes": _count(), "resumed": _count()}),

@@ -167,18 +167,25 @@ def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Share
                            stats.time_outliers, stats.duplicates, stats.left_out, span)
 
 
+def merge_cleaning(stats: ParseStats, parts: list[tuple[int, int, list]]) -> None:
+    """Give ``stats`` the partitions' cleaning, each (time outliers, lines repeated from an
+    earlier input, the lines left out): the counts summed, the first left-out lines of each
+    cause in input and line order."""
+    stats.time_outliers = sum(p[0] for p in parts)
+    stats.duplicates = sum(p[1] for p in parts)
+    order = {name: i for i, name in enumerate(stats.inputs)}
+    for cause in ("time outlier", "repeated from an earlier input"):
+        mine = [e for p in parts for e in p[2] if e[2] == cause]
+        stats.left_out += sorted(mine, key=lambda e: (order[e[0]], e[1]))[:SHOWN]
+
+
 def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: SessionRules,
                      seed: int = 0) -> tuple[Sessions, np.ndarray, float]:
     """(Sessions, logged URLs per URL of ``sessions.site.urls``, span of the kept start times
     in seconds); ``stats`` gets the cleaning's counts and its first left-out lines of each
     cause, in input and line order."""
     sessions = merge_partials([r.partial for r in results], rules, seed)
-    stats.time_outliers = sum(r.time_outliers for r in results)
-    stats.duplicates = sum(r.duplicates for r in results)
-    order = {name: i for i, name in enumerate(stats.inputs)}
-    for cause in ("time outlier", "repeated from an earlier input"):
-        mine = [e for r in results for e in r.left_out if e[2] == cause]
-        stats.left_out += sorted(mine, key=lambda e: (order[e[0]], e[1]))[:SHOWN]
+    merge_cleaning(stats, [(r.time_outliers, r.duplicates, r.left_out) for r in results])
     template_of = {u: t for r in results for u, t in zip(r.raw_urls, r.raw_template)}
     index = {u: i for i, u in enumerate(sessions.site.urls)}
     variants = np.bincount([index[t] for t in template_of.values()], minlength=len(index))

@@ -73,8 +73,9 @@ def compression(head: bytes) -> str | None:
         return "bzip2"
     if head.startswith(b"\xfd7zXZ\x00"):
         return "xz"
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        return "zstd"
+    if head.startswith(b"\x28\xb5\x2f\xfd") or (head[1:4] == b"\x2a\x4d\x18"
+                                                  and 0x50 <= head[:1][0] <= 0x5f):
+        return "zstd"           # a frame, or a skippable frame before one (as pzstd writes)
     return None
 
 
