@@ -89,8 +89,10 @@ def mathis(p: float, rtt: float, losses: int, seed: int = 7) -> tuple[float, flo
 
 
 def test_reno_under_random_loss_follows_mathis_law():
-    """Throughput = MSS / (R · sqrt(2p/3)) (Mathis et al. 1997) within 25 %."""
-    law, rate, lost = mathis(0.02, 0.02, losses=40)
+    """Throughput = MSS / (R · sqrt(2p/3)) (Mathis et al. 1997) within 25 %, at p = 1 %: at
+    2 % the same download gave 0.73–1.03 of the law from run to run (retransmission timeouts,
+    which the law leaves out, come and go), at 1 % 0.88–0.92."""
+    law, rate, lost = mathis(0.01, 0.02, losses=40)
     assert lost > 40 and rate == pytest.approx(law, rel=0.25)
 
 
