@@ -73,14 +73,20 @@ def _t(x: str) -> float | None:
 
 def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
              rows: list[dict]) -> list[tuple]:
-    """Rows for the requests of the share's due sessions that have none (``not_started``)."""
+    """Rows for the requests of the share's due sessions, and of every session it has a row of
+    (a session may start a little ahead of its time, after the last time recorded), that have
+    none (``not_started``)."""
     k, n = share
     seen = Counter((int(r["session"]), int(r["page"]), r["url"]) for r in rows)
+    begun = {int(r["session"]) for r in rows}           # not yet completed below
     names = [c.name for c in sc.classes]
     site, out = sc.site, []
     for s in sc.sessions():
-        if s.start > due_by:
-            break
+        if s.start > due_by and s.id not in begun:
+            if not begun:
+                break
+            continue
+        begun.discard(s.id)
         if n > 1 and s.id % n != k:
             continue
         for page, _ in s.clicks:

@@ -49,3 +49,20 @@ def test_no_connection_closes_before_it_opens_whatever_rows_were_lost(rows):
     ends = np.array([float(r["last_byte"]) for r in rows])
     if len(rows):       # at the last byte of all, nothing is held any more
         assert len(s["open_connections"]["per_second"]) <= int(ends.max()) + 1
+
+
+def test_a_session_begun_after_the_last_time_recorded_is_completed(tmp_path):
+    """A session that started a little ahead of its time has a row past the last time the dead
+    process recorded: its other requests get their not_started rows too, as every due
+    session's do, so each session in the recovered CSV has a row per request of the scenario."""
+    from wagon.formats.scenario import read_scenario
+    from wagon.replay.salvage import _missing
+
+    from .servers import write_scenario_file
+    sc = read_scenario(str(write_scenario_file(
+        tmp_path / "s.jsonl", [("/a.html", 10, [0, 1])], [("/b.gif", 5), ("/c.gif", 5)],
+        ["lan/http11"], [(0.0, 0, [(0, 0.0)]), (1.0, 0, [(0, 0.0)]), (2.0, 0, [(0, 0.0)])])))
+    rows = [{"session": "0", "page": "0", "url": u} for u in ("/a.html", "/b.gif", "/c.gif")]
+    rows.append({"session": "1", "page": "0", "url": "/a.html"})     # began at 0.9995
+    extra = _missing(sc, (0, 1), 0.9995, "", rows)
+    assert sorted((r[0], r[3]) for r in extra) == [(1, "/b.gif"), (1, "/c.gif")]
