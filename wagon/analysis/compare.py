@@ -153,6 +153,7 @@ def _share(x: float, n: int) -> Value:
 
 ZIPF_TOP = 100             # URLs in the rank–frequency fit
 ZIPF_REPLICATES = 200      # multinomial resamples for its standard error
+ZIPF_BLOCK_VALUES = 1 << 22  # URL counts resampled at once (32 MB), whatever the URLs
 
 
 def _slope(counts: np.ndarray) -> np.ndarray:
@@ -162,7 +163,8 @@ def _slope(counts: np.ndarray) -> np.ndarray:
     x = np.log(np.arange(1, top.shape[1] + 1))
     y = np.log(np.maximum(top, 0.5))          # a URL a resample never drew counts as ½
     xc = x - x.mean()
-    return (y - y.mean(axis=1, keepdims=True)) @ xc / (xc @ xc)
+    # a sum per row, not a matrix product: the same bits however many rows come at once
+    return ((y - y.mean(axis=1, keepdims=True)) * xc).sum(axis=1) / (xc @ xc)
 
 
 def _zipf_slope(w: Digest, seed: int = 0) -> Value:
@@ -171,9 +173,11 @@ def _zipf_slope(w: Digest, seed: int = 0) -> Value:
     counts = w.hits
     if len(counts) < 5:
         return f"{len(counts)} distinct URLs (at least 5 needed)"
-    n = int(counts.sum())
-    resampled = np.random.default_rng(seed).multinomial(n, counts / n, ZIPF_REPLICATES)
-    return float(_slope(counts[None, :])[0]), float(np.std(_slope(resampled), ddof=1))
+    n, rng = int(counts.sum()), np.random.default_rng(seed)
+    rows = max(1, ZIPF_BLOCK_VALUES // len(counts))     # resamples drawn at once: memory bound
+    slopes = np.concatenate([_slope(rng.multinomial(n, counts / n, min(rows, ZIPF_REPLICATES - k)))
+                             for k in range(0, ZIPF_REPLICATES, rows)])   # the same draws
+    return float(_slope(counts[None, :])[0]), float(np.std(slopes, ddof=1))
 
 
 def _mean_se(values: np.ndarray, counts: np.ndarray) -> Value:
