@@ -124,8 +124,10 @@ def test_request_percentiles_are_of_the_successful_requests():
 
 def test_a_run_cut_at_max_time_counts_what_nginx_did_not_finish(tmp_path):
     """Ten sessions: the even ones click a small page, then a second one due 5 s later (never
-    begun by the 1.5 s stop); the odd ones a page whose object nginx sends at 100 kB/s (3 s:
-    cut). Finished pages are those whose every request nginx logged with all its bytes."""
+    begun by the 1.5 s stop); the odd ones a page whose object nginx sends at 100 kB/s (cut:
+    nginx allows rate x (whole seconds since the request + 1), so at most 300 kB of its 500 kB
+    by the stop). Finished pages are those whose every request nginx logged with all its
+    bytes."""
     site = tmp_path / "site"
     site.mkdir()
     sizes, pages, objects, sessions = {}, [], [], []
@@ -136,8 +138,8 @@ def test_a_run_cut_at_max_time_counts_what_nginx_did_not_finish(tmp_path):
                 pages.append((f"/{name}", 200, []))
             sessions.append((0.1 * i, 0, [(len(pages) - 2, 0.0), (len(pages) - 1, 5.0)]))
         else:
-            sizes[f"b{i}.html"], sizes[f"o{i}.bin"] = 200, 300_000
-            objects.append((f"/o{i}.bin", 300_000))
+            sizes[f"b{i}.html"], sizes[f"o{i}.bin"] = 200, 500_000
+            objects.append((f"/o{i}.bin", 500_000))
             pages.append((f"/b{i}.html", 200, [len(objects) - 1]))
             sessions.append((0.1 * i, 0, [(len(pages) - 1, 0.0)]))
     for name, size in sizes.items():
