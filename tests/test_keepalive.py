@@ -140,3 +140,18 @@ def test_law_parser():
                      ("weibull(shape=x)", "k=number")):
         with pytest.raises(LawSyntaxError, match=msg):
             parse_law(bad)
+
+
+def test_a_count_law_is_no_think_time(tmp_path, sample_model):
+    """A discrete law, given or in a model, is refused in one line (it had no pdf: a
+    traceback for the zero-truncated ones, "out of range" for the others)."""
+    model = json.loads(sample_model[0].read_text())
+    think = model["variables"]["think"] = json.loads(json.dumps(model["variables"]["clicks"]))
+    think.update(best="zt_poisson", params={"mu": 5.0}, se={"mu": None}, ci={"mu": None},
+                 ci_method={})
+    (tmp_path / "m.json").write_text(json.dumps(model))
+    for args in (["--think", "zt_poisson(mu=3)"], ["--think", "poisson(mu=3)"],
+                 ["--model", str(tmp_path / "m.json")]):
+        r = CliRunner().invoke(main, ["advise", "keepalive", *args, "--gain", "1"])
+        assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+        assert "duration" in r.output and len(r.output.strip().splitlines()) == 1, r.output

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from ..fitting.laws import LAWS
+from ..fitting.laws import CONTINUOUS, LAWS
 from ..fitting.likelihood import count_mean
 from ..formats.model import Model
 from .options import DEFAULT_CLICKS
@@ -51,10 +51,13 @@ class LawSyntaxError(ValueError):
 
 
 def parse_law(text: str):
-    """``lognormal(mu=3, sigma=1.1)`` → a frozen distribution (fitting's laws)."""
+    """``lognormal(mu=3, sigma=1.1)`` → a frozen distribution (fitting's continuous laws: a
+    think time is a duration)."""
     m = re.fullmatch(r"\s*([a-z_]+)\s*\((.*)\)\s*", text)
-    if not m or m.group(1) not in LAWS:
-        raise LawSyntaxError(f"{text!r}: write LAW(k=v, ...), LAW one of {', '.join(LAWS)}")
+    if not m or m.group(1) not in CONTINUOUS:
+        raise LawSyntaxError(f"{text!r}: write LAW(k=v, ...), LAW one of {', '.join(CONTINUOUS)}"
+                             + (f" ({m.group(1)} counts, a think time is a duration)"
+                                if m and m.group(1) in LAWS else ""))
     params = {}
     for item in filter(None, (p.strip() for p in m.group(2).split(","))):
         k, _, v = item.partition("=")
@@ -105,10 +108,11 @@ def corrected_work(think, d, clicks_mean: float, x1: float, gain: float):
 
 
 def _roots(g, hi: float) -> list[float]:
-    """Every sign change of g on a log grid up to ``hi``, refined by Brent's method."""
+    """Every sign change of g (vectorised) on a log grid up to ``hi``, refined by Brent's
+    method."""
     grid = np.geomspace(hi * 1e-6, hi, GRID_POINTS)
-    vals = np.array([g(d) for d in grid])
-    return [optimize.brentq(g, a, b) for a, b, va, vb in
+    vals = g(grid)
+    return [optimize.brentq(lambda d: float(g(d)), a, b) for a, b, va, vb in
             zip(grid[:-1], grid[1:], vals[:-1], vals[1:]) if va * vb < 0]
 
 
@@ -165,10 +169,9 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
 
     def corrected(d):
         return corrected_work(think, d, clicks_mean, x1, gain)
-    best = min([0.0] + _roots(lambda d: float(think.cdf(d) - delta * think.pdf(d)), hi),
-               key=paper)
-    best_c = min([0.0] + _roots(lambda d: float((clicks_mean - 1) * (
-        think.sf(d) - gain * think.pdf(d)) + 1), hi), key=corrected)
+    best = min([0.0] + _roots(lambda d: think.cdf(d) - delta * think.pdf(d), hi), key=paper)
+    best_c = min([0.0] + _roots(lambda d: (clicks_mean - 1) * (
+        think.sf(d) - gain * think.pdf(d)) + 1, hi), key=corrected)
     grid = np.linspace(0, hi, 60)
     w_best, w_best_c = float(paper(best)), float(corrected(best_c))
 
@@ -186,6 +189,8 @@ def think_and_clicks(model: Model) -> tuple[object, float | None]:
     var = model.variables.get("think")
     if var is None:
         raise ValueError("the model has no think-time law")
+    if var.law not in CONTINUOUS:
+        raise ValueError(f"the model's think-time law {var.law} is not a law of durations")
     clicks = model.variables.get("clicks")
     if clicks is None:
         return var.parent, None
