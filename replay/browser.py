@@ -222,12 +222,10 @@ class Client:
         return conn
 
     async def _slot(self, slot: int, calls: list[Call]) -> Connection | None:
-        """Kept-alive connection ``slot`` for ``calls``: the open one, or a new one. Requests
-        that need it while it is being opened (HTTP/2's concurrent streams) wait for that one
-        connection and share its outcome."""
+        """A new kept-alive connection ``slot`` for ``calls`` (the one open can take no
+        more). Requests that need it while it is being opened (HTTP/2's concurrent streams)
+        wait for that one connection and share its outcome."""
         conn = self.kept[slot]
-        if conn is not None and conn.accepting:
-            return conn
         opening = self.opening.get(slot)
         if opening is not None:
             began = clock()
@@ -255,7 +253,7 @@ class Client:
     def _resumable(self, conn: Connection) -> None:
         """Keep ``conn``'s TLS session for the next connection (TLS 1.3 sends it after the
         handshake, so it is taken once an answer came)."""
-        if conn.tls is not None and self.p.resume:
+        if self.p.resume:
             self.tls_session = conn.tls.resumable() or self.tls_session
 
     def _headers(self, call: Call) -> list[tuple[str, str]]:
@@ -300,7 +298,8 @@ class Client:
         finally:
             if timer is not None:
                 timer.cancel()
-        self._resumable(conn)
+        if conn.tls is not None:
+            self._resumable(conn)
 
     async def _one_shot(self, call: Call) -> Call:
         """A request on a connection of its own (HTTP/1.0), and the redirects it leads to;
@@ -325,9 +324,11 @@ class Client:
             c.start = now
         todo = batch
         for attempt in (0, 1):
-            conn = await self._slot(slot, todo)
-            if conn is None:
-                return
+            conn = self.kept[slot]
+            if conn is None or not conn.accepting:
+                conn = await self._slot(slot, todo)
+                if conn is None:
+                    return
             await self._exchange(conn, todo)
             stale = [c for c in todo
                      if c.reused and c.first_byte is None and c.error in RESENT]

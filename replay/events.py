@@ -52,7 +52,7 @@ class Call:
         self.retried = True
 
 
-@dataclass
+@dataclass(slots=True)
 class PageVisit:
     """A click: the page and its embedded objects, from the user's point of view."""
 

@@ -37,14 +37,22 @@ class Histogram:
         if len(self.buffer) >= _FOLD_AT:
             self._fold()
 
+    def add_many(self, seconds: np.ndarray) -> None:
+        """Count many durations at once (NaN: no value)."""
+        self._count(seconds[~np.isnan(seconds)])
+
     def _fold(self) -> None:
-        if not self.buffer:
+        if self.buffer:
+            self._count(np.frombuffer(self.buffer, np.float64))
+            self.buffer = array("d")
+
+    def _count(self, seconds: np.ndarray) -> None:
+        if not len(seconds):
             return
-        v = np.clip(np.frombuffer(self.buffer, np.float64), LOW, HIGH)
+        v = np.clip(seconds, LOW, HIGH)
         self.top = max(self.top, float(v.max()))
         idx = np.minimum((np.log(v / LOW) / _STEP).astype(np.int64), _BINS - 1)
         self.counts += np.bincount(idx, minlength=_BINS)
-        self.buffer = array("d")
 
     @property
     def count(self) -> int:

@@ -45,6 +45,7 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if hasattr(socket, "SO_REU
 KERNEL_TIMESTAMPS = SO_TIMESTAMPNS is not None and socket.SOL_SOCKET == 1     # Linux
 READ_SIZE = 1 << 18
 _ANC_SIZE = socket.CMSG_SPACE(16)
+_STAMP = struct.Struct("qq")             # a struct timespec
 # kernel stamps are CLOCK_REALTIME; clock() is CLOCK_MONOTONIC: the offset, measured once
 _REALTIME_TO_CLOCK = clock() - time.clock_gettime(time.CLOCK_REALTIME)
 
@@ -131,7 +132,7 @@ class Connection:
         now = arrived = clock()
         for level, kind, cdata in anc:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
-                sec, nsec = struct.unpack("qq", cdata[:16])
+                sec, nsec = _STAMP.unpack_from(cdata)
                 arrived = min(now, sec + nsec * 1e-9 + _REALTIME_TO_CLOCK)
         self._active = now
         down = self.net.down
@@ -195,7 +196,8 @@ class Connection:
     def _idle_check(self) -> None:
         """No byte for ``idle_timeout`` while the client was reading: a timeout. Silence while
         the emulated link holds the reads is the link's, not the server's: it does not count.
-        One timer per connection, re-armed when it fires (never on every byte)."""
+        One timer per connection, re-armed when it fires (never on every byte, nor on every
+        request: one armed while the connection was busy lapses here once it is idle)."""
         self._idle_timer = None
         if not self.pending or not self.open:
             return
@@ -212,9 +214,10 @@ class Connection:
         self._headers_done = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        if len(name) == 8 and self.pending and name.lower() == b"location":
+        n = len(name)
+        if n == 8 and self.pending and name.lower() == b"location":
             self.pending[0][0].location = value
-        elif len(name) == 10 and self.pending and name.lower() == b"set-cookie":
+        elif n == 10 and self.pending and name.lower() == b"set-cookie":
             call = self.pending[0][0]
             call.set_cookie = (call.set_cookie or []) + [value]
 
@@ -241,9 +244,12 @@ class Connection:
             self._idle()
 
     def _idle(self) -> None:
-        """Nothing outstanding: no parser, no timer (an idle kept-alive connection holds as
-        few objects as it can: thousands may be open at once)."""
+        """Nothing outstanding: no parser (an idle kept-alive connection holds as few objects
+        as it can: thousands may be open at once). Its inactivity timer lapses when it fires
+        (cancelling and arming one per request cost 4 % of a closed loop's CPU)."""
         self.parser = None
+
+    def _disarm(self) -> None:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
@@ -310,6 +316,7 @@ class Connection:
         self.open = False
         self._read_off()
         self._idle()
+        self._disarm()
         if self._wbuf:
             self.loop.remove_writer(self.fd)
             self._wbuf = b""

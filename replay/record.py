@@ -16,7 +16,9 @@ cover the whole run (the report shades the parts left out).
 """
 from __future__ import annotations
 
+import math
 import os
+from array import array
 from collections import Counter
 from typing import TextIO
 
@@ -46,9 +48,21 @@ STALL_S = 0.005                     # event-loop lag above this is a stall, and 
 OWN_SHARE = 0.25                    # of the stall time its own work: the generator's doing
 
 
+#: a request's durations, the histograms they go to: staged a row per request (NaN where not
+#: measured) and counted in bulk, one append per request instead of one per histogram
+CALL_TIMES = ("intended", "request_all", "first_byte", "request", "transfer")
+_STAGED = len(CALL_TIMES) << 14              # values staged before they are counted
+_NAN = math.nan
+
+
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
     """``a`` padded with zeros to at least ``size``."""
     return a if len(a) >= size else np.concatenate((a, np.zeros(size - len(a), a.dtype)))
+
+
+def _seconds(n: int) -> array:
+    """A per-second series of ``n`` zero counts."""
+    return array("q", bytes(8 * n))
 
 
 WARMUP, COOLDOWN = "warmup", "cooldown"
@@ -61,11 +75,13 @@ class Stats:
     def __init__(self, t0: float, window: tuple[float, float | None] = (0.0, None)) -> None:
         self.t0, self.window = t0, window
         self.outside: set[int] = set()               # sessions started outside the window
+        self.windowed = bool(window[0]) or window[1] is not None
         self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
+        self.staged = array("d")                     # rows of CALL_TIMES not yet counted
         self.c: Counter = Counter()
         self.errors: Counter = Counter()
         # per second of run: successful requests, their bytes, connections opened and closed
-        self.s = {name: np.zeros(64, np.int64) for name in PER_SECOND}
+        self.s = {name: _seconds(64) for name in PER_SECOND}
 
     def subscribe(self, hooks: Hooks) -> None:
         hooks.call_done.append(self.on_call)
@@ -79,9 +95,10 @@ class Stats:
     def _count(self, name: str, t: float, amount: int = 1) -> None:
         """Add ``amount`` to second ``t`` (clock time) of series ``name``."""
         sec = max(int(t - self.t0), 0)
-        if sec >= len(self.s[name]):
-            self.s[name] = _grown(self.s[name], max(sec + 1, 2 * len(self.s[name])))
-        self.s[name][sec] += amount
+        series = self.s[name]
+        if sec >= len(series):
+            series.extend(_seconds(max(sec + 1, 2 * len(series)) - len(series)))
+        series[sec] += amount
 
     def _part(self, t: float | None) -> str | None:
         """WARMUP, COOLDOWN or None (measured) for clock time ``t`` (None: now, the stop)."""
@@ -92,6 +109,8 @@ class Stats:
 
     def _left_out(self, what: str, t: float | None) -> bool:
         """Count ``what`` at clock time ``t`` as left out when it falls outside the window."""
+        if not self.windowed:
+            return False
         part = self._part(t)
         if part is not None:
             self.c[f"{part}_{what}"] += 1
@@ -100,35 +119,42 @@ class Stats:
     def on_call(self, call: Call) -> None:
         """One outcome per request: counted (a request the stop cut off is not an error), and
         timed where it has times; the per-second series count it even outside the window."""
-        end = call.last_byte
-        if call.error is None and end >= self.t0:
-            self._count("per_second", end)
-            self._count("bytes_per_second", end, call.bytes)
-        if self._left_out("requests", call.start if call.start is not None else call.intended):
-            return
-        self.c["requests"] += 1
+        end, start, intended, first = call.last_byte, call.start, call.intended, call.first_byte
         ok = call.error is None
+        if ok and end >= self.t0:
+            sec = int(end - self.t0)
+            done, got = self.s["per_second"], self.s["bytes_per_second"]
+            if sec >= len(done):
+                self._count("per_second", end, 0)
+                self._count("bytes_per_second", end, 0)
+            done[sec] += 1
+            got[sec] += call.bytes
+        if self._left_out("requests", start if start is not None else intended):
+            return
+        c = self.c
+        c["requests"] += 1
         if ok:
-            self.c["ok"] += 1
+            c["ok"] += 1
         elif call.error in UNFINISHED:
-            self.c[call.error] += 1
+            c[call.error] += 1
         else:
             self.errors[call.error] += 1
-        self.c["bytes"] += call.bytes
+        c["bytes"] += call.bytes
         if end is None:                                # not started, skipped
             return
-        h = self.h
-        if call.intended is not None:
-            h["intended"].add(end - call.intended)
-        start = call.start
-        if start is not None:
-            h["request_all"].add(end - start)
-            if call.first_byte is not None:
-                h["first_byte"].add(call.first_byte - start)
-        if not ok:
-            return
-        h["request"].add(end - start)
-        h["transfer"].add(end - call.first_byte)
+        took = _NAN if start is None else end - start
+        self.staged.extend((_NAN if intended is None else end - intended, took,
+                            _NAN if start is None or first is None else first - start,
+                            took if ok else _NAN, end - first if ok else _NAN))
+        if len(self.staged) >= _STAGED:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Count the staged durations into their histograms."""
+        rows = np.frombuffer(self.staged, np.float64).reshape(-1, len(CALL_TIMES))
+        for k, name in enumerate(CALL_TIMES):
+            self.h[name].add_many(rows[:, k])
+        self.staged = array("d")
 
     def on_connection(self, conn_id: int, connect: float | None,
                       at: float | None = None) -> None:
@@ -188,6 +214,7 @@ class Stats:
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
+        self._fold()
         return {"t0": self.t0, "window": self.window,
                 "h": {k: v.state() for k, v in self.h.items()},
                 "c": dict(self.c), "errors": dict(self.errors),
@@ -204,13 +231,15 @@ class Stats:
             out.errors.update(s["errors"])
             for name in PER_SECOND:
                 theirs = np.asarray(s[name], np.int64)
-                out.s[name] = _grown(out.s[name], len(theirs))
-                out.s[name][:len(theirs)] += theirs
+                ours = _grown(np.frombuffer(out.s[name], np.int64), len(theirs))
+                ours[:len(theirs)] += theirs
+                out.s[name] = array("q", ours.tobytes())
         return out
 
     # ---- the summary -----------------------------------------------------------------------
     def _ms(self, name: str) -> dict:
         """p50, p90, p99 and max in milliseconds (None when nothing was measured)."""
+        self._fold()
         h = self.h[name]
         got = h.percentiles(PERCENTILES)
         if got is None:
@@ -218,10 +247,11 @@ class Stats:
         return {f"p{p}": 1e3 * v for p, v in zip(PERCENTILES, got)} | {"max": 1e3 * h.top}
 
     def summary(self, duration: float, cpu: float | None, complete: bool) -> dict:
-        ok = self.s["per_second"]
+        ok, opened, closed = (np.frombuffer(self.s[name], np.int64) for name in
+                              ("per_second", "opened", "closed"))
         last = int(np.max(np.nonzero(ok)[0], initial=-1)) + 1
-        n = max(len(self.s["opened"]), len(self.s["closed"]))
-        held = np.cumsum(_grown(self.s["opened"], n)) - np.cumsum(_grown(self.s["closed"], n))
+        n = max(len(opened), len(closed))
+        held = np.cumsum(_grown(opened, n)) - np.cumsum(_grown(closed, n))
         held_until = int(np.max(np.nonzero(held)[0], initial=-1)) + 1
         lo, hi = self.window
         measured = max(min(duration, hi if hi is not None else duration) - lo, 0.0)
