@@ -201,16 +201,22 @@ class Stats:
             return
         self.c["sessions_completed" if completed else "sessions_interrupted"] += 1
 
-    def loop_lag(self, lag: float, ran: float = 0.0) -> None:
+    def loop_lag(self, lag: float, ran: float = 0.0, waited: float | None = None) -> None:
         """An event-loop lag sample; ``ran``: the CPU seconds this process used since the
-        previous sample. Of a stall, that much (at most all of it) was the generator's own
-        work, the rest spent elsewhere (not running: other processes had the CPU, or it was
-        paused)."""
+        previous sample, ``waited``: the seconds its loop waited for a CPU meanwhile (the
+        kernel's run-queue wait; None where it does not say). Of a stall, ``ran`` (at most all
+        of it) was the generator's own work, the rest spent elsewhere, not running: of that,
+        ``waited`` was other processes having the CPU, the rest blocked in the kernel (disk,
+        swap, a stop signal)."""
         self.h["loop_lag"].add(lag)
         if lag > STALL_S:
             own = min(max(ran, 0.0), lag)
             self.c["stall_own_s"] += own
             self.c["stall_elsewhere_s"] += lag - own
+            if waited is not None:
+                self.c["stall_waiting_s"] += min(max(waited, 0.0), lag - own)
+        if waited is not None:
+            self.c["waits_measured"] += 1
 
     # ---- merge across processes ------------------------------------------------------------
     def state(self) -> dict:
@@ -267,7 +273,9 @@ class Stats:
             "generator": {"start_lag": self._ms("start_lag"), "loop_lag": self._ms("loop_lag"),
                           "cpu": cpu,
                           "stalls": {"own_s": self.c["stall_own_s"],
-                                     "elsewhere_s": self.c["stall_elsewhere_s"]},
+                                     "elsewhere_s": self.c["stall_elsewhere_s"],
+                                     "waiting_s": self.c["stall_waiting_s"]
+                                     if self.c["waits_measured"] else None},
                           "machine": {"load_1min": os.getloadavg()[0],
                                       "cores": os.cpu_count() or 1}},
             "complete": complete,
@@ -319,14 +327,27 @@ class Stats:
                     f"of stalls while it ran its own code{more}; {100 * g['cpu']:.0f}% of a "
                     "core on average): its latencies include that delay. Use --workers, or a "
                     "lighter scenario."]
-        cause = (f"other processes took the CPU (load average {m['load_1min']:.1f} on "
-                 f"{m['cores']} cores)" if m["load_1min"] >= m["cores"] else
-                 f"it was paused or waited on the system (swap, disk; load average "
-                 f"{m['load_1min']:.1f} on {m['cores']} cores)")
+        cause = _elsewhere(g["stalls"], m)
         return [f"the generator was held up ({'; '.join(why)}) while it used only "
                 f"{100 * g['cpu']:.0f}% of a core"
                 + (f", {away:.2f} s of stalls while it was not running" if away else "")
                 + f": {cause}; its latencies include that delay. Rerun on a quieter machine."]
+
+
+def _elsewhere(stalls: dict, m: dict) -> str:
+    """What held the generator up while it was not running, as measured: the time its loop
+    waited for a CPU (other processes had it), or else blocked in the kernel; by the load
+    average only where the kernel does not tell the wait."""
+    load = f"load average {m['load_1min']:.1f} on {m['cores']} cores"
+    away, waited = stalls["elsewhere_s"], stalls["waiting_s"]
+    if waited is None or not away:
+        return (f"other processes took the CPU ({load})" if m["load_1min"] >= m["cores"] else
+                f"it was paused or waited on the system (swap, disk; {load})")
+    if waited >= away / 2:
+        return (f"other processes had the CPU ({waited:.2f} s of it waiting for a core; "
+                f"{load})")
+    return (f"it was blocked outside its own code ({away - waited:.2f} s neither running nor "
+            f"waiting for a core: disk, swap, or stopped; {load})")
 
 
 class CsvRecorder:

@@ -50,6 +50,7 @@ from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
 from .salvage import settle_part
 from .scheduler import Scheduler, class_override
+from .schedstat import RunQueueWait
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
 
@@ -384,26 +385,32 @@ def _progress_reporter(hooks: Hooks, t0: float, control) -> Callable[..., None]:
 async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
                         report: Callable[[], None] | None, every: float) -> None:
     """Flush once a second; sample the event loop's lag every 0.1 s (with the CPU time this
-    process used meanwhile, to tell its own stalls from others'); report progress. After a
-    stall the ticks start again from now: one stall is one sample, not one per tick missed."""
+    process used meanwhile and the time its loop waited for a CPU, to tell its own stalls from
+    others'); report progress. After a stall the ticks start again from now: one stall is one
+    sample, not one per tick missed."""
     tick = last_flush = last_report = clock()
-    cpu = time.process_time()
-    while True:
-        tick += 0.1
-        await asyncio.sleep(max(tick - clock(), 0))
-        now, was = clock(), cpu
-        cpu = time.process_time()
-        stats.loop_lag(max(now - tick, 0.0), cpu - was)
-        if now - tick > 0.1:                     # ticks were missed: start again from now
-            tick = now
-        if report is not None and now - last_report >= every:
-            report()
-            last_report = now
-        if now - last_flush < 1.0:
-            continue
-        if recorder is not None:
-            recorder.flush()
-        last_flush = now
+    cpu, run_queue = time.process_time(), RunQueueWait()
+    waited = run_queue()
+    try:
+        while True:
+            tick += 0.1
+            await asyncio.sleep(max(tick - clock(), 0))
+            now, was, waited_before = clock(), cpu, waited
+            cpu, waited = time.process_time(), run_queue()
+            stats.loop_lag(max(now - tick, 0.0), cpu - was,
+                           None if waited is None else waited - waited_before)
+            if now - tick > 0.1:                     # ticks were missed: start again from now
+                tick = now
+            if report is not None and now - last_report >= every:
+                report()
+                last_report = now
+            if now - last_flush < 1.0:
+                continue
+            if recorder is not None:
+                recorder.flush()
+            last_flush = now
+    finally:
+        run_queue.close()
 
 
 def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:

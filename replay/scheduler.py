@@ -26,6 +26,7 @@ from .events import Hooks, clock
 __all__ = ["Scheduler", "class_override"]
 
 LOOKAHEAD = 0.05          # sessions are handed to the loop's timers this long before they start
+CANCEL_SLICE = 100        # running sessions ended per turn of the loop when the run stops
 
 
 class Scheduler:
@@ -79,9 +80,20 @@ class Scheduler:
             for s in self.sessions:      # due by the stop but never read (a lagging loop)
                 if not self._not_started(s, self.t0 + s.start):
                     break
-            for t in list(self.tasks):
+            await self._cancel_all()
+
+    async def _cancel_all(self) -> None:
+        """End the running sessions, CANCEL_SLICE per turn of the loop, and wait for any
+        that take more than their turn: 10,000 held sessions ended at once stopped the loop
+        for 0.26-0.37 s (26-40 µs each to record and close), and gathering them 0.15 s more."""
+        tasks = list(self.tasks)
+        for k in range(0, len(tasks), CANCEL_SLICE):
+            for t in tasks[k:k + CANCEL_SLICE]:
                 t.cancel()
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+            await asyncio.sleep(0)       # the slice's sessions end in this turn
+        left = [t for t in tasks if not t.done()]
+        if left:
+            await asyncio.wait(left)
 
     def _all_done(self) -> bool:
         return self._fed and self.finished == self.scheduled

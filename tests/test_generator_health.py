@@ -1,7 +1,8 @@
 """The generator's health warnings are true: a big heap in the replaying process (``wagon demo``
 replays where it fitted) no longer makes the first sessions late, lag with an idle generator is
 not blamed on the generator, and stalls are blamed on what caused them: work injected into the
-generator's own event loop, or the process stopped from outside (SIGSTOP)."""
+generator's own event loop, the process stopped from outside (SIGSTOP), or other processes
+holding its core (the kernel's run-queue wait)."""
 from __future__ import annotations
 
 import gc
@@ -12,9 +13,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from wagon.replay import ReplayOptions, replay
 from wagon.replay.events import clock
 from wagon.replay.record import Stats
+from wagon.replay.schedstat import RunQueueWait
 
 from .servers import write_scenario_file
 from .test_replay import wagon_serve
@@ -100,3 +104,32 @@ def test_a_stopped_generator_is_not_blamed_on_its_own_work(tmp_path):
     assert stalls["elsewhere_s"] > 0.8 and stalls["elsewhere_s"] > stalls["own_s"], stalls
     assert len(s["warnings"]) == 1 and "held up its own" not in s["warnings"][0]
     assert "s of stalls while it was not running" in s["warnings"][0], s["warnings"]
+
+
+def test_a_generator_waiting_for_a_core_is_blamed_on_other_processes(tmp_path):
+    """``wagon replay`` moved, once it plays, onto one core at the kernel's lowest priority
+    (SCHED_IDLE) beside a process spinning on that core: its stalls are time it waited for a
+    core (the kernel's run-queue wait), and the warning says other processes had the CPU."""
+    if RunQueueWait()() is None:
+        pytest.skip("the kernel does not report run-queue waits here")
+    core = {min(os.sched_getaffinity(0))}
+    with wagon_serve(tmp_path) as (port, _):
+        proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(_paced(tmp_path)),
+                                 "--target", f"http://127.0.0.1:{port}/", "--json",
+                                 "--progress-every", "0.2"], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert "sessions started" in proc.stderr.readline()        # it plays
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                               preexec_fn=lambda: os.sched_setaffinity(0, core))
+        try:
+            os.sched_setaffinity(proc.pid, core)
+            os.sched_setscheduler(proc.pid, os.SCHED_IDLE, os.sched_param(0))
+            out, err = proc.communicate(timeout=60)
+        finally:
+            hog.kill()
+            hog.wait()
+    s = json.loads(out)
+    stalls = s["generator"]["stalls"]
+    assert stalls["waiting_s"] > 0.5 * stalls["elsewhere_s"] > 0, stalls
+    assert len(s["warnings"]) == 1 and "other processes had the CPU" in s["warnings"][0], \
+        s["warnings"]
