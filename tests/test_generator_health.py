@@ -66,6 +66,16 @@ def _paced(tmp_path):
                                ["lan/http11"], [(0.4 * i, 0, [(0, 0.0)]) for i in range(7)])
 
 
+def _playing(tmp_path, port: int) -> subprocess.Popen:
+    """``wagon replay --json`` of the paced scenario in a process of its own, once it plays."""
+    proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(_paced(tmp_path)),
+                             "--target", f"http://127.0.0.1:{port}/", "--json",
+                             "--progress-every", "0.2"], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert "sessions started" in proc.stderr.readline()
+    return proc
+
+
 def test_stalls_of_its_own_work_are_blamed_on_the_generator(tmp_path, monkeypatch):
     """Three sessions whose start runs 0.3 CPU-s on the event loop (a slow subscriber): the
     warning says the generator held up its own loop, not that others took the CPU."""
@@ -90,11 +100,7 @@ def test_a_stopped_generator_is_not_blamed_on_its_own_work(tmp_path):
     """``wagon replay`` stopped by SIGSTOP for 1 s mid-run: the stall is counted as time it
     was not running, and the warning says it was held up from outside."""
     with wagon_serve(tmp_path) as (port, _):
-        proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(_paced(tmp_path)),
-                                 "--target", f"http://127.0.0.1:{port}/", "--json",
-                                 "--progress-every", "0.2"], cwd=tmp_path, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert "sessions started" in proc.stderr.readline()        # it plays
+        proc = _playing(tmp_path, port)
         os.kill(proc.pid, signal.SIGSTOP)
         time.sleep(1.0)
         os.kill(proc.pid, signal.SIGCONT)
@@ -114,11 +120,7 @@ def test_a_generator_waiting_for_a_core_is_blamed_on_other_processes(tmp_path):
         pytest.skip("the kernel does not report run-queue waits here")
     core = {min(os.sched_getaffinity(0))}
     with wagon_serve(tmp_path) as (port, _):
-        proc = subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(_paced(tmp_path)),
-                                 "--target", f"http://127.0.0.1:{port}/", "--json",
-                                 "--progress-every", "0.2"], cwd=tmp_path, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert "sessions started" in proc.stderr.readline()        # it plays
+        proc = _playing(tmp_path, port)
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
                                preexec_fn=lambda: os.sched_setaffinity(0, core))
         try:
