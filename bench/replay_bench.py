@@ -189,7 +189,7 @@ def concurrent(tmp: Path) -> None:
     s = big["s"]
     g = s["generator"]
     lag, loop, stalls = g["start_lag"], g["loop_lag"], g["stalls"]
-    waiting = "-" if stalls["waiting_s"] is None else f"{stalls['waiting_s']:.3f}"
+    waiting = "-" if stalls.get("waiting_s") is None else f"{stalls['waiting_s']:.3f}"
     print(f"3. concurrency: {s['sessions']['started']:,} sessions started at 1,000/s, "
           f"{s['connections']:,} connections, errors {s['errors']['total']}: start lag p50 "
           f"{lag['p50']:.2f} ms, p99 {lag['p99']:.2f} ms, max {lag['max']:.2f} ms (target p99 "
