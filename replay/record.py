@@ -336,13 +336,18 @@ class Stats:
 
 def _elsewhere(stalls: dict, m: dict) -> str:
     """What held the generator up while it was not running, as measured: the time its loop
-    waited for a CPU (other processes had it), or else blocked in the kernel; by the load
-    average only where the kernel does not tell the wait."""
+    waited for a CPU (other processes had it), or else blocked in the kernel. Unmeasured
+    causes are said to be: no stall sampled, or a kernel that does not tell the wait (then
+    the load average says which is likelier)."""
     load = f"load average {m['load_1min']:.1f} on {m['cores']} cores"
     away, waited = stalls["elsewhere_s"], stalls["waiting_s"]
-    if waited is None or not away:
-        return (f"other processes took the CPU ({load})" if m["load_1min"] >= m["cores"] else
-                f"it was paused or waited on the system (swap, disk; {load})")
+    if not away:
+        return f"no stall of its event loop was sampled (every 0.1 s): cause not measured ({load})"
+    if waited is None:
+        unknown = "this kernel does not report the time it waited for a core"
+        return (f"other processes likely took the CPU ({load}; {unknown})"
+                if m["load_1min"] >= m["cores"] else
+                f"it was likely paused or waited on the system (swap, disk; {load}; {unknown})")
     if waited >= away / 2:
         return (f"other processes had the CPU ({waited:.2f} s of it waiting for a core; "
                 f"{load})")
