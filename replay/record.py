@@ -109,8 +109,6 @@ class Stats:
 
     def _left_out(self, what: str, t: float | None) -> bool:
         """Count ``what`` at clock time ``t`` as left out when it falls outside the window."""
-        if not self.windowed:
-            return False
         part = self._part(t)
         if part is not None:
             self.c[f"{part}_{what}"] += 1
@@ -129,7 +127,8 @@ class Stats:
                 self._count("bytes_per_second", end, 0)
             done[sec] += 1
             got[sec] += call.bytes
-        if self._left_out("requests", start if start is not None else intended):
+        if self.windowed and self._left_out("requests",
+                                            start if start is not None else intended):
             return
         c = self.c
         c["requests"] += 1
@@ -178,12 +177,14 @@ class Stats:
         self._count("closed", clock() if at is None else at)
 
     def on_page(self, page: PageVisit) -> None:
-        if self._left_out("pages", page.start if page.start is not None else page.intended):
+        if self.windowed and self._left_out("pages", page.start if page.start is not None
+                                            else page.intended):
             return
         self.c["pages"] += 1
         self.c["page_errors"] += page.errors > 0
-        if page.response_time is not None:
-            self.h["page"].add(page.response_time)
+        took = page.response_time
+        if took is not None:
+            self.h["page"].add(took)
 
     def on_session_start(self, session: int, intended: float, actual: float) -> None:
         """Start lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
