@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections import deque
 from dataclasses import dataclass
 from functools import partial
+from typing import Callable
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
@@ -73,7 +75,7 @@ class Target:
         return self.prefix + url
 
     def __post_init__(self) -> None:
-        self._cache: dict[tuple, bytes | list] = {}
+        self._cache: dict[tuple, bytes | list | str] = {}
 
     @property
     def identity(self) -> bool:
@@ -118,8 +120,13 @@ class Target:
         return fields + _encoded(extra) if extra else fields
 
     def absolute(self, url: str) -> str:
-        """``url`` of this server as a browser names it in a Referer."""
-        return urljoin(f"{self.scheme}://{self.host_header}/", url)
+        """``url`` of this server as a browser names it in a Referer (kept: ``urljoin`` takes
+        4 µs, twice a click)."""
+        key = ("absolute", url)
+        name = self._cache.get(key)
+        if name is None:
+            name = self._cache[key] = urljoin(f"{self.scheme}://{self.host_header}/", url)
+        return name
 
     def same_origin_path(self, base: str, location: bytes) -> str | None:
         """The path to request for a redirect to ``location`` from ``base``; None when it
@@ -134,6 +141,50 @@ class Target:
 def _encoded(fields: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
     """Header fields as HTTP/2 sends them: names in lower case, bytes."""
     return [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in fields]
+
+
+def _stale(call: Call) -> bool:
+    """Did ``call`` get no byte of answer on a reused connection, which the server closed or
+    reset (a request a browser sends once more, on a new connection)?"""
+    return call.reused and call.first_byte is None and call.error in RESENT
+
+
+class _Ended:
+    """The order in which a page's streams end (``Client._streams``): their indices, and the
+    coroutine waiting for the next (to which an error of a delayed write goes, as it would
+    from a task of its own)."""
+
+    __slots__ = ("loop", "queue", "waiter", "error")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.queue: deque[int] = deque()
+        self.waiter: asyncio.Future | None = None
+        self.error: Exception | None = None
+
+    def _wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def add(self, i: int, _fut: asyncio.Future | None = None) -> None:
+        self.queue.append(i)
+        self._wake()
+
+    def later(self, fn: Callable[..., None], *args) -> None:
+        """Run ``fn(*args)`` (a timer's callback), its error raised by ``next``."""
+        try:
+            fn(*args)
+        except Exception as e:
+            self.error = e
+            self._wake()
+
+    async def next(self) -> int:
+        if not self.queue and self.error is None:
+            self.waiter = self.loop.create_future()
+            await self.waiter
+        if self.error is not None:
+            raise self.error
+        return self.queue.popleft()
 
 
 def _path(url: str) -> str:
@@ -270,29 +321,51 @@ class Client:
         previous, url = self.last_page
         return self.t.absolute(url) if page in self.t.site.page_links[previous] else None
 
-    async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
-        """Write the requests after the emulated propagation and upload; wait for the answers."""
-        extras = [self._headers(c) for c in calls]
-        reqs = [self.t.request(c.url, self.http10, self.agent, x) for c, x in zip(calls, extras)]
-        # a plain connection's first request needs no half round trip: it goes right behind the
-        # handshake's last ACK, which the connect waited for (after TLS, its last flight does)
-        wait = self.net.send_delay(sum(map(len, reqs)),       # HTTP/2 too: HPACK not credited
-                                   fresh=conn.used == 0 and conn.tls is None)
-        if wait > 0:
-            await asyncio.sleep(wait)
-        if not conn.accepting:         # closed (or going away) during the wait: not sent
+    def _upload(self, calls: list[Call], extras: list[list[tuple[str, str]]]) -> int:
+        """The bytes the requests of ``calls`` put on the client's upload link: their HTTP/1.x
+        form (HTTP/2's too: HPACK is not credited); 0 when the link is not paced (unused)."""
+        if self.net.up is None:
+            return 0
+        return sum(len(self.t.request(c.url, self.http10, self.agent, x))
+                   for c, x in zip(calls, extras))
+
+    def _write(self, conn: Connection, calls: list[Call],
+               extras: list[list[tuple[str, str]]]) -> list[asyncio.Future] | None:
+        """Write the requests of ``calls`` on ``conn`` now: the futures of their answers; None
+        when ``conn`` has stopped taking requests meanwhile (they end ``closed``, not sent)."""
+        if not conn.accepting:
             now = clock()
             for c in calls:
                 c.error, c.last_byte = "closed", now
                 c.conn, c.reused = conn.id, conn.used > 0
-            return
+            return None
         if self.p.http2:
             reqs = [self.t.fields(c.url, self.agent, x) for c, x in zip(calls, extras)]
-        futures = conn.send(calls, reqs)
-        timer = None
-        if self.t.request_timeout is not None:
-            left = min(c.start for c in calls) + self.t.request_timeout - clock()
-            timer = self.loop.call_later(max(left, 0.0), conn.give_up, calls, "request_timeout")
+        else:
+            reqs = [self.t.request(c.url, self.http10, self.agent, x)
+                    for c, x in zip(calls, extras)]
+        return conn.send(calls, reqs)
+
+    def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle | None:
+        """The optional cap on the whole of each request of ``calls`` (``request_timeout``)."""
+        if self.t.request_timeout is None:
+            return None
+        left = min(c.start for c in calls) + self.t.request_timeout - clock()
+        return self.loop.call_later(max(left, 0.0), conn.give_up, calls, "request_timeout")
+
+    async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
+        """Write the requests after the emulated propagation and upload; wait for the answers."""
+        extras = [self._headers(c) for c in calls]
+        # a plain connection's first request needs no half round trip: it goes right behind the
+        # handshake's last ACK, which the connect waited for (after TLS, its last flight does)
+        wait = self.net.send_delay(self._upload(calls, extras),
+                                   fresh=conn.used == 0 and conn.tls is None)
+        if wait > 0:
+            await asyncio.sleep(wait)
+        futures = self._write(conn, calls, extras)
+        if futures is None:
+            return
+        timer = self._timer(conn, calls)
         try:
             await futures[-1]          # answers come in order; a failure settles them all
         finally:
@@ -316,36 +389,39 @@ class Client:
                 return call
             call = nxt
 
-    async def _batch(self, slot: int, batch: list[Call]) -> None:
+    async def _batch(self, slot: int, batch: list[Call], resent: bool = False) -> None:
         """One request, or a pipelined batch, on kept-alive connection ``slot``; what a reused
-        connection left unanswered is sent once more on a new one."""
-        now = clock()
-        for c in batch:
-            c.start = now
+        connection left unanswered is sent once more on a new one (``resent``: the batch is
+        that second attempt)."""
+        if not resent:
+            now = clock()
+            for c in batch:
+                c.start = now
         todo = batch
-        for attempt in (0, 1):
+        for attempt in ((1,) if resent else (0, 1)):
             conn = self.kept[slot]
             if conn is None or not conn.accepting:
                 conn = await self._slot(slot, todo)
                 if conn is None:
                     return
             await self._exchange(conn, todo)
-            stale = [c for c in todo
-                     if c.reused and c.first_byte is None and c.error in RESENT]
+            stale = [c for c in todo if _stale(c)]
             if attempt or not stale:
                 return
             for c in stale:
                 c.retry()
             todo = stale
 
-    async def _kept(self, slot: int, calls: list[Call]) -> list[Call]:
+    async def _kept(self, slot: int, calls: list[Call], resent: bool = False) -> list[Call]:
         """Requests on kept-alive connection ``slot`` (pipelined together, or one at a time)
-        and the redirects they lead to; returns the last request of each chain."""
+        and the redirects they lead to; returns the last request of each chain (``resent``:
+        ``calls`` are sent once more, ``_batch``)."""
         queue = [calls] if self.p.pipeline else [[c] for c in calls]
         finals = []
         while queue:
             batch = queue.pop(0)
-            await self._batch(slot, batch)
+            await self._batch(slot, batch, resent)
+            resent = False
             follows = []
             for c in batch:
                 nxt = self._follow(c)
@@ -357,6 +433,79 @@ class Client:
             if follows:
                 queue[:0] = [follows] if self.p.pipeline else [[f] for f in follows]
         return finals
+
+    async def _streams(self, objs: list[Call]) -> list[Call]:
+        """HTTP/2: a page's objects as concurrent streams of its connection, each as ``_kept``
+        fetches it (its request leaves after its upload and half a round trip; sent once more
+        on a new connection if the reused one took it and closed; its redirects followed), but
+        without a task each until it needs one: the streams that end are settled together as
+        the answers come (a task per object cost 17 of the engine's 75 µs per request in
+        protocols_bench part 2). Returns the last request of each chain."""
+        now = clock()
+        for c in objs:
+            c.start = now
+        conn = await self._slot(0, objs)
+        if conn is None:
+            for c in objs:
+                self._done(c)
+            return objs
+        ended = _Ended(self.loop)
+        extras = [self._headers(c) for c in objs]
+        fresh = conn.used == 0 and conn.tls is None
+        due: dict[float, list[int]] = {}
+        for i, (c, x) in enumerate(zip(objs, extras)):
+            wait = self.net.send_delay(self._upload([c], [x]), fresh)
+            fresh = fresh and wait > 0         # (a request written makes the connection used)
+            due.setdefault(wait, []).append(i)
+        timers: list[asyncio.TimerHandle] = []
+        chains: list[Call | asyncio.Task] = list(objs)
+        try:
+            for wait, idx in due.items():
+                if wait > 0:
+                    timers.append(self.loop.call_later(wait, ended.later, self._put, conn, objs,
+                                                       extras, idx, ended, timers))
+                else:
+                    self._put(conn, objs, extras, idx, ended, timers)
+            for _ in objs:
+                i = await ended.next()
+                chains[i] = self._went_on(objs[i])
+            self._resumable(conn)
+            return [c if isinstance(c, Call) else (await c)[0] for c in chains]
+        except asyncio.CancelledError:         # the run stops: so do the chains gone on
+            tasks = [t for t in chains if isinstance(t, asyncio.Task)]
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+            raise
+        finally:
+            for t in timers:
+                t.cancel()
+
+    def _put(self, conn: Connection, objs: list[Call], extras: list[list[tuple[str, str]]],
+             idx: list[int], ended: _Ended, timers: list[asyncio.TimerHandle]) -> None:
+        """``_streams``: write the requests of ``objs`` at ``idx``; each ends in ``ended``."""
+        calls = [objs[i] for i in idx]
+        futures = self._write(conn, calls, [extras[i] for i in idx])
+        if futures is None:
+            for i in idx:
+                ended.add(i)
+            return
+        for i, fut in zip(idx, futures):
+            fut.add_done_callback(partial(ended.add, i))
+        timer = self._timer(conn, calls)
+        if timer is not None:
+            timers.append(timer)
+
+    def _went_on(self, call: Call) -> Call | asyncio.Task:
+        """``_streams``: ``call``'s stream ended: the call settled, or the task that goes on
+        with it (sent once more, or redirected; its result the last request of the chain)."""
+        if _stale(call):
+            call.retry()
+            return self.loop.create_task(self._kept(0, [call], resent=True))
+        nxt = self._follow(call)
+        self._done(call)
+        return call if nxt is None else self.loop.create_task(self._kept(0, [nxt]))
 
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float) -> PageVisit:
@@ -403,8 +552,7 @@ class Client:
         if self.p.pipeline:
             return await self._kept(0, objs)
         if self.p.http2:               # every object a stream of its own (the connection queues)
-            parts = await asyncio.gather(*(self._kept(0, [c]) for c in objs))
-            return [c for part in parts for c in part]
+            return await self._streams(objs)
         parts = await asyncio.gather(*(self._kept(i, objs[i::k]) for i in range(min(k, len(objs)))))
         return [c for part in parts for c in part]
 

@@ -290,6 +290,33 @@ def test_a_request_timeout_cancels_its_stream_only(tmp_path):
                for u in ("/p.html", "/o0.gif", "/o1.gif"))
 
 
+def test_a_redirected_stream_is_followed_while_the_others_run(tmp_path):
+    """An object that redirects (302) is followed as soon as its stream ends, on the same
+    connection, while another object of the page is still coming (nginx sends it at 60 kB/s:
+    the first 60 kB at once, the rest a second later): nginx serves the redirect's target
+    long before it has sent that object."""
+    site, pages, objects = _site(tmp_path, 3)
+    objects[1] = ("/r", 0)
+    (site / "o0.gif").write_bytes(b"b" * 90_000)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
+                                   [(0.0, 0, [(0, 0.0)])])
+    with nginx(site, tmp_path / "ng", http2=True, log_format=LOG,
+               locations="location = /r { return 302 /o2.gif; } "
+                         "location = /o0.gif { limit_rate 60k; }") as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, fail_on=(),
+                                                results=str(tmp_path / "r.csv")))
+        log = lines(server, 5)
+    rows = read_results(tmp_path / "r.csv")
+    assert s["errors"]["total"] == 0 and s["connections"] == 1 and len(rows) == 5
+    assert sorted(rows["url"]) == sorted(x.uri for x in log)
+    assert list(rows[rows["url"] == "/r"]["status"]) == [302]
+    assert list(rows[rows["url"] == "/o2.gif"]["status"]) == [200, 200]    # its own, the hop's
+    served = collections.defaultdict(list)
+    for x in log:
+        served[x.uri].append(x.msec)
+    assert served["/r"][0] <= max(served["/o2.gif"]) < served["/o0.gif"][0] - 0.5
+
+
 def test_both_http2_libraries_give_nginx_the_same_run(tmp_path):
     """The engine on jh2 (installed: the test extra) and on h2 (jh2 hidden, in a process of
     its own) replays the same scenario: nginx logs HTTP/2.0 for every request of both runs, the
