@@ -6,7 +6,9 @@ run against the same nginx:
 2. HTTP/2 requests/s: 50 browsers on one connection each, pages of a 1 KB page and 9 1 KB
    objects fetched as concurrent streams, vs ``h2load`` with 50 clients and 10 streams each on
    the same ten URLs (target ≥ 0.3×); with jh2 installed (``wagon-workload[h2fast]``), the
-   engine on h2 as well, in a process where jh2 is hidden;
+   engine on h2 as well, in a process where jh2 is hidden; and the engine's CPU per request
+   beside what the HTTP/2 library alone spends on the same requests and answers (no sockets,
+   no engine): the floor under the engine's, and the ratio it would cap;
 3. new TLS connections/s: HTTP/1.0 over HTTPS (a connection and a handshake per request, full
    or resumed) vs ``httperf --ssl``'s best rate without errors (full handshakes with
    ``--ssl-no-reuse``, resumed without it); stated, no target.
@@ -27,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from wagon.replay import ReplayOptions, h2lib, replay  # noqa: E402
+from wagon.replay import ReplayOptions, h2lib, http2 as engine_h2, replay  # noqa: E402
+from wagon.replay.identity import DEFAULT_AGENT  # noqa: E402
 from parts import run_parts  # noqa: E402
 from tests.servers import certificate, nginx, replay_on_h2, write_scenario_file  # noqa: E402
 
@@ -100,24 +103,87 @@ def _ours_on_h2(scenario: Path, server, cert: Path) -> tuple[float, int]:
     return s["requests"]["ok"] / s["duration_s"], s["errors"]["total"]
 
 
+#: nginx's answer to each request of part 2 (its header fields, as it sends them)
+ANSWER = [(b":status", b"200"), (b"server", b"nginx/1.22.1"),
+          (b"date", b"Wed, 25 Nov 2026 22:00:00 GMT"), (b"content-type", b"image/gif"),
+          (b"content-length", str(SIZE).encode()),
+          (b"last-modified", b"Wed, 25 Nov 2026 21:59:00 GMT"), (b"etag", b'"6566b1f4-400"'),
+          (b"accept-ranges", b"bytes")]
+
+
+def _request(url: bytes, referer: bool) -> list[tuple[bytes, bytes]]:
+    """The engine's header fields for ``url`` of part 2 (a session's identity: its Referer)."""
+    fields = [(b":method", b"GET"), (b":scheme", b"https"), (b":authority", b"127.0.0.1:8443"),
+              (b":path", url), (b"user-agent", DEFAULT_AGENT.encode()),
+              (b"accept", b"*/*")]
+    return fields + [(b"referer", b"https://127.0.0.1:8443/p.html")] if referer else fields
+
+
+def _library_cost(pages: int = 3000) -> float:
+    """CPU µs per request that the HTTP/2 library alone spends on part 2's traffic on the
+    client's side: the engine's state machine sends a page's requests, reads the answers (a
+    server connection of the same library makes nginx's) in two reads and acknowledges their
+    DATA; no sockets, no engine. The floor under the engine's time per request."""
+    client = engine_h2.client_state()
+    server = h2lib.H2State(h2lib.H2Configuration(client_side=False, header_encoding=None))
+    server.initiate_connection()
+    server.receive_data(client.data_to_send())           # the prefaces and their ACKs
+    client.receive_data(server.data_to_send())
+    server.receive_data(client.data_to_send())
+    urls = [b"/p.html"] + [f"/o{i}.gif".encode() for i in range(OBJECTS)]
+    requests = [_request(u, i > 0) for i, u in enumerate(urls)]
+    body = b"o" * SIZE
+    spent = 0.0
+    for _ in range(pages):
+        began = time.process_time()
+        sids = []
+        for fields in requests:
+            sids.append(client.get_next_available_stream_id())
+            client.send_headers(sids[-1], fields, end_stream=True)
+        wire = client.data_to_send()
+        spent += time.process_time() - began
+        server.receive_data(wire)
+        for sid in sids:
+            server.send_headers(sid, ANSWER)
+            server.send_data(sid, body, end_stream=True)
+        wire = server.data_to_send()
+        began = time.process_time()
+        for read in (wire[:len(wire) // 2], wire[len(wire) // 2:]):
+            for ev in client.receive_data(read):
+                if isinstance(ev, h2lib.DataReceived):
+                    client.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+        wire = client.data_to_send()
+        spent += time.process_time() - began
+        server.receive_data(wire)
+    return spent / (pages * len(urls)) * 1e6
+
+
 def http2(tmp: Path) -> None:
     """The engine on the installed HTTP/2 library and, when that is jh2, on h2 as well."""
     cert = _certificate(tmp)
     clicks = 60
+    requests = 50 * clicks * (OBJECTS + 1)
     scenario = _scenario(tmp, "lan/h2", 50, clicks, OBJECTS)
-    ours, pure, theirs = [], [], []
+    ours, pure, theirs, cpu = [], [], [], []
     with nginx(_site(tmp), tmp / "ng2", access_log=False, tls=cert, http2=True) as server:
         for _ in range(2):
+            began = time.process_time()
             ours.append(_ours(scenario, server, cert[0]))
+            cpu.append((time.process_time() - began) / requests * 1e6)
             if h2lib.NAME == "jh2":
                 pure.append(_ours_on_h2(scenario, server, cert[0]))
-            theirs.append(_h2load(server.url, 50 * clicks * (OBJECTS + 1)))
+            theirs.append(_h2load(server.url, requests))
     best = max(r for r, _ in theirs)
     for label, runs in ((h2lib.NAME, ours), ("h2", pure)):
         if runs:
             print(f"2. HTTP/2: wagon on {label} {_best(runs)} (1 process, 50 connections, pages "
                   f"of 1 + {OBJECTS} streams), h2load -c50 -m{OBJECTS + 1} {_best(theirs)} -> "
                   f"ratio {max(r for r, _ in runs) / best:.2f} (target >= 0.3)")
+    floor = _library_cost()
+    print(f"2. HTTP/2 CPU per request: wagon on {h2lib.NAME} {min(cpu):.1f} µs (its process, "
+          f"best of {', '.join(f'{c:.1f}' for c in cpu)}), of which {h2lib.NAME} alone "
+          f"{floor:.1f} µs (the same requests and answers, no sockets): {h2lib.NAME} alone "
+          f"would run {1e6 / floor:,.0f} req/s, ratio {1e6 / floor / best:.2f}")
 
 
 def _httperf_best(port: int, reuse: bool) -> tuple[float, int]:

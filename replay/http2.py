@@ -31,7 +31,7 @@ from .h2lib import (ConnectionTerminated, DataReceived, ErrorCodes, GoAwayFrame,
 from .http import Connection, answered, failed
 from .tls import TlsLayer
 
-__all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW"]
+__all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW", "client_state"]
 
 STREAM_WINDOW = 6 * 1024 * 1024            # Chrome's SETTINGS_INITIAL_WINDOW_SIZE
 CONNECTION_WINDOW = 15 * 1024 * 1024       # Chrome's connection window
@@ -59,6 +59,20 @@ class _Draining(H2State):
         return [], [event]
 
 
+def client_state() -> H2State:
+    """A browser's HTTP/2 state machine, its preface (settings, connection window) to send."""
+    h2 = _Draining(CONFIG)
+    # settings in force from the start (``update`` would leave them pending until the server's
+    # ACK, while the first SETTINGS frame carries the old ones)
+    h2.local_settings = Settings(client=True, initial_values={
+        SettingCodes.MAX_CONCURRENT_STREAMS: 100, SettingCodes.ENABLE_PUSH: 0,
+        SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
+        SettingCodes.MAX_HEADER_LIST_SIZE: H2State.DEFAULT_MAX_HEADER_LIST_SIZE})
+    h2.initiate_connection()
+    h2.increment_flow_control_window(CONNECTION_WINDOW - DEFAULT_WINDOW)
+    return h2
+
+
 def _error_code(code: int) -> ErrorCodes | int:
     try:
         return ErrorCodes(code)
@@ -82,15 +96,7 @@ class H2Connection(Connection):
         self.limit = 100                   # the browser's concurrent streams (set by it)
         self.draining = False              # GOAWAY came: no new stream
         self._flush_due = False            # a write is due at the end of this loop turn
-        self.h2 = _Draining(CONFIG)
-        # settings in force from the start (``update`` would leave them pending until the
-        # server's ACK, while the first SETTINGS frame carries the old ones)
-        self.h2.local_settings = Settings(client=True, initial_values={
-            SettingCodes.MAX_CONCURRENT_STREAMS: 100, SettingCodes.ENABLE_PUSH: 0,
-            SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW,
-            SettingCodes.MAX_HEADER_LIST_SIZE: H2State.DEFAULT_MAX_HEADER_LIST_SIZE})
-        self.h2.initiate_connection()      # the preface leaves with the first request
-        self.h2.increment_flow_control_window(CONNECTION_WINDOW - DEFAULT_WINDOW)
+        self.h2 = client_state()           # the preface leaves with the first request
 
     @property
     def accepting(self) -> bool:
