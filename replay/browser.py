@@ -444,11 +444,13 @@ class Client:
         now = clock()
         for c in objs:
             c.start = now
-        conn = await self._slot(0, objs)
-        if conn is None:
-            for c in objs:
-                self._done(c)
-            return objs
+        conn = self.kept[0]
+        if conn is None or not conn.accepting:
+            conn = await self._slot(0, objs)
+            if conn is None:
+                for c in objs:
+                    self._done(c)
+                return objs
         ended = _Ended(self.loop)
         extras = [self._headers(c) for c in objs]
         fresh = conn.used == 0 and conn.tls is None
@@ -469,7 +471,8 @@ class Client:
             for _ in objs:
                 i = await ended.next()
                 chains[i] = self._went_on(objs[i])
-            self._resumable(conn)
+            if conn.tls is not None:
+                self._resumable(conn)
             return [c if isinstance(c, Call) else (await c)[0] for c in chains]
         except asyncio.CancelledError:         # the run stops: so do the chains gone on
             tasks = [t for t in chains if isinstance(t, asyncio.Task)]
