@@ -121,7 +121,8 @@ def test_a_generator_waiting_for_a_core_is_blamed_on_other_processes(tmp_path):
     core = {min(os.sched_getaffinity(0))}
     with wagon_serve(tmp_path) as (port, _):
         proc = _playing(tmp_path, port)
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+        hog = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\n"
+                                "while time.time() < end: pass"],        # then the run ends
                                preexec_fn=lambda: os.sched_setaffinity(0, core))
         try:
             os.sched_setaffinity(proc.pid, core)
