@@ -15,7 +15,8 @@ __all__ = ["RunQueueWait"]
 
 class RunQueueWait:
     """Seconds the thread that made it has waited on a run queue so far; None where the
-    kernel does not say (not Linux, no schedstats)."""
+    kernel does not say (not Linux; a kernel keeping no scheduling statistics writes "0 0 0",
+    and a thread that runs has run for more than 0 ns)."""
 
     def __init__(self) -> None:
         try:
@@ -29,8 +30,9 @@ class RunQueueWait:
         if self.fd is None:
             return None
         try:
-            return int(os.pread(self.fd, 128, 0).split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):
+            ran, waited = os.pread(self.fd, 128, 0).split()[:2]
+            return int(waited) / 1e9 if int(ran) else None
+        except (OSError, ValueError):
             return None
 
     def close(self) -> None:

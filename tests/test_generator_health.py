@@ -136,3 +136,18 @@ def test_a_generator_waiting_for_a_core_is_blamed_on_other_processes(tmp_path):
     assert stalls["waiting_s"] > 0.5 * stalls["elsewhere_s"] > 0, stalls
     assert len(s["warnings"]) == 1 and "other processes had the CPU" in s["warnings"][0], \
         s["warnings"]
+
+
+@pytest.mark.parametrize("schedstat", [None, "0 0 0\n"])
+def test_a_kernel_that_keeps_no_run_queue_wait_says_none(tmp_path, monkeypatch, schedstat):
+    """No ``/proc/thread-self/schedstat`` (not Linux, Linux before 3.17), or one that reads
+    "0 0 0" (what fs/proc/base.c writes when the kernel keeps no scheduling statistics: before
+    5.14, built without CONFIG_SCHEDSTATS, delay accounting off): the wait is not known (None),
+    not a wait of 0 s, which would put every stall on disk, swap or a stop signal."""
+    fake = tmp_path / "schedstat"
+    if schedstat is not None:
+        fake.write_text(schedstat)
+    real = os.open
+    monkeypatch.setattr(os, "open", lambda path, flags, *rest: real(
+        fake if path == "/proc/thread-self/schedstat" else path, flags, *rest))
+    assert RunQueueWait()() is None
