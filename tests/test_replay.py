@@ -2,6 +2,7 @@
 the server's own view (nginx's access log and stub_status, a packet capture) is the observer."""
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import json
@@ -24,12 +25,14 @@ from hypothesis import strategies as st
 
 from wagon import read_results
 from wagon.cli import main
-from wagon.formats.scenario import read_scenario
+from wagon.formats.scenario import ScenarioSession, read_scenario
 from wagon.formats.site import build_site
 from wagon.replay import ReplayOptions, replay
 from wagon.replay.capture import response_times
+from wagon.replay.events import Hooks, PageVisit, clock
 from wagon.replay.histogram import Histogram
 from wagon.replay.runner import TargetUnreachable
+from wagon.replay.scheduler import Scheduler
 from wagon.replay.thresholds import ThresholdError, parse_threshold
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
@@ -471,6 +474,46 @@ def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     pages_file = read_results(tmp_path / "r.pages.csv")
     assert pages_file["done"].notna().all()
     assert s["pages"]["total"] == len(pages_file)
+
+
+def test_a_click_in_flight_at_the_stop_asks_for_nothing_more():
+    """300 sessions (three of the stop's slices of 100), each in a click whose page is still
+    coming when the run stops; the pages come as the first session ends. A session that then
+    asked for the page's objects would issue requests after the stop (a browser simulated:
+    three objects, one a turn of the loop): none does."""
+    asked_after_the_stop = []
+
+    async def play() -> None:
+        loop, hooks, pages = asyncio.get_running_loop(), Hooks(), []
+
+        class Clicking:
+            async def visit(self, page: int, intended: float) -> PageVisit:
+                pages.append(loop.create_future())
+                await pages[-1]                                 # the page, still coming
+                for _ in range(3):                              # then its objects
+                    asked_after_the_stop.append(sched.stopped.done())
+                    await asyncio.sleep(0)
+                return PageVisit(0, 0, page, intended, clock(), done=clock())
+
+            def abandon(self) -> None: ...
+            def not_started(self, page: int) -> None: ...
+            def close(self) -> None: ...
+
+        def answer(session: int, completed: bool) -> None:     # the pages come
+            for p in pages:
+                if not p.done():
+                    p.set_result(None)
+        hooks.session_end.append(answer)
+        sessions = [ScenarioSession(i, 0.0, 0, [(0, 0.0)]) for i in range(300)]
+        sched = Scheduler(None, [], sessions, clock(), hooks)
+        sched._client = lambda s: Clicking()
+        run = loop.create_task(sched.run())
+        while len(pages) < len(sessions):
+            await asyncio.sleep(0.01)
+        sched.halt("max_time")
+        await run
+    asyncio.run(play())
+    assert not any(asked_after_the_stop), sum(asked_after_the_stop)
 
 
 def test_interrupted_run_keeps_every_outcome_and_exits_non_zero(tmp_path, site_and_scenario):
