@@ -475,6 +475,8 @@ class Client:
                 self._resumable(conn)
             return [c if isinstance(c, Call) else (await c)[0] for c in chains]
         except asyncio.CancelledError:         # the run stops: so do the chains gone on
+            for t in timers:                   # (no request written while they end)
+                t.cancel()
             tasks = [t for t in chains if isinstance(t, asyncio.Task)]
             for t in tasks:
                 t.cancel()

@@ -398,7 +398,7 @@ async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
             now, was, waited_before = clock(), cpu, waited
             cpu, waited = time.process_time(), run_queue()
             stats.loop_lag(max(now - tick, 0.0), cpu - was,
-                           None if waited is None else waited - waited_before)
+                           None if None in (waited, waited_before) else waited - waited_before)
             if now - tick > 0.1:                     # ticks were missed: start again from now
                 tick = now
             if report is not None and now - last_report >= every:
