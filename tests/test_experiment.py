@@ -22,8 +22,8 @@ from .conftest import require_tool
 TWO_BY_TWO = """
 [experiment]
 name = "two-by-two"
-duration = 4
-drain = 4
+duration = 2
+drain = 2
 pause = 0
 seed = 7
 
