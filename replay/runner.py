@@ -332,7 +332,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
         if report is not None:
             report(final=True)
     state = stats.state()
-    state["duration"] = max(clock() - t0, 0.0)
+    # until the stop when there was one (what follows is ending the sessions, not the run's)
+    state["duration"] = max((clock() if sched.stop_at is None else sched.stop_at) - t0, 0.0)
     state["cpu"] = (time.process_time() - cpu0) / max(clock() - began, 1e-3)
     state["stopped_by"] = sched.stopped.result() if sched.stopped.done() else None
     await closes_sent(CLOSE_WAIT + max((c.network.rtt_ms for c in classes), default=0) / 2000)

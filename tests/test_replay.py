@@ -467,6 +467,8 @@ def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     assert s["requests"]["in_flight"] == kinds["in_flight"] and s["errors"]["total"] == 0
     assert s["requests"]["not_started"] == kinds["not_started"]
     assert not s["complete"] and s["stopped_by"] == "max_time"
+    assert s["duration_s"] == pytest.approx(2.0, abs=0.05)       # the stop's, not its teardown's
+    assert got[got["error"] == ""]["last_byte"].max() <= s["duration_s"]
     assert kinds[""] <= len(served) <= kinds[""] + kinds["in_flight"]
     flying = got[got["error"] == "in_flight"]
     assert flying["start"].notna().all() and (abs(flying["last_byte"] - 2.0) < 0.1).all()
