@@ -155,3 +155,25 @@ def test_a_count_law_is_no_think_time(tmp_path, sample_model):
         r = CliRunner().invoke(main, ["advise", "keepalive", *args, "--gain", "1"])
         assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
         assert "duration" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+@pytest.mark.parametrize("mean", [1e-3, 1e-4, 1e-6, 1e-300])
+def test_optima_beyond_the_999_quantile_are_found_without_warnings(mean):
+    """Exp(mean μ) think times of a millisecond or less and a gain of 1 s: both optima (the
+    closed forms of the tests above) lie past the 0.999 quantile, where the search stopped: it
+    said 0 (no keep-alive, E[W] 5 s instead of ~1 s) from μ = 1e-4 for the paper's model and
+    1e-3 for the corrected one; at 1e-300 it also printed overflow warnings."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = advise(parse_law(f"exponential(scale={mean})"), clicks_mean=5, x1=1.0, x2=0.0)
+    assert a.optimal_timeout == pytest.approx(mean * math.log(1 + 0.8 / mean), rel=1e-9)
+    assert a.corrected_timeout == pytest.approx(mean * math.log(4 * (1 / mean - 1)), rel=1e-9)
+
+
+def test_a_law_whose_mean_overflows_is_out_of_range_without_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(LawSyntaxError, match="out of range"):
+            parse_law("lognormal(mu=3, sigma=50)")

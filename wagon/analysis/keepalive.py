@@ -30,6 +30,7 @@ while λ·E[W] < m.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,8 +72,10 @@ def parse_law(text: str):
         raise LawSyntaxError(f"{text!r}: missing {', '.join(sorted(missing))}")
     try:
         frozen = law.freeze(params)
-        if not np.isfinite(frozen.mean()):
-            raise ValueError
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # SciPy's overflow: said as out of range
+            if not np.isfinite(frozen.mean()):
+                raise ValueError
     except (TypeError, ValueError):
         raise LawSyntaxError(f"{text!r}: parameters out of range") from None
     return frozen
@@ -107,13 +110,25 @@ def corrected_work(think, d, clicks_mean: float, x1: float, gain: float):
                                                     - think.cdf(d) * gain) + np.asarray(d))
 
 
-def _roots(g, hi: float) -> list[float]:
-    """Every sign change of g (vectorised) on a log grid up to ``hi``, refined by Brent's
-    method."""
-    grid = np.geomspace(hi * 1e-6, hi, GRID_POINTS)
-    vals = g(grid)
-    return [optimize.brentq(lambda d: float(g(d)), a, b) for a, b, va, vb in
-            zip(grid[:-1], grid[1:], vals[:-1], vals[1:]) if va * vb < 0]
+def _horizon(hi: float, *gs) -> float:
+    """``hi`` widened tenfold until no g is below 0 there: each g tends to a positive value at
+    infinity (F → 1, S and f → 0), so one still negative at ``hi`` has a root beyond (think
+    times of a millisecond and a gain of a second put the optimum past the 0.999 quantile)."""
+    for _ in range(40):
+        if not any(float(g(hi)) < 0 for g in gs):
+            break
+        hi *= 10
+    return hi
+
+
+def _roots(g, lo: float, hi: float) -> list[float]:
+    """Every sign change of g (vectorised) on a log grid from ``lo`` to ``hi`` (GRID_POINTS
+    per six decades), refined by Brent's method (to 1e-12 of the root for small ones)."""
+    points = int(GRID_POINTS * max(1.0, np.log10(hi / lo) / 6))
+    grid = np.geomspace(lo, hi, points)
+    sign = np.sign(g(grid))                          # (a product of values may overflow)
+    return [optimize.brentq(lambda d: float(g(d)), a, b, xtol=min(2e-12, 1e-12 * a))
+            for a, b, sa, sb in zip(grid[:-1], grid[1:], sign[:-1], sign[1:]) if sa * sb < 0]
 
 
 @dataclass
@@ -152,8 +167,8 @@ class Advice:
                               "max_stable_rate": self.corrected_max_rate}}
 
 
-def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None = None,
-           horizon: float | None = None) -> Advice:
+def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None = None
+           ) -> Advice:
     """Best timeouts (paper's Theorem 1 and the corrected model) and their work curves, for a
     think-time law and mean transfer times."""
     if clicks_mean < 1:
@@ -162,16 +177,22 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
         raise ValueError("need x1 ≥ x2 ≥ 0 (a new connection costs at least as much)")
     gain = x1 - x2
     delta = delta_from_gain(gain, clicks_mean)
-    hi = horizon or float(think.ppf(0.999))
+    q999 = float(think.ppf(0.999))
 
     def paper(d):
         return paper_work(think, d, clicks_mean, x1, gain)
 
     def corrected(d):
         return corrected_work(think, d, clicks_mean, x1, gain)
-    best = min([0.0] + _roots(lambda d: think.cdf(d) - delta * think.pdf(d), hi), key=paper)
-    best_c = min([0.0] + _roots(lambda d: (clicks_mean - 1) * (
-        think.sf(d) - gain * think.pdf(d)) + 1, hi), key=corrected)
+
+    def paper_slope(d):                              # dE[W]/dΔ ÷ E[N] (Theorem 1)
+        return think.cdf(d) - delta * think.pdf(d)
+
+    def corrected_slope(d):                          # dE[W꜀]/dΔ
+        return (clicks_mean - 1) * (think.sf(d) - gain * think.pdf(d)) + 1
+    hi = _horizon(q999, paper_slope, corrected_slope)
+    best = min([0.0] + _roots(paper_slope, q999 * 1e-6, hi), key=paper)
+    best_c = min([0.0] + _roots(corrected_slope, q999 * 1e-6, hi), key=corrected)
     grid = np.linspace(0, hi, 60)
     w_best, w_best_c = float(paper(best)), float(corrected(best_c))
 
