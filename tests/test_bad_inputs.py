@@ -110,3 +110,18 @@ def test_a_bad_file_is_one_line_and_exit_2(tmp_path, files, name, k, kind):
     named = {"model": "a wagon model", "scenario": "a wagon scenario",
              "results": "replay results"}.get(kind)
     assert named is None or f"{named}, not " in lines[0], lines[0]      # the wrong kind, named
+
+
+@pytest.mark.parametrize("argv", [
+    ["synth", "MODEL", "--sessions", "3", "-o", "OUT"],
+    ["export", "SCENARIO", "--to", "httperf", "-o", "OUT"],
+    ["report", "SCENARIO", "-o", "OUT"],
+    ["fit", "LOG", "-o", "OUT"]])
+def test_an_output_in_a_missing_folder_is_one_line_and_exit_2(tmp_path, files, nasa, argv):
+    """(``synth`` asked the missing folder for its free space first: a traceback.)"""
+    argv = [{"MODEL": str(files["model"]), "SCENARIO": str(files["scenario"]), "LOG": str(nasa),
+             "OUT": str(tmp_path / "missing" / "out")}.get(a, a) for a in argv]
+    r = CliRunner().invoke(main, argv, catch_exceptions=True)
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), (r.output, r.exception)
+    assert lines[-1].startswith("Error: cannot write") and len(lines) == 1, r.output

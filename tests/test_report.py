@@ -319,3 +319,19 @@ def test_one_count_of_each_thing_in_console_report_and_csv(tmp_path):
     assert sum(int(c[3]) for c in classes) == counts["ok"]
     assert sum(int(c[4]) for c in classes) == counts["failed"]
     assert sum(int(c[5]) for c in classes) == counts["in_flight"] + counts["not_started"]
+
+
+def test_a_scenario_report_shows_its_fitted_laws_as_plots(tmp_path, sample_model):
+    """``wagon report SCENARIO`` fits its inter-arrivals and think times and draws each (it
+    stopped on a TypeError once plots were written atomically: the page's plots are in memory)."""
+    scenario = tmp_path / "s.jsonl"
+    r = CliRunner().invoke(main, ["synth", str(sample_model[0]), "--sessions", "200", "--seed",
+                                  "1", "-o", str(scenario)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["report", str(scenario), "-o", str(tmp_path / "s.html")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "s.html").read_text()
+    fits = text[text.index("<h2>Fitted laws</h2>"):]
+    heads = re.findall(r"<h3>(session inter-arrival|think time) \(s\): ", fits)
+    assert heads == ["session inter-arrival", "think time"]
+    assert fits.count('src="data:image/png;base64,') >= 2

@@ -5,6 +5,7 @@ import math
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,9 @@ from ..formats.strict_json import dumps
 from ..synth import ProfileError, SynthOptions
 from . import inputs
 from .common import WagonError, default, write_error
+
+if TYPE_CHECKING:
+    from ..synth.generate import Generator
 
 PROGRESS_MIN_SESSIONS = 200_000
 MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and one the disk
@@ -109,7 +113,10 @@ def _check_size(gen: Generator, output: str, force: bool) -> None:
                          "mean: sessions of unbounded length (refit, or check the model's "
                          "parameters)")
     what = f"about {n:,} sessions, {size / 2**20:,.2f} MiB"
-    free = shutil.disk_usage(os.path.dirname(os.path.abspath(output))).free
+    try:
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(output))).free
+    except OSError as e:                             # no such folder, or not one to read
+        raise write_error(output, e) from None
     if size > free:
         raise WagonError(f"{output}: the scenario would take {what}; the disk has "
                          f"{free / 2**20:,.1f} MiB free")

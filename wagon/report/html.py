@@ -5,7 +5,6 @@ comparison of two workloads."""
 from __future__ import annotations
 
 import html
-import io
 
 import numpy as np
 
@@ -19,8 +18,8 @@ from ..formats.model import Model
 from ..formats.results import read_results
 from ..modeling.stages import FitTask, fit_stage
 from .common import fig as _fig
-from .common import howto, hurst_table, img, page, png, table
-from .plots import plot_fit
+from .common import howto, hurst_table, page, png, table
+from .plots import fit_figure
 from .replay import plot_width, replay_sections, summary_rows
 from .traffic import traffic_sections
 
@@ -176,11 +175,9 @@ def _fits(w: Workload) -> str:
         rep = fit_stage(FitTask(name, values, Observation()))    # BLAS on one thread
         if rep.best is None:
             continue
-        buf = io.BytesIO()
-        plot_fit(rep, values, buf)
         out.append(f"<h3>{html.escape(name)}: {html.escape(rep.best.name)} "
                    f"({html.escape(format_params(rep.best.params))})</h3>"
-                   + img(buf.getvalue(), "fit")
+                   + png(fit_figure(rep, values))
                    + howto("left: the data's CDF (black) against the fitted law's (red); right: "
                            "the QQ plot — points on the red line mean the law fits, a bend at "
                            "the end is a tail it misses."))

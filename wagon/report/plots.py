@@ -12,11 +12,18 @@ from ..fitting import FitReport
 from ..formats.results import read_results
 from .replay import plot_width, successful
 
-__all__ = ["plot_fit", "write_plots", "plot_replay"]
+__all__ = ["plot_fit", "fit_figure", "write_plots", "plot_replay"]
 
 
 def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> None:
-    """One PNG: left the empirical CDF against the chosen law's, right the QQ plot."""
+    """``fit_figure`` as a PNG file at ``path``."""
+    fig = fit_figure(report, values)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+
+
+def fit_figure(report: FitReport, values: np.ndarray) -> Figure:
+    """Left the empirical CDF against the chosen law's, right the QQ plot."""
     best = report.best
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
@@ -46,8 +53,7 @@ def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> 
     ax2.set_ylabel("data quantiles")
     ax2.set_title("QQ plot")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
+    return fig
 
 
 def write_plots(fits: dict[str, FitReport], samples: dict[str, np.ndarray],
