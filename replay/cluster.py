@@ -34,7 +34,8 @@ from .limits import raise_nofile
 from .parts import part_paths, remove_parts
 from .progress import Board
 from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, finish,
-                     no_full_collections, play, preflight, prepare, run_info)
+                     no_full_collections, play, preflight, prepare, run_info, speaks_h2,
+                     tls_for)
 
 __all__ = ["replay_on_cluster"]
 
@@ -126,7 +127,7 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
     if opts.network == "packet":
         raise ReplayError("--network packet emulates the path on this machine: not with "
                           "--cluster")
-    preflight(opts.target, opts.connect_timeout)
+    preflight(opts.target, opts.connect_timeout, tls_for(opts), speaks_h2(sc, opts))
     with open(path, "rb") as f:
         scenario = f.read()
     addresses = sorted(client.scheduler_info()["workers"])

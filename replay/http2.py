@@ -31,7 +31,8 @@ from .h2lib import (ConnectionTerminated, DataReceived, ErrorCodes, GoAwayFrame,
 from .http import Connection, answered, failed
 from .tls import TlsLayer
 
-__all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW", "client_state"]
+__all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW", "client_state",
+           "prior_knowledge_refused"]
 
 STREAM_WINDOW = 6 * 1024 * 1024            # Chrome's SETTINGS_INITIAL_WINDOW_SIZE
 CONNECTION_WINDOW = 15 * 1024 * 1024       # Chrome's connection window
@@ -71,6 +72,30 @@ def client_state() -> H2State:
     h2.initiate_connection()
     h2.increment_flow_control_window(CONNECTION_WINDOW - DEFAULT_WINDOW)
     return h2
+
+
+def prior_knowledge_refused(sock: socket.socket) -> str | None:
+    """Why the server on connected ``sock`` does not speak HTTP/2 without TLS (h2c with prior
+    knowledge): what it did with the preface; None when its SETTINGS came. (A request behind
+    the preface would not tell: nginx answers the preface 400 and closes with the request
+    unread, a reset that loses the answer.)"""
+    h2 = client_state()
+    sock.sendall(h2.data_to_send())
+    got = b""
+    while len(got) < 1 << 16:
+        data = sock.recv(1 << 16)
+        if not data:
+            break
+        got += data
+        try:
+            if any(isinstance(e, RemoteSettingsChanged) for e in h2.receive_data(data)):
+                return None
+        except H2Error:
+            break
+    if not got:
+        return "it closed the connection"
+    first = got.split(b"\r\n", 1)[0][:80].decode("latin-1")
+    return f"it answered {first!r}"
 
 
 def _error_code(code: int) -> ErrorCodes | int:

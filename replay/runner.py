@@ -42,6 +42,7 @@ from ..lifeline import die_with_parent
 from .browser import Target
 from .events import Hooks, clock
 from .http import closes_sent
+from .http2 import prior_knowledge_refused
 from .identity import IdentityError, SourcePool, loopback, source_pool
 from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
@@ -201,16 +202,21 @@ def check_network(opts: ReplayOptions) -> None:
                           "machine's loopback (127.0.0.0/8) through the emulated path")
 
 
-def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None) -> None:
-    """One TCP connect to the target (and TLS handshake), within PREFLIGHT_S: a target with
-    nothing listening, or whose certificate does not verify, is found out at once, not after
-    the run."""
+def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None,
+              http2: bool = False) -> None:
+    """One TCP connect to the target (and TLS handshake, or HTTP/2's preface in plain text
+    for ``http2`` browsers), within PREFLIGHT_S: a target with nothing listening, whose
+    certificate does not verify, or without h2c, is found out at once, not after the run."""
     host, port, _, _ = _target(url)
     limit = min(PREFLIGHT_S, connect_timeout)
     try:
         with socket.create_connection((host, port), timeout=limit) as sock:
             if tls is not None:
                 check_handshake(sock, tls)
+            elif http2 and (why := prior_knowledge_refused(sock)):
+                raise TargetUnreachable(f"--target {url}: no HTTP/2 without TLS (h2c, prior "
+                                        f"knowledge) there: {why}; give an https:// target "
+                                        "or an HTTP/1.x protocol")
     except TlsFailed as e:
         raise TargetUnreachable(f"--target {url}: {e.args[1]}") from None
     except TimeoutError:
@@ -219,6 +225,12 @@ def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None) ->
     except OSError as e:
         raise TargetUnreachable(f"--target {url}: cannot connect to {host}:{port} "
                                 f"({e.strerror or e})") from None
+
+
+def speaks_h2(sc: Scenario, opts: ReplayOptions) -> bool:
+    """Does a browser of the run (its classes, or ``--protocol``) speak HTTP/2?"""
+    protocol = parse_protocol(opts.protocol) if opts.protocol else None
+    return any(c.protocol.http2 for c in class_override(sc.classes, protocol))
 
 
 def estimate_connections(sc: Scenario, protocol_override=None) -> int:
@@ -449,15 +461,16 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
     status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
     sc, thresholds = prepare(path, opts)
+    http2 = speaks_h2(sc, opts)
     if opts.network != "packet":
-        preflight(opts.target, opts.connect_timeout, tls_for(opts))
+        preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
         return finish(*_play_all(path, sc, opts), opts, thresholds)
     networks = [c.network for c in sc.classes]
     try:
         with PacketPath(networks, PathOptions(opts.queue_ms, loss=opts.loss)) as net:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
             with net.inside():
-                preflight(opts.target, opts.connect_timeout, tls_for(opts))
+                preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
                 played = _play_all(path, sc, opts)
     except PathError as e:
         raise ReplayError(str(e)) from None

@@ -361,6 +361,22 @@ def test_http2_needs_the_server_to_choose_it(tmp_path):
     assert s["errors"]["by_kind"] == {"no_h2": 1, "skipped": 2} and log == []
 
 
+def test_h2c_without_the_server_speaking_it_is_refused_at_once(tmp_path):
+    """A plain-text nginx without HTTP/2 answers h2c's preface with HTTP/1.1's 400 (its log has
+    the preface as a request, "PRI * HTTP/2.0"): the run does not start, one line, exit 3
+    (it played, every page failed "closed": nginx closed with the request unread, a reset)."""
+    site, pages, objects = _site(tmp_path, 2)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/http11"],
+                                   [(0.0, 0, [(0, 0.0)])])
+    with nginx(site, tmp_path / "ng", log_format=LOG) as server:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
+                                      "--protocol", "h2"])
+        log = lines(server, 1)
+    assert r.exit_code == 3 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "no HTTP/2 without TLS" in r.output and "400 Bad Request" in r.output, r.output
+    assert [x.status for x in log] == [400]
+
+
 @pytest.mark.parametrize("text, want", [
     ("h2", (100, True, True)), ("h2x6", (6, True, True)), ("http11x6+noresume", (6, False, False)),
     ("h2+noresume", (100, True, False)), ("h2x0", "between 1 and 1000"),
