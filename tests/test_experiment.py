@@ -108,6 +108,10 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "cell): unknown protocol 'http3'"),
     ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'spdy'\n", "unknown protocol 'spdy'"),
     ("[experiment]\nname = 'x'\n[workload]\nmodel = 'nowhere.json'\n", "nowhere.json"),
+    ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'h2'\n", "cell 0 (the one cell): HTTP/2 in "
+     "plain text (h2c) is served by nginx alone"),                  # the default server: wagon
+    ("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\n[workload]\nclasses = "
+     "'lan/h2:1,lan/http11:1'\n", "to h2 browsers alone"),
 ])
 def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     recipe = tmp_path / "r.toml"
@@ -115,6 +119,24 @@ def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])
     assert r.exit_code == 2 and message in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_an_h2_cell_plays_against_nginx_speaking_h2c(tmp_path):
+    """A cell of h2 browsers: the experiment's nginx listens for HTTP/2 in plain text, and its
+    own log has every request the replay counts ok (before, nginx spoke HTTP/1.1 only and the
+    replay was refused: no HTTP/2 there)."""
+    require_tool("nginx")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(TWO_BY_TWO.split("[axes]")[0].replace('kind = "wagon"', 'kind = "nginx"')
+                      + '[replay]\nprotocol = "h2"\n')
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--out", str(tmp_path / "run"),
+                                  "--quiet"])
+    assert r.exit_code == 0, r.output
+    row, = _table(tmp_path / "run" / "table.csv")
+    log = (tmp_path / "run" / "cells" / "c000-r0" / "server" / "access.log").read_text()
+    assert int(row["requests_ok"]) == len(log.splitlines()) > 0 and row["requests_failed"] == "0"
+    conns = {line.split()[3] for line in log.splitlines()}          # $connection
+    assert len(conns) == len({line.split()[1] for line in log.splitlines()})   # one a browser
 
 
 def test_a_shipped_recipe_is_found_by_name_beside_its_own_run_folder(tmp_path):

@@ -49,6 +49,14 @@ class DiskFull(click.ClickException):
     exit_code = 6
 
 
+def cannot_play(e: Exception) -> WagonError:
+    """The one-line error of a replay that could not start or finish (``ReplayError``), with
+    its exit status."""
+    error = WagonError(str(e))
+    error.exit_code = e.status
+    return error
+
+
 def write_error(what: str, e: OSError, kept: str = "what was there is unchanged"
                 ) -> click.ClickException:
     """The one-line error of a failed write of ``what``: DiskFull when there was no room

@@ -8,7 +8,7 @@ import click
 
 from ..experiment.recipe import RecipeError, locate, read_recipe
 from ..experiment.servers import ServerError
-from .common import WagonError, write_error
+from .common import WagonError, cannot_play, write_error
 
 
 def _cells(text: str | None, n: int) -> set[int] | None:
@@ -97,6 +97,7 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
         raise WagonError(str(e)) from None
     only = _cells(cells_text, len(r.cells()))
     from ..experiment.run import Interrupted, check_cells, run_experiment  # lazy: SciPy
+    from ..replay import ReplayError
     try:
         check_cells(r, only)
     except RecipeError as e:
@@ -110,6 +111,8 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
                               lambda row: click.echo(row_text(row), err=True), only)
     except ServerError as e:
         raise WagonError(str(e)) from None
+    except ReplayError as e:
+        raise cannot_play(e) from None
     except Interrupted as e:
         stop = click.ClickException(str(e))
         stop.exit_code = 5                          # as wagon replay's unplanned cut

@@ -11,7 +11,8 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import Count, Finite, WagonError, default, tls_options, write_error
+from .common import (Count, Finite, WagonError, cannot_play, default, tls_options,
+                     write_error)
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], early-close-pipeline, "
              "h2 or h2xK (HTTP/2, K streams), each optionally +noresume (no TLS session "
@@ -145,9 +146,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
     except ClusterError as e:
         raise WagonError(str(e)) from None
     except ReplayError as e:
-        error = WagonError(str(e))
-        error.exit_code = e.status
-        raise error from None
+        raise cannot_play(e) from None
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:

@@ -10,7 +10,8 @@ from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
-from .common import Count, Finite, WagonError, default, tls_options, write_error
+from .common import (Count, Finite, WagonError, cannot_play, default, tls_options,
+                     write_error)
 
 
 @click.command("sweep")
@@ -70,9 +71,7 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
     except (SweepError, ScenarioError) as e:
         raise WagonError(str(e)) from None
     except ReplayError as e:
-        error = WagonError(str(e))
-        error.exit_code = e.status
-        raise error from None
+        raise cannot_play(e) from None
     if plot:
         from ..report.capacity import plot_capacity  # lazy: matplotlib only for --plot
         try:

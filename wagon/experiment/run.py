@@ -110,11 +110,23 @@ def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
     refuse, or whose protocol ``wagon replay`` would: before anything starts."""
     for cell in recipe.cells(only):
         try:
-            generator(recipe, cell.settings, 0)
-            if cell.settings["replay"]["protocol"]:
-                parse_protocol(cell.settings["replay"]["protocol"])
+            h2 = http2_of(generator(recipe, cell.settings, 0), cell.settings["replay"])
         except (SynthError, ClassError, ModelError) as e:
             raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): {e}") from None
+        kind = cell.settings["server"]["kind"]
+        if h2 and (kind != "nginx" or h2 != "all"):
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): HTTP/2 in plain "
+                              "text (h2c) is served by nginx alone, to h2 browsers alone (its "
+                              "port then speaks nothing else)")
+
+
+def http2_of(gen: Generator, replay_settings: dict) -> str | None:
+    """Do the cell's browsers speak HTTP/2: "all", "some", or None (its classes, or the
+    replay's protocol over them)."""
+    protocol = replay_settings["protocol"]
+    over = parse_protocol(protocol) if protocol else None
+    h2 = [(over or c.protocol).http2 for c in gen.classes]
+    return ("all" if all(h2) else "some") if any(h2) else None
 
 
 def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
@@ -139,8 +151,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
         build_site(resolve_site(gen.model, pages=w["pages"]).spec, sites[key])
     params = {k: v for k, v in srv.items() if k not in ("kind", "template")}
     template = recipe.resolve(srv["template"]) if srv["template"] else None
-    with start(srv["kind"], params, sites[key], run.folder / "server",
-               template=template) as server:
+    with start(srv["kind"], params, sites[key], run.folder / "server", template=template,
+               http2=http2_of(gen, r) is not None) as server:
         server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port,
                            pid=server.pid) as sampler:

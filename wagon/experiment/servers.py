@@ -172,7 +172,7 @@ http {
   fastcgi_temp_path {{ workdir }}/fcgi; uwsgi_temp_path {{ workdir }}/uwsgi;
   scgi_temp_path {{ workdir }}/scgi;
   server {
-    listen 127.0.0.1:{{ port }};
+    listen 127.0.0.1:{{ port }}{{ http2 }};
     root {{ root }};
     index index.html;
     location = /nginx-status { stub_status; access_log off; }
@@ -452,19 +452,21 @@ def _argv(kind: str, params: dict[str, object], root: Path, workdir: Path, port:
 
 @contextlib.contextmanager
 def start(kind: str, params: dict[str, object], root: Path, workdir: Path,
-          template: Path | None = None) -> Iterator[Running]:
+          template: Path | None = None, http2: bool = False) -> Iterator[Running]:
     """``kind`` (Apache, nginx or ``wagon serve``) serving the files under ``root`` on a free
     127.0.0.1 port, with ``params`` over its defaults, until the block ends. Apache's and
     nginx's config is ``template`` (else wagon's) filled and written into ``workdir``, where
     the server's pid file, ``access.log`` and ``error.log`` go too (stderr appended to the
-    latter). ServerError (one line) on bad parameters, a missing binary, or a server that does
-    not start (its error log's last line)."""
+    latter); ``http2``: nginx speaks HTTP/2 in plain text (h2c, prior knowledge; the
+    template's ``{{ http2 }}``). ServerError (one line) on bad parameters, a missing binary,
+    or a server that does not start (its error log's last line)."""
     values = resolve(kind, params)
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     with _served(kind, Path(root).resolve()) as served:
         port = free_port()
-        argv = _argv(kind, values, served, workdir, port, template)
+        argv = _argv(kind, {**values, "http2": " http2" if http2 else ""}, served, workdir,
+                     port, template)
         with listening(argv, port, workdir / "error.log",
                        "wagon serve" if kind == "wagon" else None) as proc:
             running = Running(kind, f"http://127.0.0.1:{port}/", port, workdir, proc.pid,
