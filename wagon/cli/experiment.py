@@ -97,7 +97,7 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
         raise WagonError(str(e)) from None
     only = _cells(cells_text, len(r.cells()))
     from ..experiment.run import Interrupted, check_cells, run_experiment  # lazy: SciPy
-    from ..replay import ReplayError
+    from ..replay import ReplayError  # lazy: the replay engine, not for --help
     try:
         check_cells(r, only)
     except RecipeError as e:
