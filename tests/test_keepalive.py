@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from wagon.analysis.keepalive import (LawSyntaxError, advise, corrected_work, delta_from_gain,
                                       paper_work, parse_law)
@@ -177,3 +177,15 @@ def test_a_law_whose_mean_overflows_is_out_of_range_without_warnings():
         warnings.simplefilter("error")
         with pytest.raises(LawSyntaxError, match="out of range"):
             parse_law("lognormal(mu=3, sigma=50)")
+
+
+def test_a_slope_negative_for_more_than_forty_decades_past_the_quantile_is_followed():
+    """lognormal(μ=−300, σ=20): 0.999 quantile 3.6e−104 s, yet F − δ·f < 0 up to ~1e−30 s (its
+    density ∝ 1/y for decades): the widening stopped after 40 decades and said 0 (no
+    keep-alive, E[W] 5 s). SciPy's brentq on the law's own cdf and pdf finds the root."""
+    think = parse_law("lognormal(mu=-300, sigma=20)")
+    a = advise(think, clicks_mean=5, x1=1.0, x2=0.0)
+    root = optimize.brentq(lambda d: think.cdf(d) - 0.8 * think.pdf(d), 1e-50, 1e-10,
+                           xtol=1e-300, rtol=1e-12)
+    assert a.optimal_timeout == pytest.approx(root, rel=1e-9)
+    assert a.work_at_optimum < a.work_without_keepalive - 3

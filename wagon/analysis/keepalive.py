@@ -45,6 +45,7 @@ __all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks"
            "paper_work", "corrected_work", "delta_from_gain"]
 
 GRID_POINTS = 400
+_FLOAT_MAX = float(np.finfo(float).max)
 
 
 class LawSyntaxError(ValueError):
@@ -113,10 +114,10 @@ def corrected_work(think, d, clicks_mean: float, x1: float, gain: float):
 def _horizon(hi: float, *gs) -> float:
     """``hi`` widened tenfold until no g is below 0 there: each g tends to a positive value at
     infinity (F → 1, S and f → 0), so one still negative at ``hi`` has a root beyond (think
-    times of a millisecond and a gain of a second put the optimum past the 0.999 quantile)."""
-    for _ in range(40):
-        if not any(float(g(hi)) < 0 for g in gs):
-            break
+    times of a millisecond and a gain of a second put the optimum past the 0.999 quantile; a
+    lognormal of σ = 20 keeps a slope negative 50 decades past it). Not past the largest
+    float's tenth, where ``hi`` would overflow."""
+    while hi < _FLOAT_MAX / 10 and any(float(g(hi)) < 0 for g in gs):
         hi *= 10
     return hi
 
