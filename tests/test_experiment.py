@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from wagon.cli import main
 from wagon.experiment.recipe import read_recipe, shipped
+from wagon.experiment.servers import NGINX_TEMPLATE
 from wagon.formats.scenario import read_scenario
 
 from .conftest import require_tool
@@ -119,6 +120,19 @@ def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])
     assert r.exit_code == 2 and message in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_an_h2_cell_with_a_template_of_yours_without_http2_is_refused_first(tmp_path):
+    """nginx filled from a template without {{ http2 }} speaks HTTP/1.1 only: the cell's h2
+    browsers would be refused by the replay's preflight after the cells before it had played
+    (exit 3, naming a --target the recipe never gave); now one line before anything starts."""
+    (tmp_path / "mine.conf").write_text(NGINX_TEMPLATE.replace("{{ http2 }}", ""))
+    recipe = tmp_path / "r.toml"
+    recipe.write_text("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\ntemplate = "
+                      "'mine.conf'\n[replay]\nprotocol = 'h2'\n")
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])
+    assert r.exit_code == 2 and "mine.conf has no {{ http2 }}" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output
 
 
 def test_an_h2_cell_plays_against_nginx_speaking_h2c(tmp_path):

@@ -37,7 +37,7 @@ from ..synth import Generator, SynthError, SynthOptions, resolve_site, synthesiz
 from ..synth.reference import wagon_model
 from .closed import clicks_needed, closed_loop
 from .recipe import Cell, Recipe, RecipeError
-from .servers import start
+from .servers import has_placeholder, start
 from .status import StatusSampler
 
 __all__ = ["run_experiment", "check_cells", "generator", "Run", "Interrupted", "LAG_FLAG_MS"]
@@ -118,6 +118,12 @@ def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
             raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): HTTP/2 in plain "
                               "text (h2c) is served by nginx alone, to h2 browsers alone (its "
                               "port then speaks nothing else)")
+        template = cell.settings["server"]["template"]
+        if h2 and template and not has_placeholder(recipe.resolve(template), "http2"):
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): {template} has "
+                              "no {{ http2 }} (on its listen line: listen 127.0.0.1:{{ port }}"
+                              "{{ http2 }};): its nginx would not speak HTTP/2 to the h2 "
+                              "browsers")
 
 
 def http2_of(gen: Generator, replay_settings: dict) -> str | None:

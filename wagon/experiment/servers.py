@@ -33,7 +33,7 @@ from ..lifeline import die_with_parent
 from ..replay.serve_options import ServeOptions
 
 __all__ = ["SERVER_KINDS", "DEFAULTS", "APACHE_TEMPLATE", "NGINX_TEMPLATE", "ServerError",
-           "Running", "resolve", "fill", "capacity", "start", "listening", "free_port",
+           "Running", "resolve", "fill", "has_placeholder", "capacity", "start", "listening", "free_port",
            "wait_port"]
 
 SERVER_KINDS = ("apache", "nginx", "wagon")
@@ -217,6 +217,16 @@ def fill(template: str, values: dict[str, object], source: str = "template") -> 
         raise ServerError(f"{source}: no value for {{{{ {missing[0]} }}}}; known: "
                           f"{', '.join(values)}")
     return PLACEHOLDER.sub(lambda m: _text(values[m.group(1)]), template)
+
+
+def has_placeholder(template: Path, name: str) -> bool:
+    """Does the template file hold ``{{ name }}``? (True when it cannot be read: ``start``
+    says why, in one line.)"""
+    try:
+        text = template.read_text()
+    except (OSError, UnicodeDecodeError):
+        return True
+    return any(m.group(1) == name for m in PLACEHOLDER.finditer(text))
 
 
 def capacity(kind: str, params: dict[str, object]) -> int | None:
