@@ -32,7 +32,7 @@ from .http import Connection, answered, failed
 from .tls import TlsLayer
 
 __all__ = ["H2Connection", "STREAM_WINDOW", "CONNECTION_WINDOW", "client_state",
-           "prior_knowledge_refused"]
+           "prior_knowledge_refused", "h2c_get"]
 
 STREAM_WINDOW = 6 * 1024 * 1024            # Chrome's SETTINGS_INITIAL_WINDOW_SIZE
 CONNECTION_WINDOW = 15 * 1024 * 1024       # Chrome's connection window
@@ -96,6 +96,34 @@ def prior_knowledge_refused(sock: socket.socket) -> str | None:
         return "it closed the connection"
     first = got.split(b"\r\n", 1)[0][:80].decode("latin-1")
     return f"it answered {first!r}"
+
+
+def h2c_get(host: str, port: int, path: str, timeout: float) -> bytes:
+    """The body of one GET of ``path`` over HTTP/2 in plain text (prior knowledge), blocking
+    (a server's status page on a port that speaks nothing else); OSError when it does not
+    come."""
+    h2 = client_state()
+    h2.send_headers(1, [(b":method", b"GET"), (b":scheme", b"http"),
+                        (b":authority", f"{host}:{port}".encode()), (b":path", path.encode())],
+                    end_stream=True)
+    body = bytearray()
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        while True:
+            sock.sendall(h2.data_to_send())
+            data = sock.recv(1 << 16)
+            if not data:
+                raise ConnectionResetError(f"{host}:{port} closed before the answer")
+            try:
+                events = h2.receive_data(data)
+            except H2Error as e:
+                raise ConnectionError(f"{host}:{port}: not HTTP/2 ({e})") from None
+            for e in events:
+                if isinstance(e, DataReceived) and e.stream_id == 1:
+                    body += e.data
+                elif isinstance(e, StreamEnded) and e.stream_id == 1:
+                    return bytes(body)
+                elif isinstance(e, (StreamReset, ConnectionTerminated)):
+                    raise ConnectionResetError(f"{host}:{port} reset the request")
 
 
 def _error_code(code: int) -> ErrorCodes | int:

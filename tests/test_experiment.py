@@ -138,7 +138,8 @@ def test_an_h2_cell_with_a_template_of_yours_without_http2_is_refused_first(tmp_
 def test_an_h2_cell_plays_against_nginx_speaking_h2c(tmp_path):
     """A cell of h2 browsers: the experiment's nginx listens for HTTP/2 in plain text, and its
     own log has every request the replay counts ok (before, nginx spoke HTTP/1.1 only and the
-    replay was refused: no HTTP/2 there)."""
+    replay was refused: no HTTP/2 there), and its status page is read (over h2c: every
+    HTTP/1.1 sample failed, server_failed 10 of 10, no utilisation)."""
     require_tool("nginx")
     recipe = tmp_path / "r.toml"
     recipe.write_text(TWO_BY_TWO.split("[axes]")[0].replace('kind = "wagon"', 'kind = "nginx"')
@@ -151,6 +152,8 @@ def test_an_h2_cell_plays_against_nginx_speaking_h2c(tmp_path):
     assert int(row["requests_ok"]) == len(log.splitlines()) > 0 and row["requests_failed"] == "0"
     conns = {line.split()[3] for line in log.splitlines()}          # $connection
     assert len(conns) == len({line.split()[1] for line in log.splitlines()})   # one a browser
+    assert row["server_failed"] == "0" and int(row["server_samples"]) > 0   # its status page
+    assert row["server_utilisation"] != ""                          # (read over h2c too)
 
 
 def test_a_shipped_recipe_is_found_by_name_beside_its_own_run_folder(tmp_path):

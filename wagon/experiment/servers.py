@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..lifeline import die_with_parent
+from ..replay.http2 import h2c_get
 from ..replay.serve_options import ServeOptions
 
 __all__ = ["SERVER_KINDS", "DEFAULTS", "APACHE_TEMPLATE", "NGINX_TEMPLATE", "ServerError",
@@ -253,6 +254,7 @@ class Running:
     access_log: Path
     capacity: int | None
     timeout: float = 5.0               # seconds a status request may take
+    http2: bool = False                # the port speaks HTTP/2 in plain text alone (nginx)
     _polls: int = field(default=0, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -276,16 +278,24 @@ class Running:
         with self._lock:
             self._polls += 1
             polls = self._polls
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
-            with opener.open(self.url + _STATUS[self.kind], timeout=self.timeout) as r:
-                text = r.read().decode("ascii", "replace")
+            text = self._page(_STATUS[self.kind])
         except OSError as e:
             if self.kind == "apache" and _timed_out(e):
                 return {"busy": self.capacity, "idle": 0, "unanswered": 1}
             raise
         out = (_apache_status if self.kind == "apache" else _nginx_status)(text, polls)
         return {**out, "unanswered": 0} if self.kind == "apache" else out
+
+
+    def _page(self, path: str) -> str:
+        """The server's page at ``path`` (over h2c when its port speaks nothing else)."""
+        if self.http2:
+            return h2c_get("127.0.0.1", self.port, "/" + path, self.timeout).decode(
+                "ascii", "replace")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(self.url + path, timeout=self.timeout) as r:
+            return r.read().decode("ascii", "replace")
 
 
 def _timed_out(e: OSError) -> bool:
@@ -480,7 +490,8 @@ def start(kind: str, params: dict[str, object], root: Path, workdir: Path,
         with listening(argv, port, workdir / "error.log",
                        "wagon serve" if kind == "wagon" else None) as proc:
             running = Running(kind, f"http://127.0.0.1:{port}/", port, workdir, proc.pid,
-                              values, workdir / "access.log", capacity(kind, values))
+                              values, workdir / "access.log", capacity(kind, values),
+                              http2=http2)
             if kind == "apache":
                 _all_workers(running)
             yield running
