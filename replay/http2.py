@@ -87,6 +87,8 @@ def prior_knowledge_refused(sock: socket.socket) -> str | None:
         if not data:
             break
         got += data
+        if got.startswith(b"HTTP/") and b"\r\n" in got:
+            break                                   # HTTP/1.x's status line, kept open or not
         try:
             if any(isinstance(e, RemoteSettingsChanged) for e in h2.receive_data(data)):
                 return None

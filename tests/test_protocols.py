@@ -6,7 +6,9 @@ from __future__ import annotations
 import collections
 import json
 import signal
+import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -16,6 +18,7 @@ from wagon import read_results
 from wagon.cli import main
 from wagon.formats.classes import ClassError, parse_protocol
 from wagon.replay import ReplayOptions, h2lib, replay
+from wagon.replay.runner import TargetUnreachable, preflight
 
 from .conftest import require_tool
 from .servers import certificate, nginx, replay_on_h2, write_scenario_file
@@ -375,6 +378,24 @@ def test_h2c_without_the_server_speaking_it_is_refused_at_once(tmp_path):
     assert r.exit_code == 3 and len(r.output.strip().splitlines()) == 1, r.output
     assert "no HTTP/2 without TLS" in r.output and "400 Bad Request" in r.output, r.output
     assert [x.status for x in log] == [400]
+
+
+def test_h2c_preflight_names_an_http1_answer_on_a_connection_kept_open():
+    """A server that answers the preface with HTTP/1.1's status line and keeps the connection
+    (nginx, Apache and wagon serve close it): the preflight waited its 2 s for HTTP/2 frames
+    and said "no answer"."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        def answer():
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(1 << 16)
+                conn.sendall(b"HTTP/1.1 505 HTTP Version Not Supported\r\n"
+                             b"Content-Length: 0\r\n\r\n")
+                conn.recv(1 << 16)                  # until the preflight closes
+        threading.Thread(target=answer, daemon=True).start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+        with pytest.raises(TargetUnreachable, match="it answered 'HTTP/1.1 505 HTTP Version"):
+            preflight(url, 30.0, None, http2=True)
 
 
 @pytest.mark.parametrize("text, want", [
