@@ -46,6 +46,7 @@ __all__ = ["parse_law", "Advice", "advise", "LawSyntaxError", "think_and_clicks"
 
 GRID_POINTS = 400
 _FLOAT_MAX = float(np.finfo(float).max)
+MIN_QUANTILE = 1e-300   # the grid starts 1e-6 below, Brent's tolerance 1e-12 below that
 
 
 class LawSyntaxError(ValueError):
@@ -179,6 +180,9 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
     gain = x1 - x2
     delta = delta_from_gain(gain, clicks_mean)
     q999 = float(think.ppf(0.999))
+    if not q999 >= MIN_QUANTILE:                     # the search's grid and tolerance underflow
+        raise ValueError(f"think times of {q999:.3g} s at their 0.999 quantile: below the "
+                         f"{MIN_QUANTILE:g} s the search reaches")
 
     def paper(d):
         return paper_work(think, d, clicks_mean, x1, gain)
