@@ -191,11 +191,13 @@ def test_a_slope_negative_for_more_than_forty_decades_past_the_quantile_is_follo
     assert a.work_at_optimum < a.work_without_keepalive - 3
 
 
-@pytest.mark.parametrize("scale", ["1e-318", "5e-324"])
-def test_think_times_below_the_floats_the_search_reaches_are_one_line(scale):
+@pytest.mark.parametrize("law", ["exponential(scale=1e-318)", "exponential(scale=5e-324)",
+                                 "normal(mu=-5, sigma=1)"])
+def test_think_times_below_the_floats_the_search_reaches_are_one_line(law):
     """Subnormal think times: 'xtol too small (0 <= 0)' with SciPy's warnings, and a
-    ZeroDivisionError traceback at the smallest float."""
-    r = CliRunner().invoke(main, ["advise", "keepalive", "--think",
-                                  f"exponential(scale={scale})", "--gain", "1"])
+    ZeroDivisionError traceback at the smallest float; a law of negative durations (a 0.999
+    quantile of −1.9 s) was searched on a grid of negative timeouts."""
+    r = CliRunner().invoke(main, ["advise", "keepalive", "--think", law, "--gain", "1"])
     assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
-    assert "below the 1e-300 s" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert "needs at least 1e-300 s" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output

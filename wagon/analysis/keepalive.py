@@ -181,8 +181,8 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
     delta = delta_from_gain(gain, clicks_mean)
     q999 = float(think.ppf(0.999))
     if not q999 >= MIN_QUANTILE:                     # the search's grid and tolerance underflow
-        raise ValueError(f"think times of {q999:.3g} s at their 0.999 quantile: below the "
-                         f"{MIN_QUANTILE:g} s the search reaches")
+        raise ValueError(f"think times of {q999:.3g} s at their 0.999 quantile: the search "
+                         f"needs at least {MIN_QUANTILE:g} s (a think time is a duration)")
 
     def paper(d):
         return paper_work(think, d, clicks_mean, x1, gain)
