@@ -201,3 +201,16 @@ def test_think_times_below_the_floats_the_search_reaches_are_one_line(law):
     assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
     assert "needs at least 1e-300 s" in r.output, r.output
     assert len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_law_narrower_than_the_grid_has_its_optimum_found():
+    """Think times of 10 s ± 1 ns: keeping the connection just past 10 s saves 4 of the 5
+    transfers (E[W] 1 s); its slope is negative within nanoseconds of 10 s, between two points
+    of the log grid (3.5 % apart), and the search said 0 (E[W] 5 s). SciPy's brentq on the
+    law's own cdf and pdf, right of the peak, finds the root."""
+    think = parse_law("normal(mu=10, sigma=1e-9)")
+    a = advise(think, clicks_mean=5, x1=1.0, x2=0.0)
+    root = optimize.brentq(lambda d: think.cdf(d) - 0.8 * think.pdf(d), 10, 10 + 1e-8,
+                           xtol=1e-15, rtol=1e-15)
+    assert a.optimal_timeout == pytest.approx(root, abs=4e-12)        # Brent: 2e-12
+    assert a.work_at_optimum == pytest.approx(1.0, abs=1e-6)

@@ -123,11 +123,14 @@ def _horizon(hi: float, *gs) -> float:
     return hi
 
 
-def _roots(g, lo: float, hi: float) -> list[float]:
+def _roots(g, lo: float, hi: float, quantiles: np.ndarray) -> list[float]:
     """Every sign change of g (vectorised) on a log grid from ``lo`` to ``hi`` (GRID_POINTS
-    per six decades), refined by Brent's method (to 1e-12 of the root for small ones)."""
+    per six decades) joined with the think time's ``quantiles`` in that range (a law narrower
+    than the grid's steps, normal(μ=10, σ=1e-9), has its slope's roots between them), refined
+    by Brent's method (to 1e-12 of the root for small ones)."""
     points = int(GRID_POINTS * max(1.0, np.log10(hi / lo) / 6))
-    grid = np.geomspace(lo, hi, points)
+    inside = quantiles[(quantiles > lo) & (quantiles < hi)]
+    grid = np.unique(np.concatenate([np.geomspace(lo, hi, points), inside]))
     sign = np.sign(g(grid))                          # (a product of values may overflow)
     return [optimize.brentq(lambda d: float(g(d)), a, b, xtol=min(2e-12, 1e-12 * a))
             for a, b, sa, sb in zip(grid[:-1], grid[1:], sign[:-1], sign[1:]) if sa * sb < 0]
@@ -196,8 +199,9 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
     def corrected_slope(d):                          # dE[W꜀]/dΔ
         return (clicks_mean - 1) * (think.sf(d) - gain * think.pdf(d)) + 1
     hi = _horizon(q999, paper_slope, corrected_slope)
-    best = min([0.0] + _roots(paper_slope, q999 * 1e-6, hi), key=paper)
-    best_c = min([0.0] + _roots(corrected_slope, q999 * 1e-6, hi), key=corrected)
+    quantiles = think.ppf(np.linspace(0, 1, GRID_POINTS + 1)[1:-1])
+    best = min([0.0] + _roots(paper_slope, q999 * 1e-6, hi, quantiles), key=paper)
+    best_c = min([0.0] + _roots(corrected_slope, q999 * 1e-6, hi, quantiles), key=corrected)
     grid = np.linspace(0, hi, 60)
     w_best, w_best_c = float(paper(best)), float(corrected(best_c))
 
