@@ -34,8 +34,8 @@ from ..replay.http2 import h2c_get
 from ..replay.serve_options import ServeOptions
 
 __all__ = ["SERVER_KINDS", "DEFAULTS", "APACHE_TEMPLATE", "NGINX_TEMPLATE", "ServerError",
-           "Running", "resolve", "fill", "has_placeholder", "capacity", "start", "listening", "free_port",
-           "wait_port"]
+           "Running", "resolve", "fill", "has_placeholder", "capacity", "start", "listening",
+           "free_port", "wait_port"]
 
 SERVER_KINDS = ("apache", "nginx", "wagon")
 
@@ -286,7 +286,6 @@ class Running:
             raise
         out = (_apache_status if self.kind == "apache" else _nginx_status)(text, polls)
         return {**out, "unanswered": 0} if self.kind == "apache" else out
-
 
     def _page(self, path: str) -> str:
         """The server's page at ``path`` (over h2c when its port speaks nothing else)."""
