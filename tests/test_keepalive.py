@@ -214,3 +214,18 @@ def test_a_law_narrower_than_the_grid_has_its_optimum_found():
                            xtol=1e-15, rtol=1e-15)
     assert a.optimal_timeout == pytest.approx(root, abs=4e-12)        # Brent: 2e-12
     assert a.work_at_optimum == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_law_overflowing_in_its_tail_is_answered_without_warnings():
+    """loglogistic(shape=100): SciPy's cdf overflows at small times (x**-100) but its limit, 0,
+    is right; the command prints the advice alone, the optimum F = δ·f found by brentq on
+    SciPy's own fisk law."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                          # a warning would be printed
+        r = CliRunner().invoke(main, ["advise", "keepalive", "--think", "loglogistic(shape="
+                                      "100, scale=1)", "--gain", "1", "--json"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    law = stats.fisk(c=100, scale=1)
+    root = optimize.brentq(lambda d: law.cdf(d) - 0.8 * law.pdf(d), 1.0, 1.1)
+    assert json.loads(r.stdout)["optimal_timeout"] == pytest.approx(root, rel=1e-9)

@@ -1,6 +1,8 @@
 """``wagon advise keepalive``: WAGON's keep-alive timeout model, and the corrected one."""
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from ..analysis.options import DEFAULT_CLICKS
@@ -48,7 +50,9 @@ def keepalive(model, think, clicks_mean, delta, gain, x1, x2, servers, as_json) 
     clicks_mean = clicks_mean or DEFAULT_CLICKS
     x1, x2 = _transfer_times(delta, gain, x1, x2, clicks_mean)
     try:
-        a = advise(law, clicks_mean, x1, x2, servers)
+        with warnings.catch_warnings():             # SciPy's overflow far in a law's tail (its
+            warnings.simplefilter("ignore", RuntimeWarning)     # limit is right): not printed
+            a = advise(law, clicks_mean, x1, x2, servers)
     except ValueError as e:
         raise WagonError(str(e)) from None
     if as_json:
