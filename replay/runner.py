@@ -35,7 +35,6 @@ from urllib.parse import urlsplit
 import numpy as np
 import uvloop
 
-from ..formats.classes import parse_protocol
 from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
 from ..lifeline import die_with_parent
@@ -229,14 +228,14 @@ def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None,
 
 def speaks_h2(sc: Scenario, opts: ReplayOptions) -> bool:
     """Does a browser of the run (its classes, or ``--protocol``) speak HTTP/2?"""
-    protocol = parse_protocol(opts.protocol) if opts.protocol else None
-    return any(c.protocol.http2 for c in class_override(sc.classes, protocol))
+    return any(c.protocol.http2 for c in class_override(sc.classes, opts.protocol))
 
 
-def estimate_connections(sc: Scenario, protocol_override=None) -> int:
+def estimate_connections(sc: Scenario, protocol: str | None = None) -> int:
     """Peak connections the run would hold: sessions overlapping (from their think times) × the
-    connections of their class, a lower bound since transfers add time."""
-    per_class = [(protocol_override or c.protocol).sockets for c in sc.classes]
+    connections of their class (``protocol``: ``--protocol``), a lower bound since transfers
+    add time."""
+    per_class = [c.protocol.sockets for c in class_override(sc.classes, protocol)]
     starts, ends, weights = array("d"), array("d"), array("d")     # compact: one pass, any size
     for s in sc.sessions():
         starts.append(s.start)
@@ -308,8 +307,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     if recorder is not None:
         recorder.subscribe(hooks)
     host, port, netloc, prefix = _target(opts.target)
-    protocol = parse_protocol(opts.protocol) if opts.protocol else None
-    classes = class_override(sc.classes, protocol)
+    classes = class_override(sc.classes, opts.protocol)
     target = Target(host, port, netloc, opts.connect_timeout, opts.timeout or None,
                     opts.request_timeout, hooks, sc.site,
                     itertools.count(max(worker, 0) * 10**9),

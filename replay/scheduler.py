@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Iterable
 
-from ..formats.classes import ClientClass, Protocol
+from ..formats.classes import ClientClass, parse_protocol
 from ..formats.scenario import ScenarioSession
 from .browser import Client, Target
 from .events import Hooks, clock
@@ -170,8 +170,10 @@ class Scheduler:
             self.hooks.emit("session_end", s.id, completed)
 
 
-def class_override(classes: list[ClientClass], protocol: Protocol | None) -> list[ClientClass]:
-    """Every class with its protocol replaced (``--protocol``)."""
-    if protocol is None:
+def class_override(classes: list[ClientClass], protocol: str | None) -> list[ClientClass]:
+    """The classes as played: each with ``protocol`` (``--protocol``'s text) over its own, or
+    as they are without one. ClassError for a protocol wagon does not know."""
+    if not protocol:
         return classes
-    return [ClientClass(c.name, c.weight, c.network, protocol) for c in classes]
+    played = parse_protocol(protocol)
+    return [ClientClass(c.name, c.weight, c.network, played) for c in classes]

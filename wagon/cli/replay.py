@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..cluster import ClusterError, connect, parse_cluster
-from ..formats.classes import ClassError, parse_protocol
+from ..formats.classes import ClassError
 from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
@@ -112,10 +112,9 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
             progress_every, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
-        proto = parse_protocol(protocol) if protocol else None
         sc = read_scenario(scenario)
         limit = raise_nofile()
-        need = estimate_connections(sc, proto)
+        need = estimate_connections(sc, protocol)
     except ClassError as e:
         raise WagonError(f"--protocol: {e}") from None
     except ScenarioError as e:

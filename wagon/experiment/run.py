@@ -27,12 +27,13 @@ from ..analysis.capacity import scaled_scenario
 from ..analysis.pages import page_times, request_percentiles
 from ..analysis.selfsim import hurst_report
 from ..formats.atomic import atomic_write
-from ..formats.classes import ClassError, parse_protocol
+from ..formats.classes import ClassError
 from ..formats.model import ModelError, load_model
 from ..formats.results import measured, pages_path, read_results
 from ..formats.site import build_site
 from ..replay import ReplayOptions, replay
 from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
+from ..replay.scheduler import class_override
 from ..synth import Generator, SynthError, SynthOptions, resolve_site, synthesize
 from ..synth.reference import wagon_model
 from .closed import clicks_needed, closed_loop
@@ -129,9 +130,7 @@ def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
 def http2_of(gen: Generator, replay_settings: dict) -> str | None:
     """Do the cell's browsers speak HTTP/2: "all", "some", or None (its classes, or the
     replay's protocol over them)."""
-    protocol = replay_settings["protocol"]
-    over = parse_protocol(protocol) if protocol else None
-    h2 = [(over or c.protocol).http2 for c in gen.classes]
+    h2 = [c.protocol.http2 for c in class_override(gen.classes, replay_settings["protocol"])]
     return ("all" if all(h2) else "some") if any(h2) else None
 
 
