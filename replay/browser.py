@@ -272,6 +272,12 @@ class Client:
         conn.on_close = partial(self.t.hooks.emit, "connection_close")
         return conn
 
+    def _open(self, slot: int) -> Connection | None:
+        """Kept-alive connection ``slot`` when it takes requests (else ``_slot`` opens one: a
+        coroutine only then)."""
+        conn = self.kept[slot]
+        return conn if conn is not None and conn.accepting else None
+
     async def _slot(self, slot: int, calls: list[Call]) -> Connection | None:
         """A new kept-alive connection ``slot`` for ``calls`` (the one open can take no
         more). Requests that need it while it is being opened (HTTP/2's concurrent streams)
@@ -304,7 +310,7 @@ class Client:
     def _resumable(self, conn: Connection) -> None:
         """Keep ``conn``'s TLS session for the next connection (TLS 1.3 sends it after the
         handshake, so it is taken once an answer came)."""
-        if self.p.resume:
+        if conn.tls is not None and self.p.resume:
             self.tls_session = conn.tls.resumable() or self.tls_session
 
     def _headers(self, call: Call) -> list[tuple[str, str]]:
@@ -371,8 +377,7 @@ class Client:
         finally:
             if timer is not None:
                 timer.cancel()
-        if conn.tls is not None:
-            self._resumable(conn)
+        self._resumable(conn)
 
     async def _one_shot(self, call: Call) -> Call:
         """A request on a connection of its own (HTTP/1.0), and the redirects it leads to;
@@ -399,11 +404,9 @@ class Client:
                 c.start = now
         todo = batch
         for attempt in ((1,) if resent else (0, 1)):
-            conn = self.kept[slot]
-            if conn is None or not conn.accepting:
-                conn = await self._slot(slot, todo)
-                if conn is None:
-                    return
+            conn = self._open(slot) or await self._slot(slot, todo)
+            if conn is None:
+                return
             await self._exchange(conn, todo)
             stale = [c for c in todo if _stale(c)]
             if attempt or not stale:
@@ -444,13 +447,11 @@ class Client:
         now = clock()
         for c in objs:
             c.start = now
-        conn = self.kept[0]
-        if conn is None or not conn.accepting:
-            conn = await self._slot(0, objs)
-            if conn is None:
-                for c in objs:
-                    self._done(c)
-                return objs
+        conn = self._open(0) or await self._slot(0, objs)
+        if conn is None:
+            for c in objs:
+                self._done(c)
+            return objs
         ended = _Ended(self.loop)
         extras = [self._headers(c) for c in objs]
         fresh = conn.used == 0 and conn.tls is None
@@ -471,8 +472,7 @@ class Client:
             for _ in objs:
                 i = await ended.next()
                 chains[i] = self._went_on(objs[i])
-            if conn.tls is not None:
-                self._resumable(conn)
+            self._resumable(conn)
             return [c if isinstance(c, Call) else (await c)[0] for c in chains]
         except asyncio.CancelledError:         # the run stops: so do the chains gone on
             for t in timers:                   # (no request written while they end)
