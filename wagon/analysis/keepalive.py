@@ -123,14 +123,18 @@ def _horizon(hi: float, *gs) -> float:
     return hi
 
 
-def _roots(g, lo: float, hi: float, quantiles: np.ndarray) -> list[float]:
-    """Every sign change of g (vectorised) on a log grid from ``lo`` to ``hi`` (GRID_POINTS
-    per six decades) joined with the think time's ``quantiles`` in that range (a law narrower
-    than the grid's steps, normal(μ=10, σ=1e-9), has its slope's roots between them), refined
-    by Brent's method (to 1e-12 of the root for small ones)."""
+def _search_grid(lo: float, hi: float, quantiles: np.ndarray) -> np.ndarray:
+    """A log grid from ``lo`` to ``hi`` (GRID_POINTS per six decades) joined with the think
+    time's ``quantiles`` in that range (a law narrower than the grid's steps, normal(μ=10,
+    σ=1e-9), has its slope's roots between them)."""
     points = int(GRID_POINTS * max(1.0, np.log10(hi / lo) / 6))
     inside = quantiles[(quantiles > lo) & (quantiles < hi)]
-    grid = np.unique(np.concatenate([np.geomspace(lo, hi, points), inside]))
+    return np.unique(np.concatenate([np.geomspace(lo, hi, points), inside]))
+
+
+def _roots(g, grid: np.ndarray) -> list[float]:
+    """Every sign change of g (vectorised) on ``grid``, refined by Brent's method (to 1e-12 of
+    the root for small ones)."""
     sign = np.sign(g(grid))                          # (a product of values may overflow)
     return [optimize.brentq(lambda d: float(g(d)), a, b, xtol=min(2e-12, 1e-12 * a))
             for a, b, sa, sb in zip(grid[:-1], grid[1:], sign[:-1], sign[1:]) if sa * sb < 0]
@@ -199,9 +203,9 @@ def advise(think, clicks_mean: float, x1: float, x2: float, servers: int | None 
     def corrected_slope(d):                          # dE[W꜀]/dΔ
         return (clicks_mean - 1) * (think.sf(d) - gain * think.pdf(d)) + 1
     hi = _horizon(q999, paper_slope, corrected_slope)
-    quantiles = think.ppf(np.linspace(0, 1, GRID_POINTS + 1)[1:-1])
-    best = min([0.0] + _roots(paper_slope, q999 * 1e-6, hi, quantiles), key=paper)
-    best_c = min([0.0] + _roots(corrected_slope, q999 * 1e-6, hi, quantiles), key=corrected)
+    search = _search_grid(q999 * 1e-6, hi, think.ppf(np.linspace(0, 1, GRID_POINTS + 1)[1:-1]))
+    best = min([0.0] + _roots(paper_slope, search), key=paper)
+    best_c = min([0.0] + _roots(corrected_slope, search), key=corrected)
     grid = np.linspace(0, hi, 60)
     w_best, w_best_c = float(paper(best)), float(corrected(best_c))
 
