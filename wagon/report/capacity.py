@@ -5,7 +5,7 @@ import os
 
 from matplotlib.figure import Figure
 
-from ..formats.atomic import atomic_path
+from .common import save_png
 
 __all__ = ["plot_capacity"]
 
@@ -42,5 +42,4 @@ def plot_capacity(result: dict, path: str | os.PathLike) -> None:
               title="Page response time (Kaplan–Meier, cut pages censored)")
     right.legend()
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
+    save_png(fig, path, dpi=90)

@@ -1,5 +1,5 @@
-"""The pieces every HTML report is made of: PNG figures embedded as data, tables, the line
-that says how to read a plot, and the page around them.
+"""The pieces every HTML report is made of: PNG figures embedded as data (or written as
+files), tables, the line that says how to read a plot, and the page around them.
 
 The page checks itself when loaded: a script marks ``<body data-images="ok N">`` once every image
 has decoded (``broken K`` otherwise) and ``data-errors`` with any script error, so a headless
@@ -9,12 +9,14 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
 from datetime import datetime, timezone
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from .. import __version__
+from ..formats.atomic import atomic_path
 
 __all__ = ["img", "png", "fig", "table", "howto", "hurst_table", "page"]
 
@@ -35,6 +37,12 @@ td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #eee; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; } .note { color: #555; } .howto { color: #333; font-style: italic; }
 </style>"""
+
+
+def save_png(figure: Figure, path: str | os.PathLike, dpi: int) -> None:
+    """The figure as a PNG file at ``path``, written whole or not at all."""
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, dpi=dpi, format="png")
 
 
 def img(data: bytes, alt: str = "plot") -> str:

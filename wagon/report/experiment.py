@@ -8,7 +8,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from ..formats.atomic import atomic_path
+from .common import save_png
 
 __all__ = ["plot_table", "series"]
 
@@ -61,7 +61,6 @@ def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = "
         fig.suptitle(p["title"] or title or ", ".join(p["y"]) + f" against {p['x']}")
         fig.tight_layout()
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"plot-{k}-{'-'.join(p['y'])}")[:100] + ".png"
-        with atomic_path(folder / name) as tmp:
-            fig.savefig(tmp, dpi=90, format="png")
+        save_png(fig, folder / name, dpi=90)
         out.append(folder / name)
     return out

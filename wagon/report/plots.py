@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..formats.atomic import atomic_path
 from ..fitting import FitReport
 from ..formats.results import read_results
+from .common import save_png
 from .replay import plot_width, successful
 
 __all__ = ["plot_fit", "fit_figure", "write_plots", "plot_replay"]
@@ -18,8 +18,7 @@ __all__ = ["plot_fit", "fit_figure", "write_plots", "plot_replay"]
 def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> None:
     """``fit_figure`` as a PNG file at ``path``."""
     fig = fit_figure(report, values)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
+    save_png(fig, path, dpi=100)
 
 
 def fit_figure(report: FitReport, values: np.ndarray) -> Figure:
@@ -97,5 +96,4 @@ def plot_replay(summary: dict, results_csv: str | os.PathLike,
     ax2.set_title("latency by client class")
     ax2.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
+    save_png(fig, path, dpi=100)
