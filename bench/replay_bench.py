@@ -13,9 +13,12 @@
    and the CPU the process uses while it holds them all — with a scheduler doing O(1) work per
    wake-up it stays what holding 1,000 costs;
 4. session start lag at 1,000 sessions/s (target p99 < 2 ms), beside the floor: the lag of
-   bare timers on the same event loop.
+   bare timers on the same event loop;
+5. a stop amid clicks: 3,000 sessions of five clicks (a page of 12 objects, WAN class) started
+   at 1,000/s and stopped at 2.5 s, 2,500 of them in a click: the event loop's lag max, beside
+   the same starts of one-click sessions that end by themselves (target: no stall over 50 ms).
 
-    python bench/replay_bench.py [--part 1 2 3 4]
+    python bench/replay_bench.py [--part 1 2 3 4 5]
 """
 from __future__ import annotations
 
@@ -239,8 +242,39 @@ def start_lag(tmp: Path) -> None:
           f"{s['sessions']['late']} late sessions, errors {s['errors']['total']}")
 
 
+def _mid_click(tmp: Path, server, clicks: int, max_time: float) -> dict:
+    """The summary of 3,000 sessions of ``clicks`` clicks on part 5's page started at 1,000/s
+    (its own process), stopped at ``max_time``."""
+    sessions = [(i / 1000.0, 0, [(0, 0.0)] * clicks) for i in range(3_000)]
+    scenario = write_scenario_file(tmp / f"m{clicks}.jsonl", [("/p.html", 1024, list(range(12)))],
+                                   [(f"/o{i}.gif", 8192) for i in range(12)], ["wan/http11"],
+                                   sessions)
+    code = ("import json\nfrom wagon.replay import replay, ReplayOptions\n"
+            "print(json.dumps(replay(%r, ReplayOptions(target=%r, max_time=%r))))"
+            % (str(scenario), server.url, max_time))
+    out = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def stop_amid_clicks(tmp: Path) -> None:
+    site = _site(tmp)
+    for i in range(12):
+        (site / f"o{i}.gif").write_bytes(b"o" * 8192)
+    with nginx(site, tmp / "ng5", connections=12_000, access_log=False) as server:
+        stopped = _mid_click(tmp, server, 5, 2.5)
+        ended = _mid_click(tmp, server, 1, 12.0)
+    r = stopped["requests"]
+    print(f"5. stop amid clicks: {r['in_flight']:,} requests in flight and {r['not_started']:,} "
+          f"not started at the stop; event-loop lag max "
+          f"{stopped['generator']['loop_lag']['max']:.1f} ms (p99 "
+          f"{stopped['generator']['loop_lag']['p99']:.1f} ms); the same starts ending by "
+          f"themselves: max {ended['generator']['loop_lag']['max']:.1f} ms (target: no stall "
+          f"over 50 ms)")
+
+
 def main() -> None:
-    run_parts(__doc__, {1: keepalive, 2: new_connections, 3: concurrent, 4: start_lag})
+    run_parts(__doc__, {1: keepalive, 2: new_connections, 3: concurrent, 4: start_lag,
+                        5: stop_amid_clicks})
 
 
 if __name__ == "__main__":

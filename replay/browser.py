@@ -213,6 +213,7 @@ class Client:
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
         self.page_calls: list[Call] = []
+        self.cut: list[Call] = []                 # settled by the run's stop, not yet recorded
 
     # ---- requests and their outcomes -------------------------------------------------------
     def _new(self, page: int, url: str, is_page: bool, intended: float | None,
@@ -570,27 +571,39 @@ class Client:
     # ---- the run stops -----------------------------------------------------------------------
     def abandon(self) -> None:
         """The run stopped: what was issued ends ``in_flight`` (settled now), what was not
-        ``not_started``; the page in progress ends now."""
+        ``not_started``; the page in progress ends now; the connections close. ``record_stop``
+        records it, when the loop has the time."""
         now = clock()
-        for c in list(self.open):
+        for c in self.open:
             if c.start is not None:
                 c.error, c.last_byte = IN_FLIGHT, now
             else:
                 c.error = NOT_STARTED
-            self._done(c)
+        self.cut, self.open = list(self.open), {}
         if self.visit_now is not None:
             self.visit_now.done = now
-            self._page_done(self.visit_now)
         self.close()
 
-    def not_started(self, page: int) -> None:
-        """A click the run stopped before: its page and objects end ``not_started``."""
+    def record_stop(self, pages: list[int]) -> int:
+        """Record what ``abandon`` settled and, ``not_started``, the clicks on ``pages`` the
+        run stopped before; returns how many requests that is."""
+        for c in self.cut:
+            self.t.hooks.emit("call_done", c)
+        if self.visit_now is not None:
+            self._page_done(self.visit_now)
+        return len(self.cut) + sum(self.not_started(page) for page in pages)
+
+    def not_started(self, page: int) -> int:
+        """A click the run stopped before: its page and objects end ``not_started``; returns
+        how many requests that is."""
         site = self.t.site
-        for url, is_page in [(site.page_urls[page], True)] + [
-                (site.object_urls[o], False) for o in site.page_objects[page]]:
+        urls = [(site.page_urls[page], True)] + [(site.object_urls[o], False)
+                                                 for o in site.page_objects[page]]
+        for url, is_page in urls:
             call = Call(self.session, self.cls, page, self.t.path(url), is_page, None)
             call.error = NOT_STARTED
             self.t.hooks.emit("call_done", call)
+        return len(urls)
 
     def close(self) -> None:
         for i, conn in enumerate(self.kept):

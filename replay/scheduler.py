@@ -27,6 +27,7 @@ __all__ = ["Scheduler", "class_override"]
 
 LOOKAHEAD = 0.05          # sessions are handed to the loop's timers this long before they start
 CANCEL_SLICE = 100        # running sessions ended per turn of the loop when the run stops
+UNPLAYED_SLICE = 2_000    # the ended sessions' requests recorded per turn of the loop after it
 
 
 class Scheduler:
@@ -43,6 +44,7 @@ class Scheduler:
         self.stop_at: float | None = None
         self.tasks: set[asyncio.Task] = set()
         self.clicking: set[asyncio.Task] = set()     # the sessions with a click in flight
+        self.unplayed: list[tuple[Client, list[int]]] = []   # the stop's sessions' pages to come
         self.scheduled = 0
         self.finished = 0
         self._fed = False
@@ -101,6 +103,19 @@ class Scheduler:
         left = [t for t in tasks if not t.done()]
         if left:
             await asyncio.wait(left)
+        await self._record_unplayed()
+
+    async def _record_unplayed(self) -> None:
+        """Record what the ended sessions had issued and had not, UNPLAYED_SLICE requests per
+        turn of the loop: 2,500 sessions stopped amid a click of five (65 requests each)
+        recorded 160,000 rows in the turn that ended them and stopped the loop 50-90 ms."""
+        rows = 0
+        for client, pages in self.unplayed:
+            rows += client.record_stop(pages)
+            if rows >= UNPLAYED_SLICE:
+                rows = 0
+                await asyncio.sleep(0)
+        self.unplayed = []
 
     def _all_done(self) -> bool:
         return self._fed and self.finished == self.scheduled
@@ -162,8 +177,7 @@ class Scheduler:
             completed = True
         except asyncio.CancelledError:
             client.abandon()
-            for page, _ in s.clicks[begun:]:
-                client.not_started(page)
+            self.unplayed.append((client, [page for page, _ in s.clicks[begun:]]))
             raise
         finally:
             client.close()
