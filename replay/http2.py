@@ -90,14 +90,29 @@ def prior_knowledge_refused(sock: socket.socket) -> str | None:
         if got.startswith(b"HTTP/") and b"\r\n" in got:
             break                                   # HTTP/1.x's status line, kept open or not
         try:
-            if any(isinstance(e, RemoteSettingsChanged) for e in h2.receive_data(data)):
-                return None
+            events = h2.receive_data(data)
         except H2Error:
             break
+        for e in events:
+            if isinstance(e, RemoteSettingsChanged):
+                return None
+            if isinstance(e, ConnectionTerminated):
+                code = _error_code(e.error_code)
+                return f"it ended the connection at once (GOAWAY, {getattr(code, 'name', code)})"
+    return _answer(got)
+
+
+def _answer(got: bytes) -> str:
+    """What a server answered to HTTP/2's preface, said in a few words: its HTTP/1.x status
+    line, TLS (a record's header: alert or handshake, version 3.x), or its first bytes."""
     if not got:
         return "it closed the connection"
-    first = got.split(b"\r\n", 1)[0][:80].decode("latin-1")
-    return f"it answered {first!r}"
+    if got.startswith(b"HTTP/"):
+        line = got.split(b"\r\n", 1)[0][:80].decode("latin-1")
+        return f"it answered {line!r}"
+    if got[:1] in (b"\x15", b"\x16") and got[1:2] == b"\x03":
+        return "it answered in TLS (an https:// server)"
+    return f"it answered {len(got):,} bytes of neither HTTP/1.x nor HTTP/2 ({got[:8].hex(' ')} ...)"
 
 
 def h2c_get(host: str, port: int, path: str, timeout: float) -> bytes:

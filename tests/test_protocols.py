@@ -380,22 +380,43 @@ def test_h2c_without_the_server_speaking_it_is_refused_at_once(tmp_path):
     assert [x.status for x in log] == [400]
 
 
+def _answering(reply: bytes, keep_open: bool = False) -> str:
+    """The URL of a server on loopback that answers one connection's first read ``reply``,
+    then closes it (``keep_open``: when the client does), in a thread."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with listener, listener.accept()[0] as conn:
+            conn.recv(1 << 16)
+            conn.sendall(reply)
+            if keep_open:
+                conn.recv(1 << 16)
+    threading.Thread(target=answer, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/"
+
+
 def test_h2c_preflight_names_an_http1_answer_on_a_connection_kept_open():
     """A server that answers the preface with HTTP/1.1's status line and keeps the connection
     (nginx, Apache and wagon serve close it): the preflight waited its 2 s for HTTP/2 frames
     and said "no answer"."""
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        def answer():
-            conn, _ = listener.accept()
-            with conn:
-                conn.recv(1 << 16)
-                conn.sendall(b"HTTP/1.1 505 HTTP Version Not Supported\r\n"
-                             b"Content-Length: 0\r\n\r\n")
-                conn.recv(1 << 16)                  # until the preflight closes
-        threading.Thread(target=answer, daemon=True).start()
-        url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-        with pytest.raises(TargetUnreachable, match="it answered 'HTTP/1.1 505 HTTP Version"):
-            preflight(url, 30.0, None, http2=True)
+    url = _answering(b"HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Length: 0\r\n\r\n",
+                     keep_open=True)
+    with pytest.raises(TargetUnreachable, match="it answered 'HTTP/1.1 505 HTTP Version"):
+        preflight(url, 30.0, None, http2=True)
+
+
+@pytest.mark.parametrize("reply, said", [
+    (b"\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x0d",
+     r"ended the connection at once \(GOAWAY, HTTP_1_1_REQUIRED\)"),
+    (b"\x15\x03\x01\x00\x02\x02\x46", r"answered in TLS \(an https:// server\)"),
+    (b"SSH-2.0-OpenSSH_9.2\r\n", r"21 bytes of neither HTTP/1.x nor HTTP/2 \(53 53 48 2d")])
+def test_h2c_preflight_says_what_a_server_did_with_the_preface(reply, said):
+    """A GOAWAY frame (RFC 9113 section 6.8: length 8, type 7, code 0xd) before any SETTINGS,
+    a TLS alert record (RFC 8446 section 5.1), another protocol's banner: each named, not
+    shown as raw bytes."""
+    with pytest.raises(TargetUnreachable, match=said) as e:
+        preflight(_answering(reply), 30.0, None, http2=True)
+    assert "\\x" not in str(e.value), e.value
 
 
 @pytest.mark.parametrize("text, want", [
