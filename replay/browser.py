@@ -149,6 +149,14 @@ def _stale(call: Call) -> bool:
     return call.reused and call.first_byte is None and call.error in RESENT
 
 
+def _fresh(conn: Connection) -> bool:
+    """Is ``conn`` plain and unused? Its first request then needs no half round trip of its
+    own: it goes right behind the handshake's last ACK, which the connect waited for to reach
+    the server (a TLS connect ends as the server's last flight reaches the client: the
+    request then travels its half)."""
+    return conn.used == 0 and conn.tls is None
+
+
 class _Ended:
     """The order in which a page's streams end (``Client._streams``): their indices, and the
     coroutine waiting for the next (to which an error of a delayed write goes, as it would
@@ -363,10 +371,7 @@ class Client:
     async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
         """Write the requests after the emulated propagation and upload; wait for the answers."""
         extras = [self._headers(c) for c in calls]
-        # a plain connection's first request needs no half round trip: it goes right behind the
-        # handshake's last ACK, which the connect waited for (after TLS, its last flight does)
-        wait = self.net.send_delay(self._upload(calls, extras),
-                                   fresh=conn.used == 0 and conn.tls is None)
+        wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn))
         if wait > 0:
             await asyncio.sleep(wait)
         futures = self._write(conn, calls, extras)
@@ -455,7 +460,7 @@ class Client:
             return objs
         ended = _Ended(self.loop)
         extras = [self._headers(c) for c in objs]
-        fresh = conn.used == 0 and conn.tls is None
+        fresh = _fresh(conn)
         due: dict[float, list[int]] = {}
         for i, (c, x) in enumerate(zip(objs, extras)):
             wait = self.net.send_delay(self._upload([c], [x]), fresh)
