@@ -123,12 +123,17 @@ def _target(url: str) -> tuple[str, int, str, str]:
     request goes under ``/shop``)."""
     try:
         u = urlsplit(url)
-        port = u.port or DEFAULT_PORTS.get(u.scheme)
+        port = DEFAULT_PORTS.get(u.scheme) if u.port is None else u.port
     except ValueError as e:
         raise ReplayError(f"--target {url!r}: {e}") from None
     if u.scheme not in DEFAULT_PORTS or not u.hostname:
         raise ReplayError(f"--target {url!r}: give an http://HOST[:PORT]/[PREFIX/] or "
                           "https://... URL")
+    if port == 0:
+        raise ReplayError(f"--target {url!r}: port 0 is no server's port")
+    if "@" in u.netloc:     # it would go out in every Host header, and no request uses it
+        raise ReplayError(f"--target {url!r}: a target has no user name or password (wagon "
+                          "sends no credentials)")
     if u.query or u.fragment:
         raise ReplayError(f"--target {url!r}: a target has no query or fragment (the "
                           "scenario's URLs carry their own)")

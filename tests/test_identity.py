@@ -292,6 +292,8 @@ def test_a_target_path_prefixes_every_request(tmp_path):
 @pytest.mark.parametrize("target,message", [
     ("http://127.0.0.1:9/shop/?x=1", "a target has no query or fragment"),
     ("http://127.0.0.1:99999/", "out of range"),
+    ("http://127.0.0.1:0/", "port 0 is no server's port"),
+    ("http://user:secret@127.0.0.1:9/", "a target has no user name or password"),
     ("ws://127.0.0.1/", "give an http://HOST[:PORT]/[PREFIX/] or https://... URL"),
 ])
 def test_a_target_wagon_cannot_use_is_one_line(tmp_path, target, message):
