@@ -12,7 +12,7 @@ without a row are ``not_started``), publishes them with the summary the run woul
 from __future__ import annotations
 
 import os
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from ..formats.results import read_run, run_path
 from ..formats.scenario import read_scenario
@@ -42,7 +42,7 @@ def recover(results: str) -> dict:
                               "nothing to recover")
         raise ReplayError(f"{pending_run_path(results)}: no run file of an unfinished run: "
                           "not the results of a replay that died")
-    opts = _options(info["options"])
+    opts = replace(_options(info["options"]), results=results)   # where the parts are now
     try:
         thresholds = [parse_threshold(t) for t in opts.fail_on]
     except ThresholdError as e:

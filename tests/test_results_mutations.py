@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -226,3 +227,17 @@ def test_recover_refuses_every_forbidden_part_file(tmp_path_factory, played, nam
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
     assert r.output.startswith(f"Error: {part}:{line - 1}: a damaged part file ("), r.output
     assert not (d / "r.csv").exists() and "Traceback" not in r.output
+
+
+def test_recover_writes_the_results_it_is_given(tmp_path, played):
+    """A killed run's files moved elsewhere: recover publishes them where it is told, beside
+    their parts (it wrote the --results its run file recorded: another run's results there
+    overwritten, and none where the user looks)."""
+    recorded = Path(json.loads(played["run"])["options"]["results"])
+    before = recorded.read_bytes()
+    _killed(tmp_path, played, played["requests"], played["pages"])
+    r = CliRunner().invoke(main, ["recover", str(tmp_path / "r.csv")])
+    assert r.exit_code == 5 and f"results: {tmp_path / 'r.csv'} (requests)" in r.output, r.output
+    rows = played["requests"].count("\r\n") - 1                  # the part file's rows
+    assert len(read_results(tmp_path / "r.csv")) == rows and recorded.read_bytes() == before
+    assert not list(tmp_path.glob("*.part*"))
