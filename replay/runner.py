@@ -210,13 +210,14 @@ def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None,
               http2: bool = False) -> None:
     """One TCP connect to the target (and TLS handshake, or HTTP/2's preface in plain text
     for ``http2`` browsers), within PREFLIGHT_S: a target with nothing listening, whose
-    certificate does not verify, or without h2c, is found out at once, not after the run."""
+    certificate does not verify, or without HTTP/2 (h2 in ALPN, or h2c) for ``http2``
+    browsers, is found out at once, not after the run."""
     host, port, _, _ = _target(url)
     limit = min(PREFLIGHT_S, connect_timeout)
     try:
         with socket.create_connection((host, port), timeout=limit) as sock:
             if tls is not None:
-                check_handshake(sock, tls)
+                check_handshake(sock, tls, http2)
             elif http2 and (why := prior_knowledge_refused(sock)):
                 raise TargetUnreachable(f"--target {url}: no HTTP/2 without TLS (h2c, prior "
                                         f"knowledge) there: {why}; give an https:// target "

@@ -113,9 +113,8 @@ class TlsLayer:
             except ssl.SSLCertVerificationError as e:
                 raise TlsFailed("tls_verify", e.verify_message) from None
             except ssl.SSLError as e:
-                kind = "alpn" if "NO_APPLICATION_PROTOCOL" in str(e).upper().replace(
-                    " ", "_") else "tls_error"
-                raise TlsFailed(kind, e.reason or str(e)) from None
+                raise TlsFailed("alpn" if _alpn_refused(e) else "tls_error",
+                                e.reason or str(e)) from None
             progressed = done or self.outgoing.pending
             if answered and progressed and net.half > 0:
                 await asyncio.sleep(net.half)  # the server's flight travels back
@@ -159,15 +158,27 @@ class TlsLayer:
         return b"".join(out), closed
 
 
-def check_handshake(sock: socket.socket, config: TlsConfig) -> None:
-    """A blocking handshake on connected ``sock`` (the pre-flight check); TlsFailed with a
-    one-line reason when it fails."""
+def _alpn_refused(e: ssl.SSLError) -> bool:
+    """Did the server end the handshake for want of a protocol it speaks among those offered
+    (its no_application_protocol alert)?"""
+    return "NO_APPLICATION_PROTOCOL" in str(e).upper().replace(" ", "_")
+
+
+def check_handshake(sock: socket.socket, config: TlsConfig, http2: bool = False) -> None:
+    """A blocking handshake on connected ``sock`` (the pre-flight check), offering what the
+    run's browsers offer: ``http2``, HTTP/2 alone, which the server must choose. TlsFailed
+    with a one-line reason when it fails."""
+    no_h2 = "the server does not choose HTTP/2 (h2) in ALPN: give an HTTP/1.x protocol"
     try:
-        with config.context(("http/1.1",)).wrap_socket(
-                sock, server_hostname=config.server_name):
-            pass
+        with config.context(("h2",) if http2 else ("http/1.1",)).wrap_socket(
+                sock, server_hostname=config.server_name) as tls:
+            chosen = tls.selected_alpn_protocol()
     except ssl.SSLCertVerificationError as e:
         raise TlsFailed("tls_verify", f"the certificate does not verify ({e.verify_message}): "
                         "give --ca-file, or --insecure") from None
     except ssl.SSLError as e:
+        if http2 and _alpn_refused(e):
+            raise TlsFailed("alpn", no_h2) from None
         raise TlsFailed("tls_error", f"the TLS handshake failed ({e.reason or e})") from None
+    if http2 and chosen != "h2":
+        raise TlsFailed("alpn", no_h2)

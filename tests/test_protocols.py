@@ -351,16 +351,23 @@ def test_both_http2_libraries_give_nginx_the_same_run(tmp_path):
     assert {x.uri: x.bytes for x in first}["/o3.gif"] == big
 
 
-def test_http2_needs_the_server_to_choose_it(tmp_path):
-    """An HTTPS server without HTTP/2 answers ALPN with nothing: every request is one row
-    failed as no_h2, and nginx saw no request."""
+def test_http2_needs_the_server_to_choose_it(tmp_path, monkeypatch):
+    """An HTTPS server without HTTP/2 answers ALPN with nothing: the run does not start, one
+    line, exit 3, as for h2c (it played, every page failed no_h2, exit 4); past the pre-flight
+    (a server that stopped choosing h2) every request is one row failed as no_h2. nginx saw no
+    request."""
     site, pages, objects = _site(tmp_path, 2)
     scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
                                    [(0.0, 0, [(0, 0.0)])])
     cert = certificate(tmp_path / "cert")
     with nginx(site, tmp_path / "ng", tls=cert, log_format=LOG) as server:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
+                                      "--insecure", "--quiet"])
+        monkeypatch.setattr("wagon.replay.runner.preflight", lambda *args: None)
         s = replay(str(scenario), ReplayOptions(target=server.url, insecure=True, fail_on=()))
         log = lines(server, 0)
+    assert r.exit_code == 3 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "does not choose HTTP/2 (h2) in ALPN" in r.output, r.output
     assert s["errors"]["by_kind"] == {"no_h2": 1, "skipped": 2} and log == []
 
 
