@@ -159,3 +159,16 @@ def test_the_table_shows_page_response_time_with_the_cut_pages():
     row = steps_text(result).splitlines()[1].split()
     assert row[5:8] == ["1.50", ">4.00", "1"]              # S: 0.75, 0.5, 0.25 (< 0.5 at 1.5)
     assert steps_text(result, "request").splitlines()[1].split()[5:8] == ["12.5", "40.0", "99.0"]
+
+
+def test_a_plot_into_a_missing_folder_is_refused_before_the_sweep(tmp_path):
+    """--plot into a folder that does not exist: one line, exit 2, before any step is played
+    (it was found after the sweep, and the table of every step was lost with it); here the
+    target listens nowhere, so a sweep that started would end in exit 3 instead."""
+    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/a.html", 10, [])], [],
+                                   ["lan/http11"], [(t, 0, [(0, 0.0)]) for t in range(4)])
+    r = CliRunner().invoke(main, ["sweep", str(scenario), "--target", "http://127.0.0.1:9/",
+                                  "--rates", "1", "--step-time", "2",
+                                  "--plot", str(tmp_path / "no" / "curve.png")])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert f"--plot {tmp_path / 'no' / 'curve.png'}: no folder {tmp_path / 'no'}" in r.output

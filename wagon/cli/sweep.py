@@ -1,6 +1,8 @@
 """``wagon sweep``: the capacity curve of a server (the same scenario at increasing rates)."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..analysis.capacity import (DRAIN_MARGIN, DRAIN_MIN, LATENCY_HEADERS, TABLE_LATENCY,
@@ -56,6 +58,8 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
     """Replay SCENARIO at increasing rate scales: achieved vs offered throughput, latency and
     errors per step, and the knee where the server stops keeping up."""
     inputs.scenario(scenario)
+    if plot and not os.path.isdir(os.path.dirname(plot) or "."):   # found now, not after
+        raise WagonError(f"--plot {plot}: no folder {os.path.dirname(plot)}")
     try:
         if protocol:
             parse_protocol(protocol)
