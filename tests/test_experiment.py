@@ -240,3 +240,16 @@ def test_an_axis_on_the_seed_or_the_pause_is_what_each_cell_plays(tmp_path, monk
     assert slept == [0.25, 0.5, 0.5, 0.25, 0.25, 0.5, 0.5]
     plan = CliRunner().invoke(main, ["experiment", str(path), "--dry-run"]).output
     assert "(seeds 5–6, 40–41)" in plan.splitlines()[0], plan      # what the runs will play
+
+
+def test_a_plot_of_a_column_the_table_lacks_is_a_reported_skip(tmp_path):
+    """A [[plot]] naming no column of the table (a typo in y, x or series): no figure, and why
+    (it was an empty PNG, said nowhere); the others are drawn."""
+    from wagon.report.experiment import plot_table
+    rows = [{"cell": 0, "x": 1, "y": 2.0}, {"cell": 1, "x": 2, "y": 3.0}]
+    plots = [{"x": "x", "y": ["y_typo"], "series": None, "title": "", "logy": False},
+             {"x": "x", "y": ["y"], "series": "nope", "title": "", "logy": False}]
+    files, skipped = plot_table(rows, plots, tmp_path)
+    assert files == [] and list(tmp_path.iterdir()) == []
+    assert skipped == ["plot 0 skipped: the table has no column 'y_typo'",
+                       "plot 1 skipped: the table has no column 'nope'"]

@@ -121,8 +121,11 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
         raise write_error(str(folder), e) from None
     if r.plots:
         from ..report.experiment import plot_table  # lazy: matplotlib only for plots
-        for path in plot_table(rows, r.plots, folder, r.tables["experiment"]["title"]):
+        paths, skipped = plot_table(rows, r.plots, folder, r.tables["experiment"]["title"])
+        for path in paths:
             click.echo(f"plot: {path}", err=True)
+        for why in skipped:
+            click.echo(f"wagon: {why} (its columns: table.csv's header)", err=True)
     click.echo(table_text(rows, list(r.axes)))
     lagged = sum(bool(row.get("generator_lagged")) for row in rows)
     click.echo(f"{len(rows)} runs; table: {folder / 'table.csv'}" + (

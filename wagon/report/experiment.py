@@ -35,12 +35,18 @@ def series(rows: list[dict], x: str, y: str, by: str | None
 
 
 def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = ""
-               ) -> list[Path]:
+               ) -> tuple[list[Path], list[str]]:
     """One PNG per plot of the recipe, in ``folder``: each y against x, a line per series
     value, the mean over repetitions with their range as error bars; titled by the plot's
-    own title, else ``title`` (the recipe's). Returns the files."""
-    out = []
+    own title, else ``title`` (the recipe's). Returns the files, and why each plot naming a
+    column the table does not have was skipped (it would be an empty figure)."""
+    out, skipped = [], []
+    columns = {c for row in rows for c in row}
     for k, p in enumerate(plots):
+        missing = [c for c in (p["x"], *p["y"], p["series"]) if c and c not in columns]
+        if missing:
+            skipped.append(f"plot {k} skipped: the table has no column {missing[0]!r}")
+            continue
         fig = Figure(figsize=(5.5 * len(p["y"]), 4))
         axes = fig.subplots(1, len(p["y"]), squeeze=False)[0]
         for ax, y in zip(axes, p["y"]):
@@ -63,4 +69,4 @@ def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = "
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"plot-{k}-{'-'.join(p['y'])}")[:100] + ".png"
         save_png(fig, folder / name, dpi=90)
         out.append(folder / name)
-    return out
+    return out, skipped
