@@ -113,6 +113,13 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "plain text (h2c) is served by nginx alone"),                  # the default server: wagon
     ("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\n[workload]\nclasses = "
      "'lan/h2:1,lan/http11:1'\n", "to h2 browsers alone"),
+    # found when the cell's server or replay started, after the cells before it had played
+    ("[experiment]\nname = 'x'\nduration = 4\n[axes]\n'replay.warmup' = [0, 4]\n",
+     "cell 1 (replay.warmup=4): replay.warmup 4 s leaves nothing of the 4 s of arrivals"),
+    ("[experiment]\nname = 'x'\n[replay]\nloss = 0.01\n", "cell 0 (the one cell): --loss "
+     "needs --network packet"),
+    ("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\n[axes]\n'server.template' = "
+     "['nowhere.conf']\n", "cell 0 (server.template=nowhere.conf): server.template "),
 ])
 def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
     recipe = tmp_path / "r.toml"

@@ -31,8 +31,9 @@ from ..formats.classes import ClassError
 from ..formats.model import ModelError, load_model
 from ..formats.results import measured, pages_path, read_results
 from ..formats.site import build_site
-from ..replay import ReplayOptions, replay
+from ..replay import ReplayError, ReplayOptions, replay
 from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
+from ..replay.runner import check_network
 from ..replay.scheduler import class_override
 from ..synth import Generator, SynthError, SynthOptions, resolve_site, synthesize
 from ..synth.reference import wagon_model
@@ -119,7 +120,21 @@ def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
             raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): HTTP/2 in plain "
                               "text (h2c) is served by nginx alone, to h2 browsers alone (its "
                               "port then speaks nothing else)")
+        w, e, r = (cell.settings[t] for t in ("workload", "experiment", "replay"))
+        span = e["duration"] / w["speedup"]
+        if r["warmup"] >= span:
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): replay.warmup "
+                              f"{r['warmup']:g} s leaves nothing of the {span:g} s of arrivals "
+                              "to measure")
+        try:
+            check_network(replay_options(cell.settings, "http://127.0.0.1/", None))
+        except ReplayError as err:
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): {err}") \
+                from None
         template = cell.settings["server"]["template"]
+        if template and not recipe.resolve(template).is_file():
+            raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): "
+                              f"server.template {recipe.resolve(template)}: not a file")
         if h2 and template and not has_placeholder(recipe.resolve(template), "http2"):
             raise RecipeError(f"{recipe.path}: cell {cell.index} ({cell.label}): {template} has "
                               "no {{ http2 }} (on its listen line: listen 127.0.0.1:{{ port }}"
@@ -132,6 +147,16 @@ def http2_of(gen: Generator, replay_settings: dict) -> str | None:
     replay's protocol over them)."""
     h2 = [c.protocol.http2 for c in class_override(gen.classes, replay_settings["protocol"])]
     return ("all" if all(h2) else "some") if any(h2) else None
+
+
+def replay_options(settings: dict, target: str, results: str | None) -> ReplayOptions:
+    """How a cell (its ``settings``) replays its workload against ``target``: until the
+    arrivals' end and the drain after them."""
+    r, e = settings["replay"], settings["experiment"]
+    return ReplayOptions(target=target, results=results, workers=r["workers"],
+                         protocol=r["protocol"] or None, emulation=r["emulation"],
+                         network=r["network"], loss=r["loss"], warmup=r["warmup"], fail_on=(),
+                         max_time=e["duration"] / settings["workload"]["speedup"] + e["drain"])
 
 
 def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
@@ -161,11 +186,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
         server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port,
                            pid=server.pid) as sampler:
-            summary = replay(str(scenario), ReplayOptions(
-                target=server.url, results=str(run.folder / "results.csv"),
-                workers=r["workers"], protocol=r["protocol"] or None,
-                emulation=r["emulation"], network=r["network"], loss=r["loss"],
-                warmup=r["warmup"], fail_on=(), max_time=span + e["drain"]))
+            summary = replay(str(scenario), replay_options(s, server.url,
+                                                           str(run.folder / "results.csv")))
         sampler.write_csv(run.folder / "status.csv")
         status = sampler.summary(server.capacity)
         logged = _lines(server.access_log)
