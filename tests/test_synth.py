@@ -168,6 +168,17 @@ def test_client_classes():
             parse_classes(bad)
 
 
+@pytest.mark.parametrize("spec", ["lan/h2:inf,lan/http11:1", "lan:1e308,wan:1e308"])
+def test_a_class_weight_that_is_no_finite_share_is_one_line(tmp_path, spec):
+    """An infinite weight (or weights whose sum is) made every share NaN or 0: the scenario's
+    header had weight null and every session was drawn from the other class, exit 0."""
+    save_model(hand_model(), tmp_path / "m.json")
+    r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "--sessions", "5",
+                                  "--classes", spec, "-o", str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "weight" in r.output and "finite" in r.output and not (tmp_path / "s.jsonl").exists()
+
+
 def test_routing_follows_the_model():
     site = {"pages": [{"url": "/", "size": 100, "hits": 10, "objects": []},
                       {"url": "/a", "size": 100, "hits": 5, "objects": []},

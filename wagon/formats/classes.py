@@ -187,10 +187,13 @@ def parse_classes(spec: str) -> list[ClientClass]:
             w = float(weight) if weight else 1.0
         except ValueError:
             raise ClassError(f"{part!r}: weight {weight!r} is not a number") from None
-        if not w > 0:
-            raise ClassError(f"{part!r}: weight must be positive")
+        if not 0 < w < math.inf:
+            raise ClassError(f"{part!r}: weight must be a finite positive number")
         classes.append(ClientClass(body, w, _network(net), parse_protocol(proto or "http11")))
     if not classes:
         raise ClassError("no client class given")
     total = sum(c.weight for c in classes)
+    if not math.isfinite(total):
+        raise ClassError(f"{spec!r}: the weights sum to infinity (weight must be a finite "
+                         "positive number, and so must their sum)")
     return [ClientClass(c.name, c.weight / total, c.network, c.protocol) for c in classes]
