@@ -241,3 +241,18 @@ def test_recover_writes_the_results_it_is_given(tmp_path, played):
     rows = played["requests"].count("\r\n") - 1                  # the part file's rows
     assert len(read_results(tmp_path / "r.csv")) == rows and recorded.read_bytes() == before
     assert not list(tmp_path.glob("*.part*"))
+
+
+@pytest.mark.parametrize("args", [["report", "r.pages.csv", "-o", "x.html"],
+                                  ["hurst", "r.pages.csv"], ["compare", "r.csv", "r.pages.csv"]])
+def test_a_pages_file_where_requests_are_read_is_one_line(tmp_path, played, args):
+    """A replay's pages file given where its requests file is read (it reads as results): a
+    KeyError traceback, exit 1; now one line naming the requests file to give."""
+    (tmp_path / "r.csv").write_text(played["requests"], newline="")
+    (tmp_path / "r.pages.csv").write_text(played["pages"], newline="")
+    (tmp_path / "r.run.json").write_text(played["run"])
+    with pytest.MonkeyPatch.context() as m:
+        m.chdir(tmp_path)
+        r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "r.pages.csv: a replay's pages, not its requests (give r.csv)" in r.output, r.output

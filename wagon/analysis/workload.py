@@ -9,7 +9,7 @@ from typing import Iterator
 import numpy as np
 
 from ..formats.kind import what_is
-from ..formats.results import pages_path, read_results
+from ..formats.results import PAGE_COLUMNS, pages_path, read_results
 from ..formats.scenario import ScenarioError, SessionBatch, read_scenario
 from ..logs.parse import parse_logs
 from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, sessionize
@@ -127,6 +127,10 @@ def _from_scenario(path: str) -> Workload:
 
 def _from_replay(path: str) -> Workload:
     req = read_results(path)
+    if list(req.columns) == list(PAGE_COLUMNS):          # its pages: no request, no URL
+        p = Path(path)
+        raise WorkloadError(f"{path}: a replay's pages, not its requests (give "
+                            f"{p.with_name(p.stem.removesuffix('.pages') + p.suffix)})")
     req = req[req["start"].notna()]
     urls, codes = np.unique(req["url"].to_numpy(str), return_inverse=True)
     starts, clicks, think = np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
