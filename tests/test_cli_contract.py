@@ -182,3 +182,20 @@ def test_every_numeric_option_refuses_values_out_of_its_range(tmp_path, inputs, 
             (value, r.output, repr(r.exception))
         assert flag in r.output and "Traceback" not in r.output, (value, r.output)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", "S", "--target", "http://127.0.0.1:9/", "--results", ""],
+    ["replay", "S", "--target", "http://127.0.0.1:9/", "--protocol", ""],
+    ["replay", "S", "--target", "http://127.0.0.1:9/", "--source-addresses", ""],
+    ["replay", "S", "--target", "http://127.0.0.1:9/", "--ca-file", ""],
+    ["sweep", "S", "--target", "http://127.0.0.1:9/", "--protocol", ""],
+    ["sweep", "S", "--target", "http://127.0.0.1:9/", "--plot", ""]])
+def test_an_empty_option_is_refused_not_taken_for_its_absence(tmp_path, argv):
+    """An empty value (an unset shell variable: --results "$OUT") is refused, exit 2, before
+    anything runs: it was taken for the option's absence (a replay that wrote no results, no
+    protocol override, the system's CAs), said nowhere."""
+    with open(tmp_path / "s.jsonl", "w") as f:
+        synthesize(Generator(hand_model(), SynthOptions(sessions=20, pages=5)), f)
+    r = CliRunner().invoke(main, [str(tmp_path / "s.jsonl") if a == "S" else a for a in argv])
+    assert r.exit_code == 2 and "an empty value" in r.output and argv[-2] in r.output, r.output

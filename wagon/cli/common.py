@@ -11,7 +11,7 @@ from ..formats.atomic import DISK_FULL
 from ..formats.kind import wrong_kind
 
 __all__ = ["LazyGroup", "WagonError", "DiskFull", "write_error", "default", "not_wagon",
-           "Finite", "Count", "SEED", "tls_options"]
+           "Finite", "Given", "Count", "SEED", "tls_options"]
 
 
 class Finite(click.FloatRange):
@@ -25,6 +25,18 @@ class Finite(click.FloatRange):
         if not math.isfinite(rv):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return rv
+
+
+class Given(click.ParamType):
+    """A string option that, when given, holds something: an empty value (an unset shell
+    variable, --results "$OUT") is refused instead of being taken for the option's absence."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty value (leave the option out to go without it)", param, ctx)
+        return value
 
 
 def Count(low: int = 1, high: int = 10**12) -> click.IntRange:  # noqa: N802 (a type)
@@ -123,7 +135,7 @@ def tls_options(command):
                          help="HTTPS: the highest TLS version offered (default 1.3)."),
             click.option("--insecure", is_flag=True,
                          help="HTTPS: accept any certificate (as curl -k)."),
-            click.option("--ca-file", default=None, metavar="PEM",
+            click.option("--ca-file", type=Given(), default=None, metavar="PEM",
                          help="HTTPS: verify the server's certificate with these CAs "
                               "(default: the system's).")):
         command = option(command)

@@ -11,7 +11,7 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import (Count, Finite, WagonError, cannot_play, default, tls_options,
+from .common import (Count, Finite, Given, WagonError, cannot_play, default, tls_options,
                      write_error)
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], early-close-pipeline, "
@@ -38,7 +38,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--target", required=True,
               help="The server: http://HOST:PORT/ or https://HOST:PORT/, or "
                    "http(s)://HOST:PORT/PREFIX/ to request every URL under /PREFIX/.")
-@click.option("--results", default=default(ReplayOptions, "results"), metavar="FILE",
+@click.option("--results", type=Given(), default=default(ReplayOptions, "results"),
+              metavar="FILE",
               help="CSV of every request (and FILE's .pages.csv of every page, .run.json of "
                    "the run).")
 @click.option("--workers", type=Count(1, 4096),
@@ -48,7 +49,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Play on Dask workers instead (one segment of the sessions each, started "
                    "together; replaces --workers): N local worker processes, or the workers "
                    "of a running scheduler.")
-@click.option("--protocol", default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
+@click.option("--protocol", type=Given(), default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--network", type=click.Choice(NETWORK_MODES),
               default=default(ReplayOptions, "network"), show_default=True,
@@ -69,7 +70,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Every user as one client: one source address, User-Agent wagon-replay, no "
                    "Referer, no cookies. By default each session is a client of its own "
                    "(docs/replay.md, 'Users as the server sees them').")
-@click.option("--source-addresses", default=None, metavar="CIDR|ADDR,ADDR,...",
+@click.option("--source-addresses", type=Given(), default=None, metavar="CIDR|ADDR,ADDR,...",
               help="This machine's addresses the sessions connect from, one per session in "
                    "turn (a loopback target needs none: 127.64.0.0/10 is used).")
 @tls_options

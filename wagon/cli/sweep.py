@@ -12,7 +12,7 @@ from ..formats.scenario import ScenarioError
 from ..formats.strict_json import dumps
 from ..replay import ReplayError
 from . import inputs
-from .common import (Count, Finite, WagonError, cannot_play, default, tls_options,
+from .common import (Count, Finite, Given, WagonError, cannot_play, default, tls_options,
                      write_error)
 
 
@@ -39,7 +39,7 @@ from .common import (Count, Finite, WagonError, cannot_play, default, tls_option
               default=default(SweepOptions, "within"), show_default=True,
               help="The knee is the last step whose achieved throughput is within this fraction "
                    "of the offered one.")
-@click.option("--protocol", default=default(SweepOptions, "protocol"),
+@click.option("--protocol", type=Given(), default=default(SweepOptions, "protocol"),
               help="Override every class' protocol (as wagon replay --protocol).")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--workers", type=Count(1, 4096), default=default(SweepOptions, "workers"),
@@ -50,7 +50,7 @@ from .common import (Count, Finite, WagonError, cannot_play, default, tls_option
                    "the pages a step's end cut counted as censored, and how many) or the "
                    "successful requests' p50/p90/p99. --json has both.")
 @tls_options
-@click.option("--plot", default=None, metavar="PNG", help="Write the capacity curve here.")
+@click.option("--plot", type=Given(), default=None, metavar="PNG", help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def command(scenario, target, rates, step_time, warmup, drain, pause, within, protocol,
             no_emulation, workers, latency, ca_file, insecure, tls_version, plot,
