@@ -229,3 +229,18 @@ def test_a_law_overflowing_in_its_tail_is_answered_without_warnings():
     law = stats.fisk(c=100, scale=1)
     root = optimize.brentq(lambda d: law.cdf(d) - 0.8 * law.pdf(d), 1.0, 1.1)
     assert json.loads(r.stdout)["optimal_timeout"] == pytest.approx(root, rel=1e-9)
+
+
+def test_optima_below_the_grid_of_a_law_dense_near_zero_are_found():
+    """weibull(shape=0.2, scale=10): a density that diverges at 0, and a 0.999 quantile of
+    1.6e5 s, whose millionth (0.16 s) was the search's first point; both slopes change sign
+    below it (0.13 s, 0.05 s) and both optima were said 0 (no keep-alive, E[W] 5 s). SciPy's
+    brentq on its own weibull_min finds the roots."""
+    law = stats.weibull_min(c=0.2, scale=10)
+    a = advise(parse_law("weibull(shape=0.2, scale=10)"), clicks_mean=5, x1=1.0, x2=0.0)
+    paper = optimize.brentq(lambda d: law.cdf(d) - 0.8 * law.pdf(d), 0.01, 0.15, xtol=1e-15)
+    corrected = optimize.brentq(lambda d: 4 * (law.sf(d) - law.pdf(d)) + 1, 0.01, 0.15,
+                                xtol=1e-15)
+    assert a.optimal_timeout == pytest.approx(paper, rel=1e-9)
+    assert a.corrected_timeout == pytest.approx(corrected, rel=1e-9)
+    assert a.work_at_optimum < a.work_without_keepalive - 0.1
