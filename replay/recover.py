@@ -56,7 +56,9 @@ def recover(results: str) -> dict:
     due_by = last_recorded([requests for requests, _ in parts])
     prefix = _target(opts.target)[3]
     window = measured_window(sc, opts)
+    missing = [f"worker {k}: no part file {requests}: its sessions' requests are counted not "
+               "started" for k, (requests, _) in enumerate(parts) if not os.path.exists(requests)]
     states = [settle_part(sc, (k, n), due_by, prefix, *parts[k], window, why="parent_died")
               for k in range(n)]
     info = {k: v for k, v in info.items() if k not in ("format", "version", "summary")}
-    return finish(states, [], info, opts, thresholds)
+    return finish(states, missing, info, opts, thresholds)

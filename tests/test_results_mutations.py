@@ -256,3 +256,20 @@ def test_a_pages_file_where_requests_are_read_is_one_line(tmp_path, played, args
         r = CliRunner().invoke(main, args)
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
     assert "r.pages.csv: a replay's pages, not its requests (give r.csv)" in r.output, r.output
+
+
+def test_recover_says_which_part_file_is_missing(tmp_path, played):
+    """A killed run of 2 processes with part 1's files gone (a copy that missed them): its
+    sessions' requests are counted not started, as for a process that wrote nothing, and the
+    summary says so (it said nothing: every request it had sent was silently 'not started')."""
+    _killed(tmp_path, played, played["requests"], played["pages"])
+    run = json.loads((tmp_path / "r.run.json.part").read_text())
+    run["options"]["workers"] = 2
+    (tmp_path / "r.run.json.part").write_text(json.dumps(run))
+    r = CliRunner().invoke(main, ["recover", str(tmp_path / "r.csv")])
+    assert r.exit_code == 5, r.output
+    assert (f"worker died: worker 1: no part file {tmp_path / 'r.csv.part1'}: its sessions' "
+            "requests are counted not started") in r.output, r.output
+    assert read_run(tmp_path / "r.csv")["summary"]["dead_workers"] == [
+        f"worker 1: no part file {tmp_path / 'r.csv.part1'}: its sessions' requests are "
+        "counted not started"]
