@@ -249,3 +249,16 @@ def test_a_logs_workload_has_the_grid_of_its_timestamps(tmp_path, sample):
         log = tmp_path / f"{step}.log"
         log.write_text(f'192.0.2.1 "GET / HTTP/1.1" 200 {stamp}\n')
         assert load_workload(str(log), fmt).resolution == step
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_hurst_counts_that_are_not_finite_are_one_line(tmp_path, bad):
+    """A series with a NaN or an infinity: estimates of nan and NumPy's RuntimeWarnings on
+    stderr, exit 0; now one line naming the value, exit 2."""
+    counts = tmp_path / "c.txt"
+    values = [str(v) for v in np.random.default_rng(1).poisson(20, 300)]
+    values[123] = bad
+    counts.write_text("\n".join(values) + "\n")
+    r = CliRunner().invoke(main, ["hurst", "--counts", str(counts)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert f"value 124 is {bad}: counts are finite numbers" in r.output, r.output

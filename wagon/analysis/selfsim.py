@@ -246,6 +246,9 @@ def hurst_report(x, detrend_block: int | None = None) -> tuple[list[Estimate], l
     x = np.asarray(x, dtype=float)
     if len(x) < MIN_BINS:
         raise ValueError(f"a series of {len(x)} values is too short (at least {MIN_BINS})")
+    bad = np.flatnonzero(~np.isfinite(x))
+    if len(bad):
+        raise ValueError(f"value {bad[0] + 1} is {x[bad[0]]}: counts are finite numbers")
     if detrend_block:
         x = detrend(x, detrend_block)
     if np.ptp(x) == 0:
