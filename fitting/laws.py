@@ -222,7 +222,18 @@ class Law:
     def nparams(self) -> int:
         return len(self.params)
 
+    def takes(self) -> tuple[str, ...]:
+        """The parameters ``freeze`` takes: the estimated ones, and a discrete law's ``loc``
+        where its support is shifted rather than fixed."""
+        shifted = self.kind == "discrete" and self.support_from is None
+        return self.params + (("loc",) if shifted else ())
+
     def freeze(self, params: dict) -> Frozen:
+        """The distribution of ``params``; TypeError naming the parameters the law takes
+        when they are others."""
+        if params.keys() != set(self.takes()):
+            raise TypeError(f"{self.name} takes {', '.join(self.takes())}, not "
+                            f"{', '.join(map(str, params)) or 'none'}")
         frozen = self.make(**params)
         if self.integrated is not None:
             frozen.integrated = partial(self.integrated, params)

@@ -89,3 +89,14 @@ def test_a_law_that_cannot_be_drawn_from_is_one_line(tmp_path, model):
     r = _synth(tmp_path, mutant)
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
     assert "no mass" in r.output and not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_law_given_parameters_of_other_names_says_which_it_takes(tmp_path, model):
+    """pareto(alpha=…) (another library's name for its shape) said "<lambda>() got an
+    unexpected keyword argument 'alpha'": now the law's own parameters, from its family."""
+    mutant = json.loads(json.dumps(model[0]))
+    think = mutant["variables"]["think"]
+    think["best"], think["params"] = "pareto", {"alpha": 1.5, "scale": 2.0}
+    r = _synth(tmp_path, mutant)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "pareto takes shape, scale, not alpha, scale" in r.output, r.output
