@@ -186,8 +186,8 @@ class Scheduler:
 
 def class_override(classes: list[ClientClass], protocol: str | None) -> list[ClientClass]:
     """The classes as played: each with ``protocol`` (``--protocol``'s text) over its own, or
-    as they are without one. ClassError for a protocol wagon does not know."""
-    if not protocol:
+    as they are without one (None). ClassError for a protocol wagon does not know, "" too."""
+    if protocol is None:
         return classes
     played = parse_protocol(protocol)
     return [ClientClass(c.name, c.weight, c.network, played) for c in classes]

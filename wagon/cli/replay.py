@@ -49,7 +49,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Play on Dask workers instead (one segment of the sessions each, started "
                    "together; replaces --workers): N local worker processes, or the workers "
                    "of a running scheduler.")
-@click.option("--protocol", type=Given(), default=None, help=f"Override every class' protocol: {PROTOCOLS}.")
+@click.option("--protocol", type=Given(), default=None,
+              help=f"Override every class' protocol: {PROTOCOLS}.")
 @click.option("--no-emulation", is_flag=True, help="No network delay or bandwidth emulation.")
 @click.option("--network", type=click.Choice(NETWORK_MODES),
               default=default(ReplayOptions, "network"), show_default=True,

@@ -50,7 +50,8 @@ from .common import (Count, Finite, Given, WagonError, cannot_play, default, tls
                    "the pages a step's end cut counted as censored, and how many) or the "
                    "successful requests' p50/p90/p99. --json has both.")
 @tls_options
-@click.option("--plot", type=Given(), default=None, metavar="PNG", help="Write the capacity curve here.")
+@click.option("--plot", type=Given(), default=None, metavar="PNG",
+              help="Write the capacity curve here.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 def command(scenario, target, rates, step_time, warmup, drain, pause, within, protocol,
             no_emulation, workers, latency, ca_file, insecure, tls_version, plot,
