@@ -214,6 +214,7 @@ def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None,
     browsers, is found out at once, not after the run."""
     host, port, _, _ = _target(url)
     limit = min(PREFLIGHT_S, connect_timeout)
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"     # an IPv6 address
     try:
         with socket.create_connection((host, port), timeout=limit) as sock:
             if tls is not None:
@@ -225,10 +226,10 @@ def preflight(url: str, connect_timeout: float, tls: TlsConfig | None = None,
     except TlsFailed as e:
         raise TargetUnreachable(f"--target {url}: {e.args[1]}") from None
     except TimeoutError:
-        raise TargetUnreachable(f"--target {url}: no answer from {host}:{port} within "
+        raise TargetUnreachable(f"--target {url}: no answer from {where} within "
                                 f"{limit:g} s") from None
     except OSError as e:
-        raise TargetUnreachable(f"--target {url}: cannot connect to {host}:{port} "
+        raise TargetUnreachable(f"--target {url}: cannot connect to {where} "
                                 f"({e.strerror or e})") from None
 
 

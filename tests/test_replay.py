@@ -677,6 +677,9 @@ def test_preflight_fails_fast_with_one_line(tmp_path):
                                   f"http://127.0.0.1:{free_port()}/"])
     assert r.exit_code == 3 and time.monotonic() - began < 2
     assert r.stderr.count("\n") == 1 and "cannot connect" in r.stderr
+    port = free_port()                                # an IPv6 address as URLs write it
+    with pytest.raises(TargetUnreachable, match=re.escape(f"connect to [::1]:{port} (")):
+        replay(str(scenario), ReplayOptions(target=f"http://[::1]:{port}/"))
     with socket.socket() as full:                     # a backlog that is full: SYNs dropped
         full.bind(("127.0.0.1", 0))
         full.listen(0)
