@@ -262,3 +262,11 @@ def test_hurst_counts_that_are_not_finite_are_one_line(tmp_path, bad):
     r = CliRunner().invoke(main, ["hurst", "--counts", str(counts)])
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
     assert f"value 124 is {bad}: counts are finite numbers" in r.output, r.output
+
+
+def test_hurst_counts_not_a_number_names_the_files_line(tmp_path):
+    """NumPy counts rows from 0: 'x' on the second line was reported 'at row 1'."""
+    counts = tmp_path / "c.txt"
+    counts.write_text("1\nx\n3\n")
+    r = CliRunner().invoke(main, ["hurst", "--counts", str(counts)])
+    assert r.exit_code == 2 and "'x'" in r.output and "on line 2" in r.output, r.output

@@ -1,6 +1,7 @@
 """``wagon hurst``: Hurst estimates of request counts."""
 from __future__ import annotations
 
+import re
 import warnings
 import zlib
 
@@ -22,6 +23,12 @@ def _scales(text: str) -> list[float]:
     if any(s <= 0 for s in scales):
         raise click.BadParameter("bin widths must be positive")
     return scales
+
+
+def _counted_from_one(message: str) -> str:
+    """NumPy's loadtxt message with the file's line (it counts rows from 0: 'at row 1' is the
+    second line)."""
+    return re.sub(r"at row (\d+), column \d+", lambda m: f"on line {int(m[1]) + 1}", message)
 
 
 @click.command("hurst")
@@ -51,7 +58,7 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
                 warnings.simplefilter("ignore", UserWarning)
                 counts = np.loadtxt(counts_file, ndmin=1)
         except (OSError, ValueError, EOFError, zlib.error) as e:     # .gz files are inflated
-            raise WagonError(f"{counts_file}: {e}") from None
+            raise WagonError(f"{counts_file}: {_counted_from_one(str(e))}") from None
         try:
             estimates, notes = hurst_report(counts, int(detrend_s) if detrend_s else None)
         except ValueError as e:
