@@ -392,8 +392,10 @@ class Client:
             call.start = clock()
             conn = await self._connect([call])
             if conn is not None:
-                await self._exchange(conn, [call])
-                conn.close()
+                try:
+                    await self._exchange(conn, [call])
+                finally:                   # the run's stop too: no answer after it
+                    conn.close()
             nxt = self._follow(call)
             self._done(call)
             if nxt is None:

@@ -478,6 +478,26 @@ def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     assert s["pages"]["total"] == len(pages_file)
 
 
+def test_the_stop_closes_http10_connections_in_flight(tmp_path):
+    """HTTP/1.0 browsers stopped amid two rate-limited 300 kB objects (3 s each at 100 kB/s):
+    their connections close at the stop, so nginx ends both transfers short then (left open,
+    nginx would go on sending them after the stop, and their answers would rewrite the rows
+    recorded in flight)."""
+    site = big_site(tmp_path, 300_000)
+    (site / "p.html").write_bytes(b"p" * 200)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/p.html", 200, [0, 0])],
+                                   [("/big.bin", 300_000)], ["lan/http10x2"],
+                                   [(0.0, 0, [(0, 0.0)])])
+    with nginx(site, tmp_path / "ng", locations="location = /big.bin { limit_rate 100k; }") as ng:
+        s = replay(str(scenario), ReplayOptions(target=ng.url, results=str(tmp_path / "r.csv"),
+                                                max_time=0.5))
+        log = ng.access(expect=3, wait=5.0)
+    got = read_results(tmp_path / "r.csv")
+    assert s["requests"]["in_flight"] == 2 == (got["error"] == "in_flight").sum()
+    cut = [a for a in log if a.uri == "/big.bin"]
+    assert len(cut) == 2 and all(a.bytes < 300_000 for a in cut), log
+
+
 class _Clicking:
     """A browser simulated for the scheduler: each click waits for its page (``pages``: one
     future per click, set by the test), then asks for three objects, one a turn of the loop,
