@@ -244,3 +244,20 @@ def test_optima_below_the_grid_of_a_law_dense_near_zero_are_found():
     assert a.optimal_timeout == pytest.approx(paper, rel=1e-9)
     assert a.corrected_timeout == pytest.approx(corrected, rel=1e-9)
     assert a.work_at_optimum < a.work_without_keepalive - 0.1
+
+
+def test_a_law_whose_low_quantile_underflows_to_zero_is_searched_from_the_floats_floor():
+    """gamma(shape=0.005, scale=1000): its 1e-12 quantile underflows to 0, so the search
+    starts at MIN_QUANTILE's millionth (1e-306), and its 0.999 quantile is 1,059 s: the grid
+    spans more decades than a float's ratio holds (an OverflowError, a traceback from the
+    CLI). SciPy's brentq on its own gamma finds both roots."""
+    law = stats.gamma(a=0.005, scale=1000)
+    r = CliRunner().invoke(main, ["advise", "keepalive", "--think", "gamma(shape=0.005, "
+                                  "scale=1000)", "--clicks-mean", "5", "--gain", "1", "--json"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    got = json.loads(r.stdout)
+    paper = optimize.brentq(lambda d: law.cdf(d) - 0.8 * law.pdf(d), 1e-9, 1, xtol=1e-15)
+    corrected = optimize.brentq(lambda d: 4 * (law.sf(d) - law.pdf(d)) + 1, 1e-9, 1,
+                                xtol=1e-15)
+    assert got["optimal_timeout"] == pytest.approx(paper, rel=1e-9)
+    assert got["corrected"]["optimal_timeout"] == pytest.approx(corrected, rel=1e-9)

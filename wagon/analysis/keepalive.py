@@ -137,7 +137,7 @@ def _search_grid(lo: float, hi: float, quantiles: np.ndarray) -> np.ndarray:
     """A log grid from ``lo`` to ``hi`` (GRID_POINTS per six decades) joined with the think
     time's ``quantiles`` in that range (a law narrower than the grid's steps, normal(μ=10,
     σ=1e-9), has its slope's roots between them)."""
-    points = int(GRID_POINTS * max(1.0, np.log10(hi / lo) / 6))
+    points = int(GRID_POINTS * max(1.0, (np.log10(hi) - np.log10(lo)) / 6))   # hi/lo: inf
     inside = quantiles[(quantiles > lo) & (quantiles < hi)]
     return np.unique(np.concatenate([np.geomspace(lo, hi, points), inside]))
 
