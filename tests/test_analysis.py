@@ -1,6 +1,7 @@
 """Analysis: Hurst estimators on exact fGn, the keep-alive advisor, comparisons, the commands."""
 from __future__ import annotations
 
+import gzip
 import json
 import math
 
@@ -270,3 +271,16 @@ def test_hurst_counts_not_a_number_names_the_files_line(tmp_path):
     counts.write_text("1\nx\n3\n")
     r = CliRunner().invoke(main, ["hurst", "--counts", str(counts)])
     assert r.exit_code == 2 and "'x'" in r.output and "on line 2" in r.output, r.output
+
+
+@pytest.mark.parametrize("text, line", [("1\n\nx\n", 3), ("# counts\n1\n2 # two\n\n  \nx\n", 6)])
+def test_hurst_counts_not_a_number_names_its_line_past_blank_and_comment_lines(tmp_path, text,
+                                                                               line):
+    """NumPy's row counts the values' rows: blank and comment lines are not rows ('1', '',
+    'x' was reported on line 2); gzip'd the same."""
+    for name, write in (("c.txt", lambda p: p.write_text(text)),
+                        ("c.txt.gz", lambda p: p.write_bytes(gzip.compress(text.encode())))):
+        counts = tmp_path / name
+        write(counts)
+        r = CliRunner().invoke(main, ["hurst", "--counts", str(counts)])
+        assert r.exit_code == 2 and f"'x' to float64 on line {line}." in r.output, r.output

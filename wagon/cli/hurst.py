@@ -1,6 +1,7 @@
 """``wagon hurst``: Hurst estimates of request counts."""
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 import zlib
@@ -25,10 +26,16 @@ def _scales(text: str) -> list[float]:
     return scales
 
 
-def _counted_from_one(message: str) -> str:
-    """NumPy's loadtxt message with the file's line (it counts rows from 0: 'at row 1' is the
-    second line)."""
-    return re.sub(r"at row (\d+), column \d+", lambda m: f"on line {int(m[1]) + 1}", message)
+def _with_line(path: str, message: str) -> str:
+    """NumPy's loadtxt message with the file's line: its 'at row N' counts the values' rows
+    from 0, not the blank and comment lines it skips ('1', '', 'x': 'at row 1' is line 3)."""
+    m = re.search(r"at row (\d+), column \d+", message)
+    if m is None:
+        return message
+    with np.lib.npyio.DataSource(None).open(path, "rt", encoding="latin-1") as f:   # as loadtxt
+        rows = (n for n, text in enumerate(f, 1) if text.split("#", 1)[0].strip())
+        line = next(itertools.islice(rows, int(m[1]), None), None)
+    return message[:m.start()] + (f"on line {line}" if line else m[0]) + message[m.end():]
 
 
 @click.command("hurst")
@@ -58,7 +65,7 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
                 warnings.simplefilter("ignore", UserWarning)
                 counts = np.loadtxt(counts_file, ndmin=1)
         except (OSError, ValueError, EOFError, zlib.error) as e:     # .gz files are inflated
-            raise WagonError(f"{counts_file}: {_counted_from_one(str(e))}") from None
+            raise WagonError(f"{counts_file}: {_with_line(counts_file, str(e))}") from None
         try:
             estimates, notes = hurst_report(counts, int(detrend_s) if detrend_s else None)
         except ValueError as e:
