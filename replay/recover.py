@@ -31,6 +31,14 @@ def _options(saved: dict) -> ReplayOptions:
                             for k, v in saved.items() if k in known})
 
 
+def _missing_part(k: int, requests: str, pages: str) -> str:
+    """What worker k's missing part files cost the results (dead_workers says it)."""
+    if not os.path.exists(requests):
+        return (f"worker {k}: no part file {requests}: its sessions' requests are counted not "
+                "started")
+    return f"worker {k}: no part file {pages}: its sessions' pages are not in the results"
+
+
 def recover(results: str) -> dict:
     """Settle, merge and summarise the results ``results`` of a run whose parent died; the
     summary (also written to the run file). ReplayError (one line) when there is nothing to
@@ -56,8 +64,8 @@ def recover(results: str) -> dict:
     due_by = last_recorded([requests for requests, _ in parts])
     prefix = _target(opts.target)[3]
     window = measured_window(sc, opts)
-    missing = [f"worker {k}: no part file {requests}: its sessions' requests are counted not "
-               "started" for k, (requests, _) in enumerate(parts) if not os.path.exists(requests)]
+    missing = [_missing_part(k, *paths) for k, paths in enumerate(parts)
+               if not all(map(os.path.exists, paths))]
     states = [settle_part(sc, (k, n), due_by, prefix, *parts[k], window, why="parent_died")
               for k in range(n)]
     info = {k: v for k, v in info.items() if k not in ("format", "version", "summary")}

@@ -273,3 +273,18 @@ def test_recover_says_which_part_file_is_missing(tmp_path, played):
     assert read_run(tmp_path / "r.csv")["summary"]["dead_workers"] == [
         f"worker 1: no part file {tmp_path / 'r.csv.part1'}: its sessions' requests are "
         "counted not started"]
+
+
+def test_recover_says_a_pages_part_file_is_missing(tmp_path, played):
+    """A killed run whose r.pages.csv.part0 is gone (its 5 pages, read_results of the run's
+    pages file): published with none of them, and said nowhere (exit 5 as for any recovered
+    run, the summary's pages 0)."""
+    _killed(tmp_path, played, played["requests"], played["pages"])
+    (tmp_path / "r.pages.csv.part0").unlink()
+    r = CliRunner().invoke(main, ["recover", str(tmp_path / "r.csv")])
+    assert r.exit_code == 5, r.output
+    said = (f"worker 0: no part file {tmp_path / 'r.pages.csv.part0'}: its sessions' pages are "
+            "not in the results")
+    assert f"worker died: {said}" in r.output, r.output
+    run = read_run(tmp_path / "r.csv")["summary"]
+    assert run["dead_workers"] == [said] and run["pages"]["total"] == 0
