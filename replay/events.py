@@ -86,6 +86,8 @@ class Hooks:
 
     session_start: list[Callable[[int, float, float], None]] = field(default_factory=list)
     session_end: list[Callable[[int, bool], None]] = field(default_factory=list)
+    #: the run stopped (its clock time): what the stop settles is placed there
+    run_stop: list[Callable[[float], None]] = field(default_factory=list)
     connection_open: list[Callable[[int, float], None]] = field(default_factory=list)
     #: a connection's TLS handshake: its id, seconds, whether the session was resumed
     tls_handshake: list[Callable[[int, float, bool], None]] = field(default_factory=list)

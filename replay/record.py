@@ -75,6 +75,7 @@ class Stats:
     def __init__(self, t0: float, window: tuple[float, float | None] = (0.0, None)) -> None:
         self.t0, self.window = t0, window
         self.outside: set[int] = set()               # sessions started outside the window
+        self.stop_at: float | None = None            # the run's stop, once it came
         self.windowed = bool(window[0]) or window[1] is not None
         self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
         self.staged = array("d")                     # rows of CALL_TIMES not yet counted
@@ -88,6 +89,7 @@ class Stats:
         hooks.page_done.append(self.on_page)
         hooks.session_start.append(self.on_session_start)
         hooks.session_end.append(self.on_session_end)
+        hooks.run_stop.append(self.on_stop)
         hooks.connection_open.append(self.on_connection)
         hooks.tls_handshake.append(self.on_tls)
         hooks.connection_close.append(self.on_connection_close)
@@ -100,9 +102,15 @@ class Stats:
             series.extend(_seconds(max(sec + 1, 2 * len(series)) - len(series)))
         series[sec] += amount
 
+    def on_stop(self, at: float) -> None:
+        self.stop_at = at
+
     def _part(self, t: float | None) -> str | None:
-        """WARMUP, COOLDOWN or None (measured) for clock time ``t`` (None: now, the stop)."""
-        sec = (clock() if t is None else t) - self.t0
+        """WARMUP, COOLDOWN or None (measured) for clock time ``t`` (None: now, or the stop
+        once it came: what the stop settles, recorded after it, is placed there, as
+        ``formats.results.measured`` places its rows)."""
+        sec = (t if t is not None else self.stop_at if self.stop_at is not None
+               else clock()) - self.t0
         lo, hi = self.window
         return (WARMUP if lo and sec < lo else          # no warm-up: what started early counts
                 COOLDOWN if hi is not None and sec >= hi else None)

@@ -59,6 +59,7 @@ class Scheduler:
         if not self.stopped.done():
             self.stop_at = clock()
             self.stopped.set_result(why)
+            self.hooks.emit("run_stop", self.stop_at)
 
     async def run(self) -> None:
         """Schedule every session, then wait for them (or for ``halt``)."""

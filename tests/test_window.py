@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from click.testing import CliRunner
@@ -12,6 +13,8 @@ from click.testing import CliRunner
 from wagon import read_results
 from wagon.cli import main
 from wagon.formats.results import measured, read_run
+from wagon.replay.events import NOT_STARTED, Call, Hooks, clock
+from wagon.replay.record import Stats
 
 from .servers import nginx, write_scenario_file
 from .test_report import _table
@@ -82,3 +85,21 @@ def test_a_cooldown_needs_a_planned_end(tmp_path):
                                       "http://127.0.0.1:9/", *extra])
         assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
         assert "Traceback" not in r.output
+
+
+def test_what_the_stop_settles_is_placed_at_the_stop_as_the_results_place_it():
+    """A run stopped 0.2 s in, within its 0.5 s warm-up, records what it never issued after
+    the stop (up to ~0.4 s later for thousands of sessions): the summary counted such a row
+    as measured once the recording reached past the warm-up, the results file (``measured``)
+    at the stop, in the warm-up. Both place it at the stop now."""
+    t0 = clock() - 1.0                                   # the recording, 1 s into the run
+    stats, hooks = Stats(t0, (0.5, None)), Hooks()
+    stats.subscribe(hooks)
+    hooks.emit("run_stop", t0 + 0.2)
+    call = Call(0, 0, 0, "/a", True, None)
+    call.error = NOT_STARTED
+    hooks.emit("call_done", call)
+    row = pd.DataFrame({"session": [0], "start": [float("nan")], "intended": [float("nan")]})
+    run = {"summary": {"window": {"from_s": 0.5, "to_s": None}, "duration_s": 0.2}}
+    assert stats.c["requests"] == int(measured(row, run).sum()) == 0
+    assert stats.c["warmup_requests"] == 1
