@@ -5,12 +5,17 @@ directory, so the rename cannot cross file systems), flushed to the disk (``fsyn
 over the target: a reader, or a crash, sees the old file or the new one, never half of one. A
 write that fails (a full disk, an exception, Ctrl-C) removes its temporary file and leaves the
 target as it was.
+
+A target that is not a regular file (``/dev/null``, ``/dev/stdout``, a named pipe) is written in
+place: a rename would replace the device with a file. A symbolic link is followed: the file it
+names is replaced, the link kept.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import stat
 from typing import IO, Iterator
 
 __all__ = ["atomic_path", "atomic_write", "DISK_FULL"]
@@ -26,6 +31,10 @@ def atomic_path(path: str | os.PathLike, sync: bool = True) -> Iterator[str]:
     ``sync``: flush it to the disk before the rename (False for a multitude of small files
     whose set is rebuilt if lost, such as a site)."""
     path = os.fspath(path)
+    if _special(path):
+        yield path
+        return
+    path = os.path.realpath(path)
     head, name = os.path.split(path)
     tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
     try:
@@ -41,6 +50,16 @@ def atomic_path(path: str | os.PathLike, sync: bool = True) -> Iterator[str]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a device, a
+    pipe, a socket)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 @contextlib.contextmanager
