@@ -18,6 +18,7 @@ Profiles (``--profile``):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,14 +85,23 @@ class Profile:
         return float(self.operational_time(np.array([horizon]))[0] / horizon) if horizon else 1.0
 
 
+def _finite(text: str) -> float:
+    """``float(text)``; ValueError for text that is not a number or is NaN or infinite (a time
+    or a rate multiplier of inf has no arrivals to draw)."""
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(text)
+    return x
+
+
 def _kv(body: str, spec: str) -> dict[str, float]:
     out = {}
     for item in filter(None, body.split(",")):
         k, sep, v = item.partition("=")
         try:
-            out[k.strip()] = float(v)
+            out[k.strip()] = _finite(v)
         except ValueError:
-            raise ProfileError(f"{spec!r}: {item!r} is not KEY=NUMBER") from None
+            raise ProfileError(f"{spec!r}: {item!r} is not KEY=NUMBER (a finite number)") from None
         if not sep:
             raise ProfileError(f"{spec!r}: {item!r} is not KEY=NUMBER")
     return out
@@ -104,9 +114,9 @@ def parse_profile(spec: str) -> Profile:
         return Profile(spec, (0.0,), (1.0,))
     if kind == "steps":
         try:
-            steps = sorted((float(t), m) for t, m in _kv(body, spec).items())
+            steps = sorted((_finite(t), m) for t, m in _kv(body, spec).items())
         except ValueError:
-            raise ProfileError(f"{spec!r}: step times must be numbers") from None
+            raise ProfileError(f"{spec!r}: step times must be finite numbers") from None
         if not steps or any(m < 0 for _, m in steps) or steps[0][0] < 0:
             raise ProfileError(f"{spec!r}: need TIME=MULTIPLIER pairs, times and multipliers ≥ 0")
         edges = [0.0] + [t for t, _ in steps if t > 0]
@@ -137,10 +147,10 @@ def parse_profile(spec: str) -> Profile:
 def _cycle(spec: str, body: str) -> Profile:
     width, _, rest = body.partition("=")
     try:
-        w = float(width)
-        mult = [float(m) for m in rest.split(",") if m != ""]
+        w = _finite(width)
+        mult = [_finite(m) for m in rest.split(",") if m != ""]
     except ValueError:
-        raise ProfileError(f"{spec!r}: write cycle:WIDTH=M0,M1,...") from None
+        raise ProfileError(f"{spec!r}: write cycle:WIDTH=M0,M1,... (finite numbers)") from None
     if not (w > 0 and mult and all(m >= 0 for m in mult) and sum(mult) > 0):
         raise ProfileError(f"{spec!r}: need WIDTH > 0 and multipliers ≥ 0, not all 0")
     return Profile(spec, tuple(w * i for i in range(len(mult))), tuple(mult),

@@ -148,7 +148,12 @@ def test_sclient_bursts_keep_the_mean_and_reach_the_peak():
 
 
 @pytest.mark.parametrize("spec", ["flash:at=1", "bursts:ratio=20,fraction=0.1,period=1",
-                                  "steps:a=1", "wave", "flash:at=1,duration=2,peak=x"])
+                                  "steps:a=1", "wave", "flash:at=1,duration=2,peak=x",
+                                  # NaN and infinity: a traceback from the size estimate, or
+                                  # (a step at time nan) a profile silently constant
+                                  "flash:at=5,duration=1,peak=nan", "steps:5=inf",
+                                  "steps:nan=1", "cycle:inf=1,2", "cycle:10=1,inf",
+                                  "bursts:ratio=2,fraction=0.1,period=inf"])
 def test_bad_profiles(spec):
     with pytest.raises(ProfileError):
         parse_profile(spec)
