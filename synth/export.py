@@ -18,7 +18,7 @@ from typing import TextIO
 from urllib.parse import urlsplit
 from xml.sax.saxutils import quoteattr
 
-from ..formats.scenario import Scenario
+from ..formats.scenario import Scenario, ScenarioError
 from .profiles import parse_profile
 from .timeline import offered_requests
 
@@ -38,6 +38,14 @@ def clf_timestamp(epoch: float, offset_minutes: int = 0) -> str:
     hh, mm = divmod(abs(offset_minutes), 60)
     return (f"{g.tm_mday:02d}/{MONTHS[g.tm_mon - 1]}/{g.tm_year}:{g.tm_hour:02d}:{g.tm_min:02d}:"
             f"{g.tm_sec:02d} {sign}{hh:02d}{mm:02d}")
+
+
+def _some(sc: Scenario, sessions: int) -> None:
+    """ScenarioError for a scenario without sessions: httperf and Tsung have nothing to run
+    (Tsung's session probabilities, 100 % shared among none, cannot be written)."""
+    if not sessions:
+        raise ScenarioError(f"{sc.path}: no session to export (the scenario holds none: a "
+                            "longer --duration or more --sessions in wagon synth)")
 
 
 def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | None = None
@@ -60,6 +68,7 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
                         for o in sc.site.page_objects[page])
         body.append("\n")
         count += 1
+    _some(sc, count)
     out.write(f"# wagon scenario {sc.path}: {count} sessions. Suggested command:\n"
               f"# httperf --hog --server {u.hostname or '127.0.0.1'} --port {u.port or 80} "
               f"--wsesslog={count},0,FILE --rate={rate:.6g} --timeout=30\n")
@@ -93,6 +102,7 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
         if max_sessions is None or len(sessions) < max_sessions:
             sessions.append(s)
     n = len(sessions)
+    _some(sc, n)
     opts = sc.header.get("options", {})
     horizon = float(opts.get("duration") or 0) / float(opts.get("speedup") or 1.0) \
         or max(last_start, 1.0)

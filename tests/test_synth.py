@@ -456,3 +456,16 @@ def test_synth_says_what_it_will_write_and_refuses_too_much(tmp_path, monkeypatc
     assert forced.exit_code == 0, forced.output
     said = re.search(r"writing about 3,000 sessions, ([\d.]+) MiB", forced.stderr)
     assert said and abs(float(said.group(1)) * 2**20 / out.stat().st_size - 1) < 0.1
+
+
+@pytest.mark.parametrize("to", ["httperf", "tsung"])
+def test_exporting_a_scenario_of_no_session_is_one_line(tmp_path, to):
+    """A scenario of 0.01 s at 2 sessions/s holds no session (counted from the file itself):
+    Tsung's export divided by zero, httperf's suggested '--wsesslog=0'."""
+    scenario = tmp_path / "s.jsonl"
+    scenario.write_text(scenario_text(hand_model(rate=2.0), duration=0.01, seed=1))
+    assert len(scenario.read_text().splitlines()) == 1           # the header alone
+    r = CliRunner().invoke(main, ["export", str(scenario), "--to", to, "-o",
+                                  str(tmp_path / "out")])
+    assert r.exit_code == 2 and "no session to export" in r.output, r.output
+    assert r.output.count("\n") == 1 and not (tmp_path / "out").exists()
