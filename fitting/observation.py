@@ -67,6 +67,8 @@ class Observation:
         """ValueError (one line) when values could not have been recorded this way."""
         if self.kind == "counts" and not np.all(x == np.round(x)):
             raise ValueError(f"{name}: counts must be integers")
+        if self.kind == "counts" and x.min() < 0:
+            raise ValueError(f"{name}: counts must be ≥ 0 (a value {x.min():g})")
         if self.kind == "grid":
             units = x / self.step
             if not np.allclose(units, np.round(units), rtol=0, atol=1e-6):

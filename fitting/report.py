@@ -280,8 +280,9 @@ def format_params(params: dict) -> str:
 
 
 def is_discrete(x: np.ndarray) -> bool:
-    """Auto rule: integer values with at most 100 distinct ones."""
-    return bool(np.all(x == np.round(x)) and len(np.unique(x)) <= MAX_AUTO_DISCRETE_VALUES)
+    """Auto rule: integer values ≥ 0 (counts) with at most 100 distinct ones."""
+    return bool(np.all(x == np.round(x)) and (x.size == 0 or x.min() >= 0)
+                and len(np.unique(x)) <= MAX_AUTO_DISCRETE_VALUES)
 
 
 def _stephens(c: CandidateFit, s: Sample) -> None:
@@ -461,7 +462,7 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     """Fit candidate laws by maximum likelihood and pick one (rule in the module docstring).
 
     ``observation``: how the values were recorded (default: exact values, or counts when
-    ``discrete`` — None: integer values with at most 100 distinct ones). ``candidates``: law
+    ``discrete`` — None: integer values ≥ 0 with at most 100 distinct ones). ``candidates``: law
     names (default: every law that can describe such a sample). ``bootstrap``: replicates of
     the parametric bootstrap for p-values and percentile intervals (0: off). ``intervals``:
     whose parameters get standard errors and intervals: the chosen law's ("best"), every

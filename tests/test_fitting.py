@@ -409,3 +409,17 @@ def test_a_fit_runs_blas_on_one_thread_whoever_calls_it(monkeypatch):
         after = blas_threads()
     assert max(before) == 2 and after == before
     assert seen and all(threads == [1] * len(before) for threads in seen)
+
+
+def test_integers_below_zero_are_not_counts():
+    """[-1, 2, 3, 4] was taken for counts: the positive laws were 'fitted' (the -1 at a
+    likelihood of 1e-300, AIC 1428) and a Weibull chosen. Values below 0 are no counts: the
+    positive laws are refused and the normal is the sample's mean and (divisor n) sd."""
+    x = np.array([-1.0, 2.0, 3.0, 4.0])
+    r = fit(x)
+    assert r.best.name == "normal"
+    assert r.best.params == pytest.approx({"mu": x.mean(), "sigma": x.std()})
+    refused = {c.name: c.error for c in r.candidates if c.error}
+    assert refused["weibull"] == refused["lognormal"] == "needs values > 0"
+    with pytest.raises(ValueError, match="counts must be ≥ 0"):
+        fit(x, discrete=True)
