@@ -335,3 +335,22 @@ def test_mixed_inputs_have_the_finest_resolution_and_empty_ones_none(tmp_path):
     assert len(pieces) > 4 and {r.places for r in results} == {0, 3}
     assert shared_context(results)[0].resolution == 0.001
     assert parse_bytes(b"not a log line\n", fmt)[0].resolution is None
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "combined"]])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_log_whose_every_date_is_impossible_says_so(tmp_path, fmt, workers):
+    """A combined log dated 29 Feb 2001 (no such day) said 'no line could be parsed as no known
+    format (auto-detection failed)', or '... as combined; give --format' with the right format:
+    the message now counts the lines by reason, and auto-detection names the layout it read."""
+    from click.testing import CliRunner
+    from wagon.cli import main
+    n = 40
+    log = tmp_path / "leap.log"
+    log.write_text("".join(f'10.0.0.{k} - - [29/Feb/2001:10:00:{k:02d} +0000] "GET /p{k}.html '
+                           f'HTTP/1.0" 200 100 "-" "Mozilla/4.0"\n' for k in range(n)))
+    r = CliRunner().invoke(main, ["fit", str(log), "--workers", workers, "-o",
+                                  str(tmp_path / "m.json"), *fmt])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert f"as combined (impossible date or zone {n})" in r.output \
+        or f"read as combined) (impossible date or zone {n})" in r.output, r.output

@@ -934,6 +934,13 @@ def _tried(reason: np.ndarray) -> int:
     return int(np.count_nonzero((reason != HEADER) & (reason != NOT_ACCESS)))
 
 
+def _shaped(reason: np.ndarray) -> int:
+    """Lines of a sample a layout cut into its fields and read a timestamp from, parsed or
+    refused for a field's value (an impossible date, a bad status)."""
+    return int(np.count_nonzero(~np.isin(reason, (EMPTY, STRUCTURE, BAD_TIME, NOT_JSON, HEADER,
+                                                   NOT_ACCESS))))
+
+
 def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = False
                   ) -> tuple[_Layout, int, int]:
     """The layout that parses most of the first lines of ``sample`` (richer first on ties),
@@ -976,7 +983,8 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
         bad = [h for h in {vocabs.hosts.strings()[c] for c in set(cols["host"].tolist())}
                if not _address_like(h)]
         bad += [v for v in vocabs.vhosts.strings() if not _address_like(v)]
-        scores.append((name, fmt, len(cols["host"]), bad, _tried(chunk.reason)))
+        scores.append((name, fmt, len(cols["host"]), bad, _tried(chunk.reason),
+                       _shaped(chunk.reason)))
     fitting = [sc for sc in scores if sc[2] > 0]
     good = [sc for sc in fitting if not sc[3]]
     if fitting and not good and strict:
@@ -984,8 +992,10 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
                        f"layouts that fit ({', '.join(sc[0] for sc in fitting)}) would make "
                        "that the client: give --format (a proxy's log: its LogFormat with "
                        "%{X-Forwarded-For}i, and --client forwarded)")
-    pool = good or fitting or scores
-    name, fmt, ok, _, tried = max(pool, key=lambda sc: sc[2])  # first of the best on ties
+    if not fitting:        # none parses a line: the one whose fields a bad value alone spoils
+        name, fmt, ok, _, tried, _ = max(scores, key=lambda sc: sc[5])
+        return _Layout(fmt), ok, tried
+    name, fmt, ok, _, tried, _ = max(good or fitting, key=lambda sc: sc[2])  # first on ties
     return _Layout(fmt), ok, tried
 
 
@@ -1175,7 +1185,7 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
                               client=client, mixed=fixed is None))
     for index, (name, opener) in enumerate(sources):
         col.stats.inputs.append(name)
-        parsed_before = col.stats.parsed
+        parsed_before, malformed_before = col.stats.parsed, col.stats.malformed.copy()
         stream, raw = opener()
         try:
             _parse_stream(col, stream, name, index, fixed, progress, strict)
@@ -1183,13 +1193,21 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
             if raw is not None:
                 stream.close()
         if strict and col.stats.parsed == parsed_before:
-            raise LogError(f"{name}: no line could be parsed as {col.stats.formats[name]}; "
-                           "give --format (a named layout, an Apache LogFormat or an nginx "
-                           "log_format string)")
+            raise nothing_parsed(name, col.stats.formats[name],
+                                 col.stats.malformed - malformed_before)
     req = col.requests()
     if len(sources) > 1:
         req = req.take(np.argsort(req.time, kind="stable"))
     return clean_requests(req, col.stats)
+
+
+def nothing_parsed(name: str, fmt: str, malformed: Counter) -> LogError:
+    """The error for an input of which no line parsed: its lines by reason (a right layout
+    whose every timestamp is bad is no layout to change)."""
+    why = ", ".join(f"{k} {v:,}" for k, v in malformed.most_common())
+    return LogError(f"{name}: no line could be parsed as {fmt}" + (f" ({why})" if why else "")
+                    + "; give --format (a named layout, an Apache LogFormat or an nginx "
+                    "log_format string)")
 
 
 def _bind_json(name: str, buf: bytes) -> _Layout:
@@ -1209,7 +1227,8 @@ def _resolve(layout: _Layout | None, head: bytes, col: _Collector, name: str, st
         except LogError as e:
             raise LogError(f"{name}: {e}") from None
         col.stats.formats[name] = (f"{layout.fmt.name} (auto-detected: {ok}/{tried} sample "
-                                   "lines)" if ok else "no known format (auto-detection failed)")
+                                   "lines)" if ok else "no known format (auto-detection failed; "
+                                   f"read as {layout.fmt.name})")
         return layout
     return _bind_json(layout.json, head) if isinstance(layout.json, str) else layout
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
-                    _DTYPES, finest, resolution_of, sorted_table)
+                    _DTYPES, finest, nothing_parsed, resolution_of, sorted_table)
 from .paths import template_requests
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
                        sessionize_requests)
@@ -102,9 +102,9 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
         parsed[r.piece.index] += r.stats.parsed
     for index, name in enumerate(inputs):
         if not parsed[index]:
-            raise LogError(f"{name}: no line could be parsed as {stats.formats[name]}; give "
-                           "--format (a named layout, an Apache LogFormat or an nginx "
-                           "log_format string)")
+            raise nothing_parsed(name, stats.formats[name],
+                                 sum((r.stats.malformed for r in ordered
+                                      if r.piece.index == index), Counter()))
     keep = {}
     for index in range(len(inputs)):
         values, counts = merge_counted([r.times for r in ordered if r.piece.index == index])
