@@ -311,3 +311,17 @@ def test_json_values_with_newlines_or_separators_stay_one_field():
     rec["http_user_agent"] = "odd\nagent\x1fname"
     req, stats = parse_bytes(lines(json.dumps(rec)))
     assert stats.parsed == 1 and req.agents == ["odd agent name"]
+
+
+@pytest.mark.parametrize("mark", ["-", "unix:"])
+def test_a_client_without_an_address_is_no_proxy_log(tmp_path, mark):
+    """nginx writes 'unix:' for a client on a Unix socket, servers '-' for none: one such line
+    among the first 200 refused the whole log as a proxy's ('the client field is not an
+    address'). It is read; its clients are the distinct first fields written."""
+    rows = [f'{mark if k == 3 else f"192.0.2.{k % 7}"} - - [05/Mar/2024:10:00:{k:02d} +0000] '
+            f'"GET /p{k}.html HTTP/1.1" 200 612 "-" "{AGENT}"' for k in range(30)]
+    log = tmp_path / "access.log"
+    log.write_bytes(lines(*rows))
+    req, stats = parse_logs([str(log)])
+    assert stats.parsed == 30 and "combined" in stats.formats[str(log)]
+    assert sorted(set(req.hosts)) == sorted({r.split(" ")[0] for r in rows})

@@ -883,9 +883,16 @@ _HOST = re.compile(rb"\d{1,3}(?:\.\d{1,3}){3}|\[?[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9
                    rb"(?:%\w+)?\]?|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")
 
 
+#: what servers write for a client without an address: ``-`` (Apache, nginx), ``unix:`` (nginx
+#: on a Unix socket): one such line is no sign of another layout
+_NO_ADDRESS = frozenset(("-", "unix:"))
+
+
 def _address_like(text: str) -> bool:
-    """An IPv4 or IPv6 address or a host name (not ``host:port``, not ``1.2.3.4,``)."""
-    return _HOST.fullmatch(text.encode("utf-8", "surrogateescape")) is not None
+    """An IPv4 or IPv6 address, a host name (not ``host:port``, not ``1.2.3.4,``), or a
+    server's mark of a client without one."""
+    return (text in _NO_ADDRESS
+            or _HOST.fullmatch(text.encode("utf-8", "surrogateescape")) is not None)
 
 
 @dataclass
