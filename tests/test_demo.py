@@ -104,3 +104,14 @@ def test_installed_package_runs_the_demo_from_an_empty_folder(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     check_demo_output(empty / "wagon-demo", r.stdout)
+
+
+def test_an_outdir_that_is_a_file_is_one_line(tmp_path):
+    """'wagon demo --outdir FILE' ended in a NotADirectoryError traceback; the file is kept."""
+    from click.testing import CliRunner
+    from wagon.cli import main
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine")
+    r = CliRunner().invoke(main, ["demo", "--outdir", str(afile), *SHORT])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "Not a directory" in r.output and afile.read_text() == "mine"

@@ -98,7 +98,11 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
     from .report.plots import plot_replay, write_plots  # lazy: matplotlib, not for --help
     from .synth.generate import Generator, synthesize  # lazy: SciPy, not for --help
     out = Path(o.outdir)
-    (out / "plots").mkdir(parents=True, exist_ok=True)
+    try:
+        (out / "plots").mkdir(parents=True, exist_ok=True)
+    except OSError as e:                 # --outdir names a file, or a folder it cannot make
+        raise DemoError(f"--outdir {o.outdir}: cannot make {out / 'plots'}: "
+                        f"{e.strerror or e}") from None
     t_start = time.monotonic()
     echo(f"1/4 fit {SAMPLE_NAME}")
     with resources.as_file(resources.files("wagon.data") / SAMPLE_NAME) as sample:
