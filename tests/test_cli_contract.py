@@ -199,3 +199,15 @@ def test_an_empty_option_is_refused_not_taken_for_its_absence(tmp_path, argv):
         synthesize(Generator(hand_model(), SynthOptions(sessions=20, pages=5)), f)
     r = CliRunner().invoke(main, [str(tmp_path / "s.jsonl") if a == "S" else a for a in argv])
     assert r.exit_code == 2 and "an empty value" in r.output and argv[-2] in r.output, r.output
+
+
+def test_serve_accepts_the_least_backlog_its_help_states(tmp_path):
+    """'wagon serve --help' said --backlog [0<=x<=1000000] and 'wagon serve --backlog 0' then
+    said '--backlog must be at least 1'. The least value the help states is served (0.2 s on a
+    free loopback port); one below it is refused by the range."""
+    option = next(p for p in options("serve") if p.opts[0] == "--backlog")
+    low = option.type.min
+    argv = ["serve", "--site", str(tmp_path), "--port", "0", "--max-time", "0.2", "--backlog"]
+    assert CliRunner().invoke(main, argv + [str(low)]).exit_code == 0
+    r = CliRunner().invoke(main, argv + [str(low - 1)])
+    assert r.exit_code == 2 and f"{low}<=x" in r.output, r.output

@@ -22,7 +22,7 @@ from .common import Count, Finite, WagonError, default
               default=default(ServeOptions, "max_connections"),
               help="Connections served at once, like Apache's MaxClients: others wait in the "
                    "kernel's listen backlog.")
-@click.option("--backlog", type=Count(0, 10**6),
+@click.option("--backlog", type=Count(1, 10**6),
               default=default(ServeOptions, "backlog"), show_default=True,
               help="The kernel's listen backlog (Apache's ListenBacklog): connections beyond "
                    "it have their SYNs dropped.")
@@ -54,9 +54,6 @@ def command(scenario, model, site_dir, host, port, max_connections, backlog, hea
     from ..replay.server import make_app, run_server  # lazy: aiohttp, not for --help
     if sum(x is not None for x in (scenario, model, site_dir)) != 1:
         raise WagonError("give exactly one of --scenario, --model and --site")
-    for name, value in (("--max-connections", max_connections), ("--backlog", backlog)):
-        if value is not None and value < 1:
-            raise WagonError(f"{name} must be at least 1")
     opts = ServeOptions(host=host, port=port, max_connections=max_connections, backlog=backlog,
                         header_timeout=header_timeout or None, access_log=access_log,
                         keepalive_timeout=keepalive_timeout, service_time=service_time,
