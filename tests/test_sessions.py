@@ -417,3 +417,23 @@ def test_requests_built_without_a_resolution_get_the_grid_of_their_float_times()
     req, _ = parse_bytes(_msec_log(rows), MSEC)
     req.resolution = None
     assert sessionize(req).resolution == 0.001
+
+
+@pytest.mark.parametrize("spec", ["", "robots.txt", "{d}/missing.list"])
+def test_a_robots_file_that_is_missing_or_an_empty_pattern_is_refused(tmp_path, spec):
+    """'--robots lists/bots.txt' with a typo in the path was read as the pattern
+    'lists/bots.txt': the built-in list replaced by one that matches no agent, every robot kept
+    and 'robots 0' on the summary; '--robots ""' matched every agent ('no session left').
+    Both are one line, exit 2; a pattern with a '/' whose folder does not exist
+    ('Googlebot/2') is still a pattern."""
+    from click.testing import CliRunner
+    from wagon.cli import main
+    from wagon.logs.robots import robot_rules
+    log = tmp_path / "a.log"
+    log.write_text('10.0.0.1 - - [01/Aug/2001:10:00:00 +0000] "GET / HTTP/1.0" 200 5 "-" '
+                   '"Googlebot/2.1"\n')
+    r = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "m.json"),
+                                  "--robots", spec.format(d=tmp_path)])
+    last = r.output.strip().splitlines()[-1]             # a usage error: click's two lines first
+    assert r.exit_code == 2 and last.startswith("Error:") and "--robots" in last, r.output
+    assert robot_rules("Googlebot/2").category("Googlebot/2.1") == "custom"

@@ -80,6 +80,10 @@ def _parse_rules(lines: list[str], source: str) -> RobotRules:
     return RobotRules(tuple(rules), source)
 
 
+#: how a file of patterns is named: a --robots value so named is a file, never a pattern
+_LIST_SUFFIXES = (".txt", ".list", ".conf", ".lst")
+
+
 def robot_rules(spec: str | None = None) -> RobotRules:
     """The built-in list (None), a file of patterns, or one pattern; ValueError when bad."""
     if spec is None:
@@ -90,6 +94,14 @@ def robot_rules(spec: str | None = None) -> RobotRules:
                 return _parse_rules(f.read().splitlines(), spec)
         except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"{spec}: cannot read robot patterns: {e}") from None
+    if not spec:
+        raise ValueError("--robots '': an empty pattern matches every user agent (to keep "
+                         "robots: --keep-robots)")
+    if os.path.isdir(os.path.dirname(spec) or ".") and (os.sep in spec
+                                                         or spec.endswith(_LIST_SUFFIXES)):
+        raise ValueError(f"--robots {spec}: no such file of robot patterns (a value that "
+                         "names a path is read as a file; a pattern that looks like one goes "
+                         "in a file)")
     try:
         return RobotRules((("custom", re.compile(spec, re.I)),), "pattern")
     except re.error as e:
