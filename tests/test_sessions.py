@@ -437,3 +437,16 @@ def test_a_robots_file_that_is_missing_or_an_empty_pattern_is_refused(tmp_path, 
     last = r.output.strip().splitlines()[-1]             # a usage error: click's two lines first
     assert r.exit_code == 2 and last.startswith("Error:") and "--robots" in last, r.output
     assert robot_rules("Googlebot/2").category("Googlebot/2.1") == "custom"
+
+
+def test_a_log_of_robots_alone_says_what_was_left_out(tmp_path):
+    """A log of 3 crawlers (12 requests) said 'no session left to model (every client was a
+    robot?)', a guess; it now counts what the log held, as the summary would have."""
+    from click.testing import CliRunner
+    from wagon.cli import main
+    log = tmp_path / "a.log"
+    log.write_text("".join(f'10.0.0.{k % 3} - - [01/Aug/2001:10:00:{k:02d} +0000] "GET /p{k} '
+                           f'HTTP/1.0" 200 5 "-" "Googlebot/2.1"\n' for k in range(12)))
+    r = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "m.json")])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "clients 3  robots 3 (12 requests left out; crawler 3); --keep-robots" in r.output

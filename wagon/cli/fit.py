@@ -166,7 +166,9 @@ def command(logs, output, fmt, client, identity, tmin, tmax, timeout, embed_wind
     finally:
         progress.close()
     if result.sessions.counts["sessions"] == 0:
-        raise WagonError("no session left to model (every client was a robot?)")
+        raise WagonError(f"no session left to model: {result.clients_text()}"
+                         + ("; --keep-robots keeps robots" if result.sessions.counts[
+                             "robot_clients"] else ""))
     from ..formats.model import save_model  # lazy: SciPy's laws, loaded while the logs parse
     try:
         save_model(result.model, output)

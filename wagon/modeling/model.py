@@ -57,14 +57,20 @@ class FitResult:
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
                 "arrivals": self.model.arrivals, "model": output, "plots": plots}
 
+    def clients_text(self) -> str:
+        """``clients 61  robots 1 (25 requests left out; robots.txt 1)``: the summary's words,
+        and why a log left no session."""
+        c = self.sessions.counts
+        rules = ", ".join(f"{k} {v:,}" for k, v in c["robots_by_rule"].items())
+        return (f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
+                f"({c['robot_requests']:,} requests left out" + (f"; {rules}" if rules else "")
+                + ")")
+
     def summary_text(self, output: str, plots: list[str]) -> str:
         """What ``wagon fit`` prints: input counts, a line per variable, the arrival verdict."""
         st, c = self.stats, self.sessions.counts
         out = st.summary_lines()
-        rules = ", ".join(f"{k} {v:,}" for k, v in c["robots_by_rule"].items())
-        out.append(f"clients {c['clients']:,}  robots {c['robot_clients']:,} "
-                   f"({c['robot_requests']:,} requests left out" + (f"; {rules}" if rules else "")
-                   + f")  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
+        out.append(f"{self.clients_text()}  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
                    f"embedded requests {c['embedded_requests']:,}")
         out.append(f"clicks on objects {c['object_clicks']:,}  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
