@@ -190,15 +190,36 @@ def test_every_numeric_option_refuses_values_out_of_its_range(tmp_path, inputs, 
     ["replay", "S", "--target", "http://127.0.0.1:9/", "--source-addresses", ""],
     ["replay", "S", "--target", "http://127.0.0.1:9/", "--ca-file", ""],
     ["sweep", "S", "--target", "http://127.0.0.1:9/", "--protocol", ""],
-    ["sweep", "S", "--target", "http://127.0.0.1:9/", "--plot", ""]])
+    ["sweep", "S", "--target", "http://127.0.0.1:9/", "--plot", ""],
+    # these served, wrote or built into the current folder, or drew no plots, saying nothing
+    ["serve", "--port", "0", "--max-time", "0.2", "--site", ""],
+    ["serve", "--scenario", "S", "--port", "0", "--max-time", "0.2", "--access-log", ""],
+    ["demo", "--outdir", ""],
+    ["fit", "L", "-o", "M", "--plots", ""]])
 def test_an_empty_option_is_refused_not_taken_for_its_absence(tmp_path, argv):
     """An empty value (an unset shell variable: --results "$OUT") is refused, exit 2, before
     anything runs: it was taken for the option's absence (a replay that wrote no results, no
     protocol override, the system's CAs), said nowhere."""
     with open(tmp_path / "s.jsonl", "w") as f:
         synthesize(Generator(hand_model(), SynthOptions(sessions=20, pages=5)), f)
-    r = CliRunner().invoke(main, [str(tmp_path / "s.jsonl") if a == "S" else a for a in argv])
+    (tmp_path / "a.log").write_text('10.0.0.1 - - [01/Aug/2001:10:00:00 +0000] "GET / '
+                                    'HTTP/1.0" 200 5 "-" "Mozilla/4.0"\n')
+    files = {"S": str(tmp_path / "s.jsonl"), "L": str(tmp_path / "a.log"),
+             "M": str(tmp_path / "m.json")}
+    r = CliRunner().invoke(main, [files.get(a, a) for a in argv])
     assert r.exit_code == 2 and "an empty value" in r.output and argv[-2] in r.output, r.output
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_an_empty_site_folder_is_refused_not_taken_for_the_current_one(tmp_path, monkeypatch):
+    """'wagon site build "$DIR" --scenario S' with DIR unset wrote the site's pages into the
+    current folder."""
+    with open(tmp_path / "s.jsonl", "w") as f:
+        synthesize(Generator(hand_model(), SynthOptions(sessions=3, pages=5)), f)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["site", "build", "", "--scenario", "s.jsonl"])
+    assert r.exit_code == 2 and "OUTDIR" in r.output and "an empty value" in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
 
 
 def test_serve_accepts_the_least_backlog_its_help_states(tmp_path):

@@ -35,7 +35,8 @@ class Given(click.ParamType):
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and not value.strip():
-            self.fail("an empty value (leave the option out to go without it)", param, ctx)
+            self.fail("an empty value" + (" (leave the option out to go without it)"
+                                          if isinstance(param, click.Option) else ""), param, ctx)
         return value
 
 

@@ -6,11 +6,11 @@ import sys
 import click
 
 from ..demo import DemoError, DemoOptions, run_demo
-from .common import Finite, SEED, WagonError, default
+from .common import Finite, Given, SEED, WagonError, default
 
 
 @click.command("demo")
-@click.option("--outdir", default=default(DemoOptions, "outdir"), show_default=True,
+@click.option("--outdir", type=Given(), default=default(DemoOptions, "outdir"), show_default=True,
               help="Where the model, scenario, results, plots and report go.")
 @click.option("--duration", type=Finite(0, 1e7, min_open=True),
               default=default(DemoOptions, "duration"),

@@ -14,7 +14,7 @@ from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
 from ..modeling.allocator import keep_freed_memory
 from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
-from .common import Count, Finite, SEED, WagonError, default, not_wagon, write_error
+from .common import Count, Finite, Given, SEED, WagonError, default, not_wagon, write_error
 
 if TYPE_CHECKING:
     from ..modeling import FitResult
@@ -122,7 +122,7 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
                    "or every candidate's (all: with --bootstrap).")
 @click.option("--seed", type=SEED, default=default(FitOptions, "seed"), show_default=True,
               help="Seed of the bootstrap and of the spreading of whole-second starts.")
-@click.option("--plots", "plots_dir", default=None, metavar="DIR",
+@click.option("--plots", "plots_dir", type=Given(), default=None, metavar="DIR",
               help="Write a CDF + QQ plot per variable here.")
 @click.option("--workers", type=Count(1, 4096), default=None,
               help="Processes of this machine that run the stages (1: this process alone); "

@@ -6,7 +6,7 @@ import click
 from ..formats.site import build_site
 from ..synth import SynthOptions, resolve_site
 from . import inputs
-from .common import Count, Finite, WagonError, default, write_error
+from .common import Count, Finite, Given, WagonError, default, write_error
 
 
 @click.group("site")
@@ -15,7 +15,7 @@ def command() -> None:
 
 
 @command.command("build")
-@click.argument("outdir")
+@click.argument("outdir", type=Given())
 @click.option("--scenario", default=None, help="Write the site this scenario requests.")
 @click.option("--model", default=None, help="Write this model's site.")
 @click.option("--pages", type=Count(1, 10**7),
