@@ -133,6 +133,8 @@ class Generator:
         self.clicks = _Law(model, "clicks")
         self.think = _Law(model, "think")
         gaps = model.variables.get("interarrival") if model is not None else None
+        if o.arrivals == "renewal" and gaps is None:     # before --rate, which cannot help
+            raise SynthError("--arrivals renewal needs the model's interarrival law")
         if o.rate is not None:
             self.rate = o.rate
         elif gaps is not None:
@@ -140,8 +142,6 @@ class Generator:
         else:
             raise SynthError("the model has no interarrival law: give --rate")
         if o.arrivals == "renewal":
-            if gaps is None:
-                raise SynthError("--arrivals renewal needs the model's interarrival law")
             self.gap_law = gaps.parent
         self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
         self.class_p = np.array([c.weight for c in self.classes])

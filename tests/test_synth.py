@@ -469,3 +469,14 @@ def test_exporting_a_scenario_of_no_session_is_one_line(tmp_path, to):
                                   str(tmp_path / "out")])
     assert r.exit_code == 2 and "no session to export" in r.output, r.output
     assert r.output.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+def test_renewal_arrivals_without_an_interarrival_law_do_not_ask_for_a_rate():
+    """A model of a one-session log has no interarrival law: '--arrivals renewal' said 'give
+    --rate', and with --rate the next error was that renewal needs the law. It says so first."""
+    m = hand_model()
+    del m.data["variables"]["interarrival"]
+    m = Model(m.data)
+    for rate in (None, 1.0):
+        with pytest.raises(SynthError, match="renewal needs the model's interarrival law"):
+            Generator(m, SynthOptions(sessions=3, arrivals="renewal", rate=rate))
