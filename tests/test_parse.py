@@ -354,3 +354,19 @@ def test_a_log_whose_every_date_is_impossible_says_so(tmp_path, fmt, workers):
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     assert f"as combined (impossible date or zone {n})" in r.output \
         or f"read as combined) (impossible date or zone {n})" in r.output, r.output
+
+
+def test_a_truncated_gzip_says_how_far_it_decompressed(tmp_path):
+    """A .gz cut in half said 'cannot decompress after 0 bytes' (the bytes handed over before
+    the failing 64 MiB read): it says where the data ends, as zlib counts it from the cut
+    file."""
+    import zlib
+    text = b"".join(b'10.0.0.%d - - [01/Aug/2001:10:00:00 +0000] "GET /p%d HTTP/1.0" 200 5\n'
+                    % (k % 250, k) for k in range(20_000))
+    whole = gzip.compress(text, mtime=0)
+    cut = whole[:len(whole) // 2]
+    (tmp_path / "a.log.gz").write_bytes(cut)
+    reached = len(zlib.decompressobj(31).decompress(cut))
+    assert 0 < reached < len(text)
+    with pytest.raises(LogError, match=f"cannot decompress after {reached:,} bytes"):
+        parse_logs([str(tmp_path / "a.log.gz")])

@@ -846,6 +846,16 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
     return _sniff(path, raw), raw
 
 
+def _reached(stream: BinaryIO, done: int) -> int:
+    """How far a decompressing ``stream`` got: its position (a read that fails loses the
+    block it was filling, so ``done``, the bytes handed over before it, says 0 for a file
+    smaller than a block)."""
+    try:
+        return max(done, stream.tell())
+    except (OSError, ValueError, AttributeError):
+        return done
+
+
 def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool = True
             ) -> Iterator[bytes]:
     """Buffers of whole lines (the last line gets a newline if it lacked one; a UTF-8 byte order
@@ -857,7 +867,7 @@ def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool
         try:
             block = stream.read(size)
         except DECOMPRESS_ERRORS as e:
-            raise LogError(f"{name}: cannot decompress after {done:,} bytes "
+            raise LogError(f"{name}: cannot decompress after {_reached(stream, done):,} bytes "
                            f"(truncated or damaged): {e}") from None
         done += len(block)
         if first and block.startswith(_BOM):
