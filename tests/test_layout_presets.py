@@ -54,12 +54,13 @@ def _clf(text: str) -> float:
 
 def _path(target: str) -> str:
     """The documented page rule: an absolute URI's path, without the query; a CONNECT
-    target (host:port) the one page {tunnel}."""
+    target (host:port) the one page /{tunnel}."""
     if re.fullmatch(r"[\w.-]+:\d+", target):
-        return "{tunnel}"
+        return "/{tunnel}"
     m = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*", target)
     target = target[m.end():] or "/" if m else target
-    return target.split("?", 1)[0]
+    target = target.split("?", 1)[0]
+    return target if target.startswith("/") else "/" + target       # OPTIONS *: /*
 
 
 def _secs(text: str, unit: float = 1.0) -> float:

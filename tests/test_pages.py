@@ -166,3 +166,27 @@ def test_a_run_cut_at_max_time_counts_what_nginx_did_not_finish(tmp_path):
     assert got["not_started"] == 5                              # the even sessions' 2nd clicks
     assert got["mean_with_cut_s"] > got["mean_finished_s"]
     assert got["km_median_s"] is None and got["km_median_lower_bound_s"] <= 1.5
+
+
+def test_every_logged_target_becomes_a_page_the_model_reader_accepts(tmp_path):
+    """Targets with a control byte, a tab or U+2028, a relative one, OPTIONS * and a CONNECT
+    tunnel: the model 'wagon fit' wrote was refused by its own reader ('site.pages[50].url must
+    be a path: '/' then up to 2048 printable characters'), so 'wagon synth' could not use it.
+    Each is now a path: percent-encoded as urllib quotes the character, a '/' put first (a
+    NUL makes its line malformed, 'NUL bytes', before it is a target)."""
+    from urllib.parse import quote
+    from click.testing import CliRunner
+    from wagon import load_model
+    from wagon.cli import main
+    targets = ["/a\x01b.html", "/c\td.html", "/e\u2028f.html", "g.html", "*", "example.com:443"]
+    log = tmp_path / "odd.log"
+    with open(log, "w", encoding="utf-8") as f:
+        for k, target in enumerate(targets * 2):    # one client, a page every 30 s
+            f.write(f'10.0.0.1 - - [01/Aug/2001:10:{k:02d}:00 +0000] "GET {target} HTTP/1.0" '
+                    f'200 100 "-" "Mozilla/4.0"\n')
+    r = CliRunner().invoke(main, ["fit", str(log), "-o", str(tmp_path / "m.json"),
+                                  "--keep-paths", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    pages = {p["url"] for p in load_model(tmp_path / "m.json").site["pages"]}
+    assert pages == {f"/a{quote(chr(1))}b.html", f"/c{quote(chr(9))}d.html",
+                     f"/e{quote(chr(0x2028))}f.html", "/g.html", "/*", "/{tunnel}"}

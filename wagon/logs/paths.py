@@ -11,7 +11,7 @@ placeholder, so ``/user/12345/profile`` and ``/user/67890/profile`` are one page
 - ``{token}``: 24 or more letters, digits, ``-`` or ``_`` mixing upper case, lower case and
   digits (session tokens, base64);
 - path parameters (``;jsessionid=…``) are dropped;
-- ``{long}`` ends a URL cut at ``MAX_URL_CHARS``, ``{tunnel}`` is a CONNECT target
+- ``{long}`` ends a URL cut at ``MAX_URL_CHARS``, ``/{tunnel}`` is a CONNECT target
   (``wagon.logs.urls``).
 
 Literal braces of logged URLs are percent-encoded first, so a placeholder is never ambiguous.
