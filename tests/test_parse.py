@@ -370,3 +370,20 @@ def test_a_truncated_gzip_says_how_far_it_decompressed(tmp_path):
     assert 0 < reached < len(text)
     with pytest.raises(LogError, match=f"cannot decompress after {reached:,} bytes"):
         parse_logs([str(tmp_path / "a.log.gz")])
+
+
+def test_a_run_of_nul_bytes_is_a_counted_line_not_a_client(tmp_path):
+    """A crash leaves NUL bytes where a file's last blocks were never written, before the next
+    line. In the first 200 lines they refused the whole log ('the client field is not an
+    address ('\\x00\\x00...')'); later, '\\x00...10.0.0.1' was a client of its own, a session
+    more. Each such line is now malformed under 'NUL bytes'; the other lines are all read."""
+    rows = [f'10.0.0.{k % 5} - - [01/Aug/2001:10:{k // 60:02d}:{k % 60:02d} +0000] "GET /p{k} '
+            f'HTTP/1.0" 200 5 "-" "Mozilla/4.0"' for k in range(300)]
+    bad = {3, 250}
+    log = tmp_path / "crash.log"
+    log.write_bytes(b"".join((b"\0" * 40 if k in bad else b"") + r.encode() + b"\n"
+                             for k, r in enumerate(rows)))
+    req, stats = parse_logs([str(log)])
+    assert stats.parsed == len(rows) - len(bad) and dict(stats.malformed) == {"NUL bytes": 2}
+    assert sorted(set(req.hosts)) == sorted({r.split(" ")[0] for r in rows})
+    assert [e[1] for e in stats.examples] == [k + 1 for k in sorted(bad)]

@@ -62,9 +62,9 @@ _WORD_MASK = np.array([(1 << 8 * k) - 1 for k in range(9)], np.uint64)
 REASONS = ("ok", "empty line", "does not match format", "bad timestamp", "bad request line",
            "bad status", "bad size", "bad duration", "no client address",
            "impossible date or zone", "not JSON", "line too long", "header line",
-           "not an access record")
+           "not an access record", "NUL bytes")
 (EMPTY, STRUCTURE, BAD_TIME, BAD_REQUEST, BAD_STATUS, BAD_SIZE, BAD_DURATION, NO_CLIENT,
- IMPOSSIBLE_DATE, NOT_JSON, TOO_LONG, HEADER, NOT_ACCESS) = range(1, 14)
+ IMPOSSIBLE_DATE, NOT_JSON, TOO_LONG, HEADER, NOT_ACCESS, NUL_BYTES) = range(1, 15)
 #: lines skipped that are not malformed: a W3C file's directives, a CSV header, a server's
 #: own messages among JSON access records
 SKIPS = (REASONS[HEADER], REASONS[NOT_ACCESS])
@@ -556,6 +556,10 @@ class _Chunk:
         for start in _HEADER_STARTS:
             header |= _match_at(self.arr, self.starts, self.ends, start)
         self.reason[header & (self.reason == 0)] = HEADER
+        # NUL bytes: what a crash leaves of a file's unwritten blocks, before the line that
+        # follows them ("\0\0...10.0.0.1 - - [...]"): the line is not the one logged
+        nul = np.flatnonzero(self.arr[:len(raw)] == 0)
+        self.reason[np.searchsorted(self.starts, nul, side="right") - 1] = NUL_BYTES
         self.reason[self.ends - self.starts > MAX_LINE_BYTES] = TOO_LONG
         self._occ: dict[bytes, np.ndarray] = {}
 
@@ -816,9 +820,11 @@ class _Chunk:
     def line_text(self, i: int, source: bytes | None = None) -> str:
         """Line ``i`` as logged (``source``: the chunk's original bytes, for JSON lines)."""
         if source is not None:
-            return source.split(b"\n", i + 1)[i][:200].decode("utf-8", "backslashreplace")
-        s, e = int(self.starts[i]), int(self.ends[i])
-        return self.raw[s:min(e, s + 200)].decode("utf-8", "backslashreplace")
+            line = source.split(b"\n", i + 1)[i][:200]
+        else:
+            s, e = int(self.starts[i]), int(self.ends[i])
+            line = self.raw[s:min(e, s + 200)]
+        return line.decode("utf-8", "backslashreplace").replace("\0", "\\x00")
 
 
 # ---------------------------------------------------------------------------------------------
