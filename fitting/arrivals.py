@@ -175,11 +175,12 @@ def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01,
     n = len(t)
     origin = float(t[0]) if n else 0.0
     t -= origin                     # in place, as _spread: one array of n starts, not three
+    cells = float(t[-1] / resolution) + 1 if resolution > 0 and n else np.inf
     if resolution > 0:
         _spread(t, resolution, seed)
     profile = rate_profile(t)
     gaps = _rescaled_gaps(profile, t)
-    why = _unjudged(n, gaps, lags)
+    why = _unjudged(n, gaps, lags, cells, resolution)
     # the gaps' autocorrelation first, while little else is held: its FFT's arrays (8 bytes
     # × the power of 2 from 2n each: 67 MB at 3.4M starts) are then not added to the heap the
     # other checks' temporaries leave (kept by wagon fit's allocator settings)
@@ -240,12 +241,18 @@ def _index_of_dispersion(counts: np.ndarray) -> float:
     return float(counts.mean() / mean)
 
 
-def _unjudged(n: int, gaps: np.ndarray, lags: int) -> str | None:
-    """Why the starts cannot be judged (None: they can): too few, or exact times that tie (a
-    rescaled gap of 0 has no exponential likelihood)."""
+def _unjudged(n: int, gaps: np.ndarray, lags: int, cells: float = np.inf,
+              resolution: float = 0.0) -> str | None:
+    """Why the starts cannot be judged (None: they can): too few, on too few cells of their
+    grid (spread inside a handful of cells, their gaps are the spreading's draws, not the
+    log's), or exact times that tie (a rescaled gap of 0 has no exponential likelihood)."""
     least = max(3 * lags, 30)
     if n < least:
         return f"too few sessions to judge ({n}; the checks need {least})"
+    if cells < least:
+        return (f"not judged: the {n:,} session starts span {int(cells)} cell(s) of "
+                f"{resolution:g} s (the checks need {least}: inside a cell only the spreading "
+                "places them)")
     ties = int(np.sum(gaps <= 0))
     if ties:
         return (f"not judged: {ties:,} of {len(gaps):,} gaps between session starts are 0 (times "

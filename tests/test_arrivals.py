@@ -219,3 +219,17 @@ def test_raw_dispersion_is_numpys_variance_over_mean_to_the_bit():
     for w in (10, 60, 600):
         counts = np.bincount(((t - t[0]) // w).astype(np.int64))
         assert raw[f"{w}s"] == float(counts.var() / counts.mean())
+
+
+@pytest.mark.parametrize("cells", [1, 5])
+def test_starts_on_a_handful_of_grid_cells_are_not_judged(cells):
+    """164 sessions logged in the same second (a log whose every line has one timestamp) were
+    judged 'Poisson (rate 163.9/s ...)': spread uniformly inside their one cell, their gaps are
+    the spreading's own exponential-looking draws. Too few cells are now 'not judged'; the same
+    starts over 600 cells are judged."""
+    starts = 1e9 + np.floor(np.linspace(0, cells, 164, endpoint=False))
+    a = arrival_report(starts, resolution=1.0)
+    assert a["poisson"] is None and f"span {cells} cell(s) of 1 s" in arrival_verdict(a)
+    wide = arrival_report(1e9 + np.sort(np.random.default_rng(3).integers(0, 600, 164)),
+                          resolution=1.0)
+    assert wide["poisson"] is not None
