@@ -12,7 +12,8 @@ from .common import Count, Finite, Given, WagonError, default
 @click.command("serve")
 @click.option("--scenario", default=None, help="Serve the site this scenario requests.")
 @click.option("--model", default=None, help="Serve this model's site.")
-@click.option("--site", "site_dir", type=Given(), default=None, help="Serve the files under this directory.")
+@click.option("--site", "site_dir", type=Given(), default=None,
+              help="Serve the files under this directory.")
 @click.option("--host", default=default(ServeOptions, "host"), show_default=True,
               help="Address to listen on.")
 @click.option("--port", type=Count(0, 65535),
@@ -30,7 +31,8 @@ from .common import Count, Finite, Given, WagonError, default
               default=default(ServeOptions, "header_timeout"),
               show_default=True, help="Seconds a request's header may take to arrive (Apache's "
                                       "RequestReadTimeout header=); 0: none.")
-@click.option("--access-log", type=Given(), default=default(ServeOptions, "access_log"), metavar="FILE",
+@click.option("--access-log", type=Given(), default=default(ServeOptions, "access_log"),
+              metavar="FILE",
               help="Write a line per request: connection, its request count, status, bytes, "
                    "request time (s), URI.")
 @click.option("--keepalive-timeout", type=Finite(0, 1e6),

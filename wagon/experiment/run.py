@@ -145,7 +145,8 @@ def check_cells(recipe: Recipe, only: set[int] | None = None) -> None:
 def http2_of(gen: Generator, replay_settings: dict) -> str | None:
     """Do the cell's browsers speak HTTP/2: "all", "some", or None (its classes, or the
     replay's protocol over them)."""
-    h2 = [c.protocol.http2 for c in class_override(gen.classes, replay_settings["protocol"] or None)]
+    played = class_override(gen.classes, replay_settings["protocol"] or None)
+    h2 = [c.protocol.http2 for c in played]
     return ("all" if all(h2) else "some") if any(h2) else None
 
 
