@@ -157,6 +157,12 @@ class H2Connection(Connection):
     ALPN = ("h2",)
     ALPN_REFUSED = "no_h2"
 
+    @classmethod
+    def accepts(cls, alpn: str | None) -> bool:
+        """HTTP/2 over TLS only where the server chose it in ALPN (RFC 9113, section 3.2): a
+        server that chose nothing speaks HTTP/1.x, as the pre-flight says."""
+        return alpn in cls.ALPN
+
     def __init__(self, conn_id: int, net: ClientNet, loop: asyncio.AbstractEventLoop,
                  sock: socket.socket, idle_timeout: float | None,
                  tls: TlsLayer | None = None) -> None:

@@ -7,6 +7,7 @@ import collections
 import json
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -369,6 +370,44 @@ def test_http2_needs_the_server_to_choose_it(tmp_path, monkeypatch):
     assert r.exit_code == 3 and len(r.output.strip().splitlines()) == 1, r.output
     assert "does not choose HTTP/2 (h2) in ALPN" in r.output, r.output
     assert s["errors"]["by_kind"] == {"no_h2": 1, "skipped": 2} and log == []
+
+
+def test_h2_browsers_need_h2_chosen_in_alpn_not_just_a_server_without_alpn(tmp_path,
+                                                                          monkeypatch):
+    """A TLS server that does no ALPN (chooses nothing) speaks HTTP/1.x: the pre-flight refused
+    it, but a connection past it sent HTTP/2's preface there (the server, answering it 400
+    and closing, made the row another error). Every request is one row, no_h2, and the server
+    read no preface."""
+    site, pages, objects = _site(tmp_path, 2)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", pages, objects, ["lan/h2"],
+                                   [(0.0, 0, [(0, 0.0)])])
+    cert, key = certificate(tmp_path / "cert")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    heard = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        with listener:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                try:
+                    with ctx.wrap_socket(conn, server_side=True) as tls:
+                        heard.append(tls.recv(1 << 16))
+                        tls.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except (OSError, ssl.SSLError):
+                    continue
+    threading.Thread(target=serve, daemon=True).start()
+    monkeypatch.setattr("wagon.replay.runner.preflight", lambda *args: None)
+    s = replay(str(scenario), ReplayOptions(target=f"https://127.0.0.1:"
+                                            f"{listener.getsockname()[1]}/", insecure=True,
+                                            fail_on=()))
+    listener.close()
+    assert s["errors"]["by_kind"] == {"no_h2": 1, "skipped": 2}, s["errors"]
+    assert not any(h.startswith(b"PRI * HTTP/2.0") for h in heard), heard
 
 
 def test_h2c_without_the_server_speaking_it_is_refused_at_once(tmp_path):
