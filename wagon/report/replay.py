@@ -230,13 +230,20 @@ def _distributions(req, pages, urls: dict) -> list[str]:
                   "the median, 0.99 for p99; a curve to the right is slower.")]
 
 
+def nearest_rank(x: np.ndarray, q):
+    """Nearest-rank percentiles (the ⌈q·n/100⌉-th value): the definition of wagon replay's
+    summary (``replay.histogram``), so that a table beside it shows the same figure (NumPy's
+    default, linear interpolation, put a one-class run's p99 15 % below the summary's)."""
+    return np.percentile(x, q, method="inverted_cdf")
+
+
 def page_rows(req, pages, urls: dict) -> list[list]:
     """Per page: visits, requests (its objects included), failed requests, p50 and p99 of its
     response time (ms); the most visited first."""
     reqs = req.groupby("page").size()
     errs = req[~req["error"].isin(("", *UNFINISHED))].groupby("page").size()
     rt = pages[pages["response_time"].notna()].groupby("page")["response_time"]
-    p50, p99 = rt.quantile(0.5), rt.quantile(0.99)
+    p50, p99 = (rt.agg(lambda x, q=q: nearest_rank(x.to_numpy(), q)) for q in (50, 99))
     visits = pages.groupby("page").size().sort_values(ascending=False, kind="stable")
     return [[urls.get(p, str(p)), int(v), int(reqs.get(p, 0)), int(errs.get(p, 0)),
              1e3 * p50.get(p, np.nan), 1e3 * p99.get(p, np.nan)] for p, v in visits.items()]
@@ -274,7 +281,7 @@ def replay_sections(path: str) -> list[str]:
     for name, rows in req.groupby("class", sort=False):
         good = rows[rows["error"] == ""]
         lat = 1e3 * (good["last_byte"] - good["start"]).dropna().to_numpy()
-        q = np.percentile(lat, [50, 99]) if len(lat) else [np.nan, np.nan]
+        q = nearest_rank(lat, [50, 99]) if len(lat) else [np.nan, np.nan]
         cut = int(rows["error"].isin(UNFINISHED).sum())
         classes.append([name, rows["session"].nunique(), len(rows), len(good),
                         len(rows) - len(good) - cut, cut, q[0], q[1]])
