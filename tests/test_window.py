@@ -74,7 +74,11 @@ def test_warmup_and_cooldown_are_left_out_everywhere_alike(tmp_path):
     assert rows["requests sent (ok, failed, in flight at the stop)"] == \
         f"{in_window:,} ({in_window:,}, 0, 0)"
     assert line in rows["measured window"]
-    assert sum(int(c[2]) for c in _table(text, "classes")) == in_window
+    classes = _table(text, "classes")
+    assert sum(int(c[2]) for c in classes) == in_window
+    started = int(re.search(r"^sessions started ([\d,]+), completed", r.output,
+                            re.M).group(1).replace(",", ""))
+    assert sum(int(c[1]) for c in classes) == started      # not the warm-up's late clicks'
 
 
 def test_a_cooldown_needs_a_planned_end(tmp_path):

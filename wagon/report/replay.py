@@ -264,6 +264,15 @@ def _analysis(times: np.ndarray) -> list[str]:
             + [f"<p class='note'>{html.escape(n)}</p>" for n in notes])
 
 
+def sessions_started(every: pd.DataFrame, run: dict) -> pd.Series:
+    """Sessions per class that started inside the measured window, as the summary counts them:
+    a session is placed at its first request (the smallest ``intended``), not counted for
+    the later clicks a warm-up session makes inside the window."""
+    due = every["intended"].fillna(every["start"]).dropna()
+    first = every.loc[due.groupby(every.loc[due.index, "session"]).idxmin()]
+    return first[measured(first, run)].groupby("class").size()
+
+
 def replay_sections(path: str) -> list[str]:
     """The report body of the replay results at ``path``."""
     every = read_results(path)
@@ -277,20 +286,21 @@ def replay_sections(path: str) -> list[str]:
                   "within 1 %); the tables and plots below are computed from the results CSV, "
                   "from its rows inside the measured window (the plots over time show the whole "
                   "run and shade what was left out).")]
-    classes = []
+    classes, started = [], sessions_started(every, run)
     for name, rows in req.groupby("class", sort=False):
         good = rows[rows["error"] == ""]
         lat = 1e3 * (good["last_byte"] - good["start"]).dropna().to_numpy()
         q = nearest_rank(lat, [50, 99]) if len(lat) else [np.nan, np.nan]
         cut = int(rows["error"].isin(UNFINISHED).sum())
-        classes.append([name, rows["session"].nunique(), len(rows), len(good),
+        classes.append([name, int(started.get(name, 0)), len(rows), len(good),
                         len(rows) - len(good) - cut, cut, q[0], q[1]])
     body += ["<h2>Client classes</h2>", table(
         ["class", "sessions", "requests", "ok", "failed", "cut by the stop", "p50 (ms)",
          "p99 (ms)"], classes, "classes"),
-        howto("requests of each client class of the scenario: ok, failed (the summary's "
-              "errors), and cut by the run's stop (in flight or not started: no error); "
-              "latency of the successful ones, from send to last byte.")]
+        howto("per client class of the scenario: the sessions that started in the measured "
+              "window (the summary's sessions started), and the window's requests: ok, failed "
+              "(the summary's errors), and cut by the run's stop (in flight or not started: no "
+              "error); latency of the successful ones, from send to last byte.")]
     end = every["last_byte"].max()
     duration = float(end) if np.isfinite(end) else 0.0
     width = plot_width(duration)
