@@ -358,3 +358,24 @@ def test_a_one_class_run_has_the_same_percentiles_in_summary_and_class_table(tmp
     assert ok == "2"
     assert float(p50) == pytest.approx(printed["p50"], rel=0.01)
     assert float(p99) == pytest.approx(printed["p99"], rel=0.01)
+
+
+def test_the_model_report_shows_the_bootstrap_intervals_fit_printed(sample, tmp_path):
+    """``wagon fit --bootstrap`` prints each chosen law's percentile intervals beside the Wald
+    ones; the model's report shows the same numbers (it showed the Wald ones only)."""
+    model = tmp_path / "m.json"
+    r = CliRunner().invoke(main, ["fit", str(sample), "-o", str(model), "--bootstrap", "2",
+                                  "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.split("parameters of the chosen laws")[1].split("\n\n")[0].splitlines()[2:]
+    printed, name = {}, None
+    for line in lines:
+        cells = line.split()
+        name = name if line.startswith(" ") else cells.pop(0)
+        printed[name, cells[0]] = f"[{cells[-2]}, {cells[-1]}]"
+    out = tmp_path / "m.html"
+    assert CliRunner().invoke(main, ["report", str(model), "-o", str(out)]).exit_code == 0
+    text = out.read_text()
+    shown = {(name, row[0]): row[5] for name in {n for n, _ in printed}
+             for row in _table(text, f"intervals-{name}")}
+    assert len(printed) >= 10 and shown == printed

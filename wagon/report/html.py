@@ -95,6 +95,11 @@ def model_report(model: Model, title: str = "wagon model") -> str:
     return page(title, body)
 
 
+def _interval(ci) -> str:
+    """An interval as the console prints it (four significant digits); empty when none."""
+    return "" if ci is None else "[{:.4g}, {:.4g}]".format(*ci)
+
+
 def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> list[str]:
     """A section per fitted variable: every candidate's statistics, and the chosen law's CDF as
     fitted (the parent law) and as the log recorded it, with the data's own when ``samples``
@@ -107,10 +112,12 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
         body.append(f"<h2>{html.escape(name)}: {html.escape(v['best'])} "
                     f"({html.escape(format_params(v['params']))})</h2>")
         if var.ci_method:
+            boot = ["bootstrap 95 % (percentile)"] if var.ci_bootstrap else []
             body.append(table(["parameter", "estimate", "standard error", "95 % interval",
-                               "how"],
-                              [[p, var.params[p], var.se.get(p), "" if var.ci.get(p) is None
-                                else "[{:.4g}, {:.4g}]".format(*var.ci[p]), var.ci_method[p]]
+                               "how", *boot],
+                              [[p, var.params[p], var.se.get(p), _interval(var.ci.get(p)),
+                                var.ci_method[p], *([_interval(var.ci_bootstrap.get(p))]
+                                                    if boot else [])]
                                for p in var.ci_method if var.ci_method[p] != "fixed"],
                               f"intervals-{name}"))
         body.append(table(["law", "parameters", "λ²", "W²", "A²", "AIC", "p(A²)", "note"],
