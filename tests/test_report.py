@@ -379,3 +379,20 @@ def test_the_model_report_shows_the_bootstrap_intervals_fit_printed(sample, tmp_
     shown = {(name, row[0]): row[5] for name in {n for n, _ in printed}
              for row in _table(text, f"intervals-{name}")}
     assert len(printed) >= 10 and shown == printed
+
+
+def test_a_sped_up_scenario_reports_the_think_times_compare_reads(tmp_path, sample_model):
+    """A scenario synthesized with --speedup 10: its report's median think time is the one
+    ``wagon compare`` prints for it (modeled seconds), not a tenth of it."""
+    scenario = tmp_path / "s.jsonl"
+    assert CliRunner().invoke(main, ["synth", str(sample_model[0]), "--sessions", "100",
+                                     "--seed", "1", "--speedup", "10", "-o",
+                                     str(scenario)]).exit_code == 0
+    r = CliRunner().invoke(main, ["compare", str(scenario), str(scenario), "--json"])
+    assert r.exit_code == 0, r.output
+    compared = next(row["a"] for row in json.loads(r.stdout)["rows"]
+                    if row["row"] == "think time (s)")
+    assert CliRunner().invoke(main, ["report", str(scenario), "-o",
+                                     str(tmp_path / "s.html")]).exit_code == 0
+    [(_, _, _, think)] = _table((tmp_path / "s.html").read_text(), "headline")
+    assert float(think) == pytest.approx(compared, rel=1e-3)

@@ -155,10 +155,15 @@ def workload_report(w: Workload, title: str | None = None, model: Model | None =
     scenario: the same with exact-value fits of its inter-arrival and think times."""
     if w.kind == "replay":
         return page(title or f"wagon report: {w.name}", replay_sections(w.source))
-    body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>",
+    said = (f"<p class='note'>Times in modeled seconds: the scenario's multiplied by its "
+            f"--speedup {w.speedup:g}, as <code>wagon compare</code> reads them.</p>"
+            if w.speedup != 1.0 else "")
+    w = w.modeled()
+    body = [f"<h2>{html.escape(w.kind)}: {html.escape(w.name)}</h2>", said,
             table(["requests", "sessions", "mean clicks", "median think (s)"],
                   [[len(w.time), len(w.starts), float(np.mean(w.clicks)) if len(w.clicks) else
-                    float("nan"), float(np.median(w.think)) if len(w.think) else float("nan")]]),
+                    float("nan"), float(np.median(w.think)) if len(w.think) else float("nan")]],
+                  "headline"),
             ]
     if model is not None:                     # a log: GoAccess's view first, then the laws
         body += [*traffic_sections(w, model.data.get("agents", {}).get("sessions")),
