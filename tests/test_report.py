@@ -382,8 +382,9 @@ def test_the_model_report_shows_the_bootstrap_intervals_fit_printed(sample, tmp_
 
 
 def test_a_sped_up_scenario_reports_the_think_times_compare_reads(tmp_path, sample_model):
-    """A scenario synthesized with --speedup 10: its report's median think time is the one
-    ``wagon compare`` prints for it (modeled seconds), not a tenth of it."""
+    """A scenario synthesized with --speedup 10: its report's median think time and
+    ``wagon hurst``'s wavelet H at 1 s are the ones ``wagon compare`` prints for it (modeled
+    seconds), not a tenth of the think time and H of 10-second bins."""
     scenario = tmp_path / "s.jsonl"
     assert CliRunner().invoke(main, ["synth", str(sample_model[0]), "--sessions", "100",
                                      "--seed", "1", "--speedup", "10", "-o",
@@ -396,3 +397,9 @@ def test_a_sped_up_scenario_reports_the_think_times_compare_reads(tmp_path, samp
                                      str(tmp_path / "s.html")]).exit_code == 0
     [(_, _, _, think)] = _table((tmp_path / "s.html").read_text(), "headline")
     assert float(think) == pytest.approx(compared, rel=1e-3)
+    hurst = next(row["a"] for row in json.loads(r.stdout)["rows"]
+                 if row["row"].startswith("Hurst (wavelet"))
+    r = CliRunner().invoke(main, ["hurst", str(scenario), "--scales", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [e["H"] for e in json.loads(r.stdout)["estimates"]
+            if e["estimator"] == "wavelet"] == [pytest.approx(hurst, rel=1e-6)]

@@ -73,6 +73,8 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
         out = [{"scale": "counts", "bins": len(counts), **e.as_dict()} for e in estimates]
     else:
         w = inputs.workload(inputs_, fmt, base_month)
+        if w.kind == "scenario":                 # in modeled seconds, as report and compare
+            w = w.modeled()
         out, notes = hurst_by_scale(w.time, w.resolution, _scales(scales), detrend_s)
     if not out:
         raise WagonError("no series long enough to estimate: " + "; ".join(notes))
