@@ -271,8 +271,8 @@ class Client:
                 c.error, c.last_byte = str(e), now
             return None
         now = conn.opened
-        for c in calls:
-            c.connected, c.tls_start = now, conn.tls_start
+        for c in calls:                # (its conn again when written: a stop may come first)
+            c.connected, c.tls_start, c.conn = now, conn.tls_start, conn.id
         if self.p.http2:
             conn.limit = self.p.connections
         self.t.hooks.emit("connection_open", conn.id, now - began)

@@ -552,6 +552,27 @@ def _stop_amid_clicks(n: int, clicks: int, hooks: Hooks,
     return asked, recorded
 
 
+def test_a_connection_open_at_the_stop_before_its_request_is_named_in_its_row(tmp_path):
+    """A page's four objects on four HTTP/1.0 connections share a 2 kbit/s upload (~0.7 s a
+    request): at the stop, 0.5 s in, three connections are open with their requests still
+    queued. The summary counted them, their rows named none (conn -1): the results held fewer
+    connections than the summary said (found in wagon demo's modem/http10x4 class)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in ("a", "o0", "o1", "o2", "o3"):
+        (site / name).write_bytes(b"x" * 10)
+    scenario = write_scenario_file(tmp_path / "s.jsonl", [("/a", 10, [0, 1, 2, 3])],
+                                   [(f"/o{i}", 10) for i in range(4)],
+                                   ["20ms-100000kbps-2kbps/http10x4"], [(0.0, 0, [(0, 0.0)])])
+    with nginx(site, tmp_path / "ng", access_log=False) as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, max_time=0.5, fail_on=(),
+                                                results=str(tmp_path / "r.csv")))
+    rows = read_results(tmp_path / "r.csv")
+    flying = rows[(rows["error"] == "in_flight") & rows["connected"].notna()]
+    assert len(flying) >= 1, rows[["url", "conn", "connected", "error"]]
+    assert s["connections"] == rows.loc[rows["conn"] >= 0, "conn"].nunique(), rows["conn"]
+
+
 def test_a_click_in_flight_at_the_stop_asks_for_nothing_more():
     """300 sessions (three of the stop's slices of 100), each in a click whose page is still
     coming when the run stops; the pages come as the first session ends. A session that then
