@@ -1121,7 +1121,7 @@ def test_a_kept_connection_closed_during_the_round_trip_wait_is_reopened(tmp_pat
 
 def test_a_steady_scenario_holds_its_throughput_against_nginx(tmp_path):
     """wagon synth --steady, replayed: it plays --duration (sped up) and stops there, exit 0;
-    requests per 2.5-s window (~1,600 each), counted in nginx's own log, within ±20 % of the
+    requests per 1.25-s window (~1,600 each), counted in nginx's own log, within ±20 % of the
     run's mean from the first window on (tests/test_synth.py: without --steady the first window
     is a ramp)."""
     model = hand_model(think=(1.0, 0.5), clicks_p=0.25, rate=8.0)
@@ -1129,7 +1129,7 @@ def test_a_steady_scenario_holds_its_throughput_against_nginx(tmp_path):
     build_site(resolve_site(model, pages=40).spec, site)
     save_model(model, tmp_path / "m.json")
     run = CliRunner().invoke
-    r = run(main, ["synth", str(tmp_path / "m.json"), "--duration", "200", "--speedup", "20",
+    r = run(main, ["synth", str(tmp_path / "m.json"), "--duration", "200", "--speedup", "40",
                    "--pages", "40", "--classes", "lan/http11", "--seed", "3", "--steady", "-o",
                    str(tmp_path / "s.jsonl")])
     assert r.exit_code == 0, r.output
@@ -1140,6 +1140,6 @@ def test_a_steady_scenario_holds_its_throughput_against_nginx(tmp_path):
     assert r.exit_code == 0, r.output
     summary = json.loads(r.output)
     assert summary["stopped_by"] == "duration" and summary["errors"]["total"] == 0
-    assert 9.5 < summary["duration_s"] < 11.5
-    per_window = np.histogram(logged - logged.min(), np.arange(0.0, 10.001, 2.5))[0]
+    assert 4.75 < summary["duration_s"] < 5.75
+    per_window = np.histogram(logged - logged.min(), np.arange(0.0, 5.001, 1.25))[0]
     assert np.all(np.abs(per_window / per_window.mean() - 1) < 0.2), per_window
