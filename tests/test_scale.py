@@ -124,10 +124,10 @@ def test_spilled_arrays_map_back_as_written(tmp_path):
 
 
 def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one, tmp_path):
-    """A .gz of one log and an .xz, .bz2 or .zst (by the zstd program) of the other, cut into
-    40 kB pieces as they are decompressed (every line in exactly one piece, each spooled file
-    removed once parsed) and parsed by two workers: the model and statistics of the plain
-    files, but for the inputs' names."""
+    """A .gz of one log and an .xz of the other, cut into 40 kB pieces as they are
+    decompressed (every line in exactly one piece, each spooled file removed once parsed) and
+    parsed by two workers: the model and statistics of the plain files, but for the inputs'
+    names; the other log as .bz2 and as .zst (by the zstd program) cut into the same bytes."""
     import bz2
     import json
     import lzma
@@ -144,15 +144,20 @@ def test_compressed_inputs_cut_as_decompressed_give_the_plain_model(inputs, one,
     (tmp_path / "b.log.bz2").write_bytes(bz2.compress(open(inputs[1], "rb").read()))
     subprocess.run([require_tool("zstd"), "-q", inputs[1], "-o", str(tmp_path / "b.log.zst")],
                    check=True)
-    for other in (packed[1], tmp_path / "b.log.bz2", tmp_path / "b.log.zst"):
-        runner = ProcessRunner(2, spill_dir=str(spooled), piece_bytes=40_000)
-        streamed = fit_logs([str(packed[0]), str(other)], FitOptions(), runner=runner)
-        for key in ("variables", "arrivals", "site"):
-            assert streamed.model.data[key] == one.model.data[key]
-        named = json.dumps(streamed.stats.as_dict()).replace(str(packed[0]), inputs[0])
-        assert json.loads(named.replace(str(other), inputs[1])) == one.stats.as_dict()
-        assert np.array_equal(one.sessions.session_start, streamed.sessions.session_start)
-        assert not list(spooled.iterdir())
+    for other in (tmp_path / "b.log.bz2", tmp_path / "b.log.zst"):   # cut as .gz is, above
+        cut = list(pieces_of(plan([str(other)], 40_000), str(spooled)))
+        assert len(cut) > 10
+        assert b"".join(open(p.spool, "rb").read() for p in cut) == open(inputs[1], "rb").read()
+        for p in cut:
+            os.remove(p.spool)
+    runner = ProcessRunner(2, spill_dir=str(spooled), piece_bytes=40_000)
+    streamed = fit_logs([str(packed[0]), str(packed[1])], FitOptions(), runner=runner)
+    for key in ("variables", "arrivals", "site"):
+        assert streamed.model.data[key] == one.model.data[key]
+    named = json.dumps(streamed.stats.as_dict()).replace(str(packed[0]), inputs[0])
+    assert json.loads(named.replace(str(packed[1]), inputs[1])) == one.stats.as_dict()
+    assert np.array_equal(one.sessions.session_start, streamed.sessions.session_start)
+    assert not list(spooled.iterdir())
 
 
 def test_a_compressed_w3c_log_cut_as_decompressed_reads_each_piece_by_its_fields_line(tmp_path):
