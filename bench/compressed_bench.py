@@ -136,7 +136,7 @@ def part_month(tmp: Path, files: list[Path], day: int, rounds: int) -> None:
     cmds = {"1 day": fit(files[:1], tmp, "2"), f"{days} days": fit(files, tmp, "2")}
     rows, timed = interleaved(cmds, tmp, rounds)
     one, month = rows.values()
-    for name, r in ((f"1 day, --workers 2", one), (f"{days} days, --workers 2", month)):
+    for name, r in (("1 day, --workers 2", one), (f"{days} days, --workers 2", month)):
         print(f"{name:30s} {r['wall']:8.2f} s wall {r['cpu']:8.2f} CPU-s {r['rss_mb']:6.0f} MB")
     print(f"{days} days / 1 day: {month['wall'] / one['wall']:.1f}x the time (target <= "
           f"{days}x; CPU {month['cpu'] / one['cpu']:.1f}x; round by round "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .clean import SHOWN, clean_requests, median_run, merge_counted
-from .parse import (EXAMPLES_KEPT, Chunk, LogError, ParseStats, PieceResult, Requests, _COLUMNS,
+from .parse import (EXAMPLES_KEPT, Chunk, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, finest, nothing_parsed, resolution_of, sorted_table)
 from .paths import template_requests
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
