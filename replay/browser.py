@@ -221,7 +221,6 @@ class Client:
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
         self.page_calls: list[Call] = []
-        self.cut: list[Call] = []                 # settled by the run's stop, not yet recorded
 
     # ---- requests and their outcomes -------------------------------------------------------
     def _new(self, page: int, url: str, is_page: bool, intended: float | None,
@@ -576,29 +575,30 @@ class Client:
         self.t.hooks.emit("page_done", visit)
 
     # ---- the run stops -----------------------------------------------------------------------
-    def abandon(self) -> None:
+    def abandon(self) -> list[Call]:
         """The run stopped: what was issued ends ``in_flight`` (settled now), what was not
-        ``not_started``; the page in progress ends now; the connections close. ``record_stop``
-        records it, when the loop has the time."""
+        ``not_started``; the page in progress ends now; the connections close. Returns the
+        requests so settled, which ``record_stop`` records when the loop has the time."""
         now = clock()
         for c in self.open:
             if c.start is not None:
                 c.error, c.last_byte = IN_FLIGHT, now
             else:
                 c.error = NOT_STARTED
-        self.cut, self.open = list(self.open), {}
+        cut, self.open = list(self.open), {}
         if self.visit_now is not None:
             self.visit_now.done = now
         self.close()
+        return cut
 
-    def record_stop(self, pages: list[int]) -> int:
-        """Record what ``abandon`` settled and, ``not_started``, the clicks on ``pages`` the
-        run stopped before; returns how many requests that is."""
-        for c in self.cut:
+    def record_stop(self, cut: list[Call], pages: list[int]) -> int:
+        """Record ``cut`` (what ``abandon`` settled) and, ``not_started``, the clicks on
+        ``pages`` the run stopped before; returns how many requests that is."""
+        for c in cut:
             self.t.hooks.emit("call_done", c)
         if self.visit_now is not None:
             self._page_done(self.visit_now)
-        return len(self.cut) + sum(self.not_started(page) for page in pages)
+        return len(cut) + sum(self.not_started(page) for page in pages)
 
     def not_started(self, page: int) -> int:
         """A click the run stopped before: its page and objects end ``not_started``; returns

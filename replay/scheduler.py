@@ -21,7 +21,7 @@ from typing import Iterable
 from ..formats.classes import ClientClass, parse_protocol
 from ..formats.scenario import ScenarioSession
 from .browser import Client, Target
-from .events import Hooks, clock
+from .events import Call, Hooks, clock
 
 __all__ = ["Scheduler", "class_override"]
 
@@ -44,7 +44,7 @@ class Scheduler:
         self.stop_at: float | None = None
         self.tasks: set[asyncio.Task] = set()
         self.clicking: set[asyncio.Task] = set()     # the sessions with a click in flight
-        self.unplayed: list[tuple[Client, list[int]]] = []   # the stop's sessions' pages to come
+        self.unplayed: list[tuple[Client, list[Call], list[int]]] = []  # the stop's to record
         self.scheduled = 0
         self.finished = 0
         self._fed = False
@@ -111,8 +111,8 @@ class Scheduler:
         turn of the loop: 2,500 sessions stopped amid a click of five (65 requests each)
         recorded 160,000 rows in the turn that ended them and stopped the loop 50-90 ms."""
         rows = 0
-        for client, pages in self.unplayed:
-            rows += client.record_stop(pages)
+        for client, cut, pages in self.unplayed:
+            rows += client.record_stop(cut, pages)
             if rows >= UNPLAYED_SLICE:
                 rows = 0
                 await asyncio.sleep(0)
@@ -177,8 +177,8 @@ class Scheduler:
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
         except asyncio.CancelledError:
-            client.abandon()
-            self.unplayed.append((client, [page for page, _ in s.clicks[begun:]]))
+            self.unplayed.append((client, client.abandon(),
+                                  [page for page, _ in s.clicks[begun:]]))
             raise
         finally:
             client.close()

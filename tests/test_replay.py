@@ -516,10 +516,10 @@ class _Clicking:
             await asyncio.sleep(0)
         return PageVisit(0, 0, page, intended, clock(), done=clock())
 
-    def abandon(self) -> None: ...
+    def abandon(self) -> list: return []
     def close(self) -> None: ...
 
-    def record_stop(self, pages: list[int]) -> int:
+    def record_stop(self, cut: list, pages: list[int]) -> int:
         self.recorded.append(self.ticks[0])
         return 13 * (1 + len(pages))                # the click in flight and those to come
 
