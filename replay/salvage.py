@@ -89,9 +89,9 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
         begun.discard(s.id)
         if n > 1 and s.id % n != k:
             continue
-        for k, (page, _) in enumerate(s.clicks):
+        for page, _ in s.clicks:
             for url, kind in [(site.page_urls[page], "page")] + [
-                    (site.object_urls[o], "object") for o in site.view(page, s.view(k)).objects]:
+                    (site.object_urls[o], "object") for o in site.page_objects[page]]:
                 key = (s.id, page, prefix + url)
                 if seen[key] > 0:
                     seen[key] -= 1
