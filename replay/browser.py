@@ -32,7 +32,7 @@ from typing import Callable
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
-from ..formats.site import SiteSpec
+from ..formats.site import LAST_MODIFIED, SiteSpec
 from .emulation import ClientNet
 from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
@@ -322,8 +322,11 @@ class Client:
             self.tls_session = conn.tls.resumable() or self.tls_session
 
     def _headers(self, call: Call) -> list[tuple[str, str]]:
-        """This request's own header fields: its Referer and the session's cookies."""
+        """This request's own header fields: its Referer, If-Modified-Since when it
+        revalidates, and the session's cookies."""
         extra = [("Referer", call.referer)] if call.referer else []
+        if call.since is not None:
+            extra.append(("If-Modified-Since", call.since))
         cookie = self.jar.header(call.url) if self.jar is not None else None
         return extra + [("Cookie", cookie)] if cookie else extra
 
@@ -520,13 +523,19 @@ class Client:
         return call if nxt is None else self.loop.create_task(self._kept(0, [nxt]))
 
     # ---- a click -----------------------------------------------------------------------------
-    async def visit(self, page: int, intended: float) -> PageVisit:
+    async def visit(self, page: int, intended: float, view: int = 0) -> PageVisit:
+        """A click: ``page`` and the objects of its ``view`` (``SiteSpec.view``)."""
         site = self.t.site
         self.page_calls = []
+        fetch = site.view(page, view)
         html = self._new(page, self.t.path(site.page_urls[page]), True, intended,
                          referer=self._click_referer(page))
         objs = [self._new(page, self.t.path(site.object_urls[o]), False, None)
-                for o in site.page_objects[page]]
+                for o in fetch.objects]
+        for i in fetch.revalidated:
+            objs[i].since = LAST_MODIFIED
+        if fetch.page_revalidated:
+            html.since = LAST_MODIFIED
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
         final = await self._one_shot(html) if self.http10 else (await self._kept(0, [html]))[0]
@@ -591,21 +600,21 @@ class Client:
         self.close()
         return cut
 
-    def record_stop(self, cut: list[Call], pages: list[int]) -> int:
-        """Record ``cut`` (what ``abandon`` settled) and, ``not_started``, the clicks on
-        ``pages`` the run stopped before; returns how many requests that is."""
+    def record_stop(self, cut: list[Call], clicks: list[tuple[int, int]]) -> int:
+        """Record ``cut`` (what ``abandon`` settled) and, ``not_started``, the ``clicks``
+        (page, view) the run stopped before; returns how many requests that is."""
         for c in cut:
             self.t.hooks.emit("call_done", c)
         if self.visit_now is not None:
             self._page_done(self.visit_now)
-        return len(cut) + sum(self.not_started(page) for page in pages)
+        return len(cut) + sum(self.not_started(page, view) for page, view in clicks)
 
-    def not_started(self, page: int) -> int:
-        """A click the run stopped before: its page and objects end ``not_started``; returns
-        how many requests that is."""
+    def not_started(self, page: int, view: int = 0) -> int:
+        """A click the run stopped before: its page and its view's objects end
+        ``not_started``; returns how many requests that is."""
         site = self.t.site
         urls = [(site.page_urls[page], True)] + [(site.object_urls[o], False)
-                                                 for o in site.page_objects[page]]
+                                                 for o in site.view(page, view).objects]
         for url, is_page in urls:
             call = Call(self.session, self.cls, page, self.t.path(url), is_page, None)
             call.error = NOT_STARTED

@@ -76,7 +76,7 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
     """Rows for the requests of the share's due sessions, and of every session it has a row of
     (a session may start a little ahead of its time, after the last time recorded), that have
     none (``not_started``)."""
-    k, n = share
+    worker, n = share
     seen = Counter((int(r["session"]), int(r["page"]), r["url"]) for r in rows)
     begun = {int(r["session"]) for r in rows}           # not yet completed below
     names = [c.name for c in sc.classes]
@@ -87,11 +87,11 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
                 break
             continue
         begun.discard(s.id)
-        if n > 1 and s.id % n != k:
+        if n > 1 and s.id % n != worker:
             continue
-        for page, _ in s.clicks:
+        for k, (page, _) in enumerate(s.clicks):
             for url, kind in [(site.page_urls[page], "page")] + [
-                    (site.object_urls[o], "object") for o in site.page_objects[page]]:
+                    (site.object_urls[o], "object") for o in site.view(page, s.view(k)).objects]:
                 key = (s.id, page, prefix + url)
                 if seen[key] > 0:
                     seen[key] -= 1

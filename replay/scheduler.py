@@ -44,7 +44,7 @@ class Scheduler:
         self.stop_at: float | None = None
         self.tasks: set[asyncio.Task] = set()
         self.clicking: set[asyncio.Task] = set()     # the sessions with a click in flight
-        self.unplayed: list[tuple[Client, list[Call], list[int]]] = []  # the stop's to record
+        self.unplayed: list[tuple[Client, list[Call], list[tuple[int, int]]]] = []  # to record
         self.scheduled = 0
         self.finished = 0
         self._fed = False
@@ -111,8 +111,8 @@ class Scheduler:
         turn of the loop: 2,500 sessions stopped amid a click of five (65 requests each)
         recorded 160,000 rows in the turn that ended them and stopped the loop 50-90 ms."""
         rows = 0
-        for client, cut, pages in self.unplayed:
-            rows += client.record_stop(cut, pages)
+        for client, cut, clicks in self.unplayed:
+            rows += client.record_stop(cut, clicks)
             if rows >= UNPLAYED_SLICE:
                 rows = 0
                 await asyncio.sleep(0)
@@ -151,8 +151,8 @@ class Scheduler:
         if self.stop_at is None or due > self.stop_at:
             return False
         client = self._client(s)
-        for page, _ in s.clicks:
-            client.not_started(page)
+        for k, (page, _) in enumerate(s.clicks):
+            client.not_started(page, s.view(k))
         return True
 
     async def _session(self, s: ScenarioSession, due: float) -> None:
@@ -172,13 +172,14 @@ class Scheduler:
                     raise asyncio.CancelledError
                 begun = k + 1
                 self.clicking.add(me)
-                visit = await client.visit(page, intended)
+                visit = await client.visit(page, intended, s.view(k))
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
         except asyncio.CancelledError:
             self.unplayed.append((client, client.abandon(),
-                                  [page for page, _ in s.clicks[begun:]]))
+                                  [(page, s.view(k)) for k, (page, _) in enumerate(s.clicks)
+                                   if k >= begun]))
             raise
         finally:
             client.close()

@@ -29,7 +29,7 @@ from typing import Callable
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
-from ..formats.site import SiteSpec, object_bytes, page_html
+from ..formats.site import LAST_MODIFIED, SITE_MTIME, SiteSpec, object_bytes, page_html
 from .limits import open_files_limit, raise_nofile
 from .rejected import rejection_logger
 from .serve_options import ServeOptions
@@ -37,6 +37,9 @@ from .serve_options import ServeOptions
 __all__ = ["make_app", "serve", "run_server", "ServeOptions", "Listener"]
 
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+_MODIFIED = {"Last-Modified": LAST_MODIFIED}     # what site build gives every file
 
 
 def make_app(site: SiteSpec | None = None, directory: str | None = None,
@@ -69,13 +72,17 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
         if hit is None:
             raise web.HTTPNotFound()
         kind, i = hit
+        since = request.if_modified_since
+        if since is not None and since.timestamp() >= SITE_MTIME:    # a revalidation
+            return web.Response(status=304, headers=_MODIFIED)
         if kind == "page":
             body = pages.get(i)
             if body is None:
                 body = pages[i] = page_html(site, i)
-            return web.Response(body=body, content_type="text/html")
+            return web.Response(body=body, content_type="text/html", headers=_MODIFIED)
         ctype = mimetypes.guess_type(request.path)[0] or "application/octet-stream"
-        return web.Response(body=object_bytes(site.object_sizes[i]), content_type=ctype)
+        return web.Response(body=object_bytes(site.object_sizes[i]), content_type=ctype,
+                            headers=_MODIFIED)
 
     app.router.add_get("/{tail:.*}", handle)
     return app

@@ -8,7 +8,12 @@
   exported session is a Tsung session (chosen with equal probability), think times as
   ``thinktime`` elements.
 - ``clf``: the requests as a server would have logged them at their offered times (transfer
-  times unknown: the objects of a click at the same second as its page), one host per session.
+  times unknown: the objects of a click after its page by the delays the log showed, at its
+  second when the scenario has none; ``synth.timeline``), one host per session, a revalidated
+  request answered 304 with no body.
+
+A click asks for its page and the objects of its view (``SiteSpec.view``); Tsung asks for the
+revalidated ones with ``if_modified_since`` (httperf's wsesslog cannot: plain requests).
 """
 from __future__ import annotations
 
@@ -27,6 +32,9 @@ __all__ = ["export_httperf", "export_tsung", "export_clf", "clf_timestamp", "CLF
 
 CLF_EPOCH = 996624000.0            # default time 0 of a CLF export: 2001-08-01 00:00:00 UTC
 TSUNG_MAX_SESSIONS = 1000          # sessions a Tsung export keeps unless told otherwise
+
+#: If-Modified-Since of a revalidated request: later than any file a site build writes
+SINCE = "Fri, 01 Jan 2100 00:00:00 GMT"
 
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -65,7 +73,7 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
             body.append(f"{sc.site.page_urls[page]} think={nxt:.3f}\n" if nxt > 0 else
                         f"{sc.site.page_urls[page]}\n")
             body.extend(f"    {sc.site.object_urls[o]}\n"
-                        for o in sc.site.page_objects[page])
+                        for o in sc.site.view(page, s.view(k)).objects)
         body.append("\n")
         count += 1
     _some(sc, count)
@@ -127,10 +135,13 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
         for k, (page, think) in enumerate(s.clicks):
             if k and think > 0:
                 w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
-            for url in [sc.site.page_urls[page]] + [sc.site.object_urls[o]
-                                                     for o in sc.site.page_objects[page]]:
-                w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"/>'
-                  '</request>\n')
+            view = sc.site.view(page, s.view(k))
+            for url, again in [(sc.site.page_urls[page], view.page_revalidated)] + [
+                    (sc.site.object_urls[o], i in view.revalidated)
+                    for i, o in enumerate(view.objects)]:
+                since = f' if_modified_since="{SINCE}"' if again else ""
+                w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"'
+                  f'{since}/></request>\n')
         w('    </session>\n')
     w('  </sessions>\n</tsung>\n')
     return n
@@ -144,15 +155,17 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int
         urls = [sc.site.page_urls[u] if p else sc.site.object_urls[u]
                 for u, p in zip(req.url.tolist(), req.is_page.tolist())]
         rows = []
-        for t, sid, c, url, size in zip(req.time.tolist(), req.session.tolist(),
-                                        req.cls.tolist(), urls, req.size.tolist()):
+        for t, sid, c, url, size, code in zip(req.time.tolist(), req.session.tolist(),
+                                              req.cls.tolist(), urls, req.size.tolist(),
+                                              req.status.tolist()):
             sec = int(start_epoch + t)
             stamp = stamps.get(sec)
             if stamp is None:
                 if len(stamps) > 100_000:
                     stamps.clear()
                 stamp = stamps[sec] = clf_timestamp(sec)
-            rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "GET {url} HTTP/1.0" 200 {size}\n')
+            rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "GET {url} HTTP/1.0" {code} '
+                        f'{size}\n')
         out.write("".join(rows))
         lines += len(rows)
     return lines

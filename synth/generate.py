@@ -22,6 +22,7 @@ from ..formats.classes import ClientClass, parse_classes
 from ..formats.model import Model, load_model
 from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_digest,
                                 scenario_from_bytes)
+from ..formats.site import FetchTable
 from .agents import AgentMix
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
@@ -144,6 +145,7 @@ class Generator:
         if o.arrivals == "renewal":
             self.gap_law = gaps.parent
         self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
+        self.delays: dict | None = model.site.get("object_delays") if model is not None else None
         self.class_p = np.array([c.weight for c in self.classes])
         self.agents = AgentMix(model.agents if model is not None else {}, self.classes)
 
@@ -158,7 +160,9 @@ class Generator:
                          "arrivals": o.arrivals},
                 "classes": [c.to_dict() for c in self.classes],
                 "site": self.site.spec.to_dict(),
-                "agents": self.agents.header()}
+                "agents": self.agents.header(),
+                **({"object_delays": {"quantiles": self.delays["quantiles"]}}
+                   if self.delays else {})}
 
     def expected_sessions(self) -> int:
         """About how many sessions ``batches`` will yield (for progress bars)."""
@@ -271,8 +275,19 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
+        views = (self.site.views(pages, _repeats(pages, ptr), rng)
+                 if self.site.view_rows is not None else None)
         return SessionBatch(np.arange(first_id, first_id + n), starts / o.speedup, classes, ptr,
-                            pages, thinks / o.speedup)
+                            pages, thinks / o.speedup, views=views)
+
+
+def _repeats(pages: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """1 for a click on a page its session clicked on before, else 0."""
+    session = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    _, first = np.unique(session * (int(pages.max(initial=0)) + 1) + pages, return_index=True)
+    out = np.ones(len(pages), np.int64)
+    out[first] = 0
+    return out
 
 
 @dataclass
@@ -287,9 +302,9 @@ class SynthSummary:
     bucket: float = 1.0
     offered: np.ndarray | None = None       # requests per bucket at their offered times
 
-    def add(self, batch: SessionBatch, objects_per_page: np.ndarray) -> None:
+    def add(self, batch: SessionBatch, fetch: FetchTable) -> None:
         n_clicks = len(batch.pages)
-        requests_per_click = 1 + objects_per_page[batch.pages]
+        requests_per_click = 1 + fetch.sizes(fetch.rows(batch.pages, batch.views))
         self.sessions += len(batch)
         self.clicks += n_clicks
         self.requests += int(requests_per_click.sum())
@@ -340,10 +355,10 @@ def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
     writer = ScenarioWriter(out, gen.header(model_name))
     horizon = o.duration if o.duration is not None else o.sessions / gen.rate
     summary = SynthSummary(bucket=max(horizon / o.speedup / 20, 1e-3))
-    objects_per_page = np.array([len(p) for p in gen.site.spec.page_objects], np.int64)
+    fetch = gen.site.spec.fetches()
     for batch in gen.batches():
         writer.write(batch)
-        summary.add(batch, objects_per_page)
+        summary.add(batch, fetch)
         if progress is not None:
             progress(len(batch))
     return summary

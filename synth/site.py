@@ -9,7 +9,9 @@ popularity follows Zipf(exponent), each with a number of objects drawn from ``ob
 ``page_size``/``object_size`` (defaults when the model lacks them). Its draws use a fixed seed,
 never the scenario's. ``ModelSite.spec`` is what a scenario carries (``formats.site``): pages
 link to the pages users went to next, so ``serve`` and ``site build`` render the same bytes
-whether they start from the model or from the scenario.
+whether they start from the model or from the scenario. A page's ``views`` (what the log's
+clicks on it fetched besides it) are drawn per click by how often they came on a first view of
+the page in a session and on a repeat view (``ModelSite.views``): a browser's cache.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from ..formats.model import Model
-from ..formats.site import SiteSpec
+from ..formats.site import PageView, SiteSpec
 
 __all__ = ["ModelSite", "resolve_site", "concrete_url", "DEFAULT_PAGE_SIZE",
            "DEFAULT_OBJECT_SIZE", "MAX_LINKS", "TAIL_PAGES"]
@@ -46,6 +48,9 @@ class ModelSite:
     route_cum: np.ndarray             # cumulative probability within the row (last = 1)
     tail_start: int = -1              # first remainder page (-1: none)
     tail_p: np.ndarray | None = None  # popularity within the remainder
+    view_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                                      # CSR rows 2·page (first view), 2·page + 1 (repeat)
+                                      # of (view, cumulative probability): ``_routing``
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
@@ -72,6 +77,22 @@ class ModelSite:
 
     def entries(self, n: int, rng: np.random.Generator) -> np.ndarray:
         return _draw(self.entry_p, rng.random(n))
+
+    def views(self, pages: np.ndarray, repeat: np.ndarray, rng: np.random.Generator
+              ) -> np.ndarray:
+        """The view each click fetches (0 where its page has none): drawn from the page's
+        first-view or repeat-view counts."""
+        out = np.zeros(len(pages), np.int64)
+        if self.view_rows is None:
+            return out
+        ptr, to, cum = self.view_rows
+        row = 2 * pages + repeat
+        start, stop = ptr[row], ptr[row + 1]
+        has = stop > start
+        keys = cum + np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+        pos = np.searchsorted(keys, row[has] + rng.random(int(has.sum())), side="right")
+        out[has] = to[np.minimum(pos, stop[has] - 1)]
+        return out
 
 
 def concrete_url(template: str) -> str:
@@ -219,7 +240,24 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator) -> ModelSite
         if rem.get("within"):
             transitions.append([n, -1, rem["within"]])
     ptr, to, cum = _routing(n_rows, transitions)
+    views = [[PageView(tuple(v["objects"]), frozenset(v.get("revalidated", [])),
+                       v.get("page_revalidated", False)) for v in p.get("views", [])]
+             for p in head]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes)
+                    object_urls, object_sizes, views + [[] for _ in range(len(urls) - n)])
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
-                     hits / hits.sum(), ptr, to, cum, tail_start, tail_p)
+                     hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
+                     _view_rows(head, len(urls)))
+
+
+def _view_rows(pages: list[dict], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The views' draw table (``ModelSite.view_rows``) for ``n`` pages, None without views: a
+    page whose views never came on a repeat view (or a first) draws by the other counts."""
+    rows = []
+    for p, page in enumerate(pages):
+        counts = np.array([[v["first"], v["repeat"]] for v in page.get("views", [])],
+                          np.int64).reshape(-1, 2)
+        for kind in (0, 1):
+            mine = counts[:, kind] if counts[:, kind].sum() else counts[:, 1 - kind]
+            rows += [[2 * p + kind, k + 1, c] for k, c in enumerate(mine.tolist()) if c]
+    return _routing(2 * n, rows) if rows else None

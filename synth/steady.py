@@ -31,7 +31,8 @@ def _take(b: SessionBatch, idx: np.ndarray) -> SessionBatch:
     ptr = np.concatenate(([0], np.cumsum(lengths)))
     rows = np.repeat(b.click_ptr[idx] - ptr[:-1], lengths) + np.arange(ptr[-1])
     return SessionBatch(b.ids[idx], b.starts[idx], b.classes[idx], ptr, b.pages[rows],
-                        b.thinks[rows], None if b.agents is None else b.agents[idx])
+                        b.thinks[rows], None if b.agents is None else b.agents[idx],
+                        None if b.views is None else b.views[rows])
 
 
 def merge(a: SessionBatch, b: SessionBatch) -> SessionBatch:
@@ -40,7 +41,9 @@ def merge(a: SessionBatch, b: SessionBatch) -> SessionBatch:
                         np.concatenate((a.classes, b.classes)),
                         np.concatenate((a.click_ptr[:-1], b.click_ptr + a.click_ptr[-1])),
                         np.concatenate((a.pages, b.pages)), np.concatenate((a.thinks, b.thinks)),
-                        np.concatenate((a.agents, b.agents)))
+                        np.concatenate((a.agents, b.agents)),
+                        None if a.views is None or b.views is None
+                        else np.concatenate((a.views, b.views)))
     return _take(both, np.argsort(both.starts, kind="stable"))
 
 
@@ -75,5 +78,6 @@ def in_progress(pool: SessionBatch, rate: float, rng: np.random.Generator) -> Se
     thinks = picked.thinks[rows].copy()
     thinks[keep_ptr[:-1]] = 0.0
     out = SessionBatch(picked.ids, starts, picked.classes, keep_ptr.astype(np.int64),
-                       picked.pages[rows], thinks, picked.agents)
+                       picked.pages[rows], thinks, picked.agents,
+                       None if picked.views is None else picked.views[rows])
     return _take(out, np.argsort(starts, kind="stable"))

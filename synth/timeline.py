@@ -1,7 +1,12 @@
 """A scenario's requests at their offered times, in time order, streamed with bounded memory.
 
 The offered time of a click is its session's start plus the think times before it (transfer
-times are unknown before a replay); its embedded objects are offered at the same time. Sessions
+times are unknown before a replay). Its embedded requests are those of the view it fetches;
+they come after it by the delays the log showed for their rank in a click (the header's
+``object_delays``: each drawn from its rank's percentiles, then sorted so that they come in
+order), or at its time when the scenario has none. The think time before the next click then
+runs from the last of them, as a log's think times were measured (from a click's completion). A revalidated request is answered 304
+with no body. Sessions
 are read in batches; since no later request can precede the next batch's first session start,
 everything before it is sorted and released, and only the requests of sessions still running
 stay in memory.
@@ -14,8 +19,11 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..formats.scenario import Scenario, SessionBatch
+from ..formats.site import FetchTable
 
 __all__ = ["Requests", "offered_requests"]
+
+_FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status")
 
 
 @dataclass
@@ -29,48 +37,63 @@ class Requests:
     url: np.ndarray
     is_page: np.ndarray
     size: np.ndarray
+    status: np.ndarray
 
     def __len__(self) -> int:
         return len(self.time)
 
     def take(self, idx) -> "Requests":
-        return Requests(*(getattr(self, k)[idx] for k in
-                          ("time", "session", "cls", "url", "is_page", "size")))
+        return Requests(*(getattr(self, k)[idx] for k in _FIELDS))
 
     @staticmethod
     def concat(parts: list["Requests"]) -> "Requests":
-        return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in
-                          ("time", "session", "cls", "url", "is_page", "size")))
+        return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
 
 
-def _expand(b: SessionBatch, obj_ptr: np.ndarray, obj_flat: np.ndarray,
-            page_sizes: np.ndarray, object_sizes: np.ndarray) -> Requests:
+def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
+            object_sizes: np.ndarray, delays: np.ndarray | None, speedup: float,
+            rng: np.random.Generator) -> Requests:
     """All requests of a batch of sessions (unsorted)."""
     counts = np.diff(b.click_ptr)
     pages, thinks = b.pages, b.thinks
     sid, cls, starts = (np.repeat(v, counts) for v in (b.ids, b.classes, b.starts))
-    cum = np.cumsum(thinks)
-    click_time = starts + cum - np.repeat(cum[b.click_ptr[:-1]], counts)
-    n_obj = obj_ptr[pages + 1] - obj_ptr[pages]
-    per_click = 1 + n_obj
+    row = fetch.rows(pages, b.views)
+    per_click = 1 + fetch.sizes(row)
     rows = np.repeat(np.arange(len(pages)), per_click)
     k = np.arange(len(rows)) - np.repeat(np.cumsum(per_click) - per_click, per_click)
     is_page = k == 0
-    obj = obj_flat[np.minimum(obj_ptr[pages[rows]] + k - 1, max(len(obj_flat) - 1, 0))] \
-        if len(obj_flat) else np.zeros(len(rows), np.int64)
+    at = np.minimum(fetch.ptr[row[rows]] + k - 1, max(len(fetch.objects) - 1, 0))
+    obj = fetch.objects[at] if len(fetch.objects) else np.zeros(len(rows), np.int64)
+    again = np.where(is_page, fetch.page_revalidated[row[rows]],
+                     fetch.revalidated[at] if len(fetch.objects) else False)
     url = np.where(is_page, pages[rows], obj)
     size = np.where(is_page, page_sizes[pages[rows]], object_sizes[obj] if len(object_sizes)
                     else 0)
-    return Requests(click_time[rows], sid[rows], cls[rows], url, is_page, size)
+    after = np.zeros(len(rows))                 # each request's delay after its click
+    if delays is not None and (~is_page).any():
+        rank = np.minimum(k[~is_page], len(delays)) - 1
+        pick = np.ceil(rng.random(len(rank)) * (delays.shape[1] - 1)).astype(np.int64)
+        drawn = delays[rank, pick] / speedup
+        lead = np.flatnonzero(~is_page)
+        after[lead] = drawn[np.lexsort((drawn, rows[lead]))]     # in order within each click
+    done = np.zeros(len(pages))                 # each click's completion after its start
+    np.maximum.at(done, rows, after)
+    busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
+    busy[b.click_ptr[:-1]] = 0.0
+    cum = np.cumsum(thinks + busy)
+    click_time = starts + cum - np.repeat(cum[b.click_ptr[:-1]], counts)
+    time = click_time[rows] + after
+    return Requests(time, sid[rows], cls[rows], url, is_page, np.where(again, 0, size),
+                    np.where(again, 304, 200))
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
                      ) -> Iterator[Requests]:
     """Time-ordered chunks of all the scenario's requests; ``batches``: its sessions when the
     caller reads them already (``sc.batches()`` by default)."""
-    obj_ptr = np.concatenate(([0], np.cumsum([len(o) for o in sc.site.page_objects])))
-    obj_ptr = obj_ptr.astype(np.int64)
-    obj_flat = np.array([o for objs in sc.site.page_objects for o in objs], np.int64)
+    fetch = sc.site.fetches()
+    delays = sc.object_delays
+    seed = sc.header.get("seed")
     page_sizes = np.array(sc.site.page_sizes, np.int64)
     object_sizes = np.array(sc.site.object_sizes, np.int64)
     batches = iter(sc.batches() if batches is None else batches)
@@ -78,7 +101,9 @@ def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
     chunk = next(batches, None)
     while chunk is not None:
         nxt = next(batches, None)
-        part = _expand(chunk, obj_ptr, obj_flat, page_sizes, object_sizes)
+        part = _expand(chunk, fetch, page_sizes, object_sizes, delays, sc.speedup,
+                       np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
+                                              else 0, 0xDE1A, int(chunk.ids[0])]))
         pending = part if pending is None else Requests.concat([pending, part])
         horizon = float(nxt.starts[0]) if nxt is not None else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))

@@ -32,6 +32,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 BEYOND = re.compile(r"bad parameters for|parameters out of range|does not exist|row .* is "
                     r"malformed|must be \[page, count\] rows of existing pages|must map its "
                     r"parameters|lower > upper|names page|is not greater|must be in order|"
+                    r"counts no click|"
                     r"\[lower, upper\]")
 
 
@@ -88,7 +89,7 @@ def _scenario_mutants(valid_lines: list[str]):
             h, s = copy()
             s[1][field] = value
             yield 3, h, s, not (field in ("class", "agent") and value in (5, 9)
-                                or field == "clicks" and value == [[99, 0.0]]
+                                or field == "clicks" and value in ([[99, 0.0]], [[0, 0.0, 1]])
                                 or field != "start" and type(value) is float
                                 and value.is_integer())
 

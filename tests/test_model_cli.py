@@ -78,7 +78,7 @@ def test_intervals_in_the_json_and_the_model(sample_model):
     estimate, the same in ``--json`` and in the model read back."""
     path, summary = sample_model
     model = load_model(path)
-    assert model.data["version"] == 3
+    assert model.data["version"] == 4
     for name, v in summary["variables"].items():
         assert set(v["ci_method"]) == set(v["params"]), name
         read = model.variables[name]

@@ -508,7 +508,7 @@ class _Clicking:
         self.sched, self.pages, self.asked, self.ticks, self.recorded = (sched, pages, asked,
                                                                          ticks, recorded)
 
-    async def visit(self, page: int, intended: float) -> PageVisit:
+    async def visit(self, page: int, intended: float, view: int = 0) -> PageVisit:
         self.pages.append(asyncio.get_running_loop().create_future())
         await self.pages[-1]
         for _ in range(3):
@@ -519,9 +519,9 @@ class _Clicking:
     def abandon(self) -> list: return []
     def close(self) -> None: ...
 
-    def record_stop(self, cut: list, pages: list[int]) -> int:
+    def record_stop(self, cut: list, clicks: list[tuple[int, int]]) -> int:
         self.recorded.append(self.ticks[0])
-        return 13 * (1 + len(pages))                # the click in flight and those to come
+        return 13 * (1 + len(clicks))                # the click in flight and those to come
 
 
 def _stop_amid_clicks(n: int, clicks: int, hooks: Hooks,

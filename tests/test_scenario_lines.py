@@ -19,6 +19,10 @@ from .test_synth import hand_model
 
 HEADER = {**Generator(hand_model(), SynthOptions(sessions=1, pages=50)).header(),
           "agents": [{"family": "curl", "user_agent": "curl/8"}] * 2}
+for _page in HEADER["site"]["pages"]:         # two views a page: clicks may name 0, 1 or 2
+    _page["views"] = [{"objects": _page["objects"][:1] * 2,
+                       "revalidated": [1] if _page["objects"] else []},
+                      {"objects": [], "page_revalidated": True}]
 
 # think times in seconds: wide magnitudes, exact binary ties and values a hair from them
 times = st.one_of(st.floats(0, 1e6, allow_nan=False),
@@ -29,6 +33,7 @@ times = st.one_of(st.floats(0, 1e6, allow_nan=False),
 
 @st.composite
 def session_batches(draw, agents: bool | None = None) -> SessionBatch:
+    """Sessions as the writer takes them, with or without agents and views."""
     n = draw(st.integers(1, 12))
     clicks = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
     m = sum(clicks)
@@ -41,7 +46,9 @@ def session_batches(draw, agents: bool | None = None) -> SessionBatch:
         np.concatenate(([0], np.cumsum(clicks))),
         np.array(draw(st.lists(st.integers(0, 49), min_size=m, max_size=m))), thinks,
         np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
-        if with_agents else None)
+        if with_agents else None,
+        np.array(draw(st.lists(st.integers(0, 2), min_size=m, max_size=m)))
+        if draw(st.booleans()) else None)
 
 
 def documented(b: SessionBatch) -> str:
@@ -49,7 +56,10 @@ def documented(b: SessionBatch) -> str:
     out = []
     for i in range(len(b)):
         a, z = b.click_ptr[i], b.click_ptr[i + 1]
-        clicks = ",".join("[%d,%.3f]" % (p, t) for p, t in zip(b.pages[a:z], b.thinks[a:z]))
+        clicks = (",".join("[%d,%.3f]" % (p, t) for p, t in zip(b.pages[a:z], b.thinks[a:z]))
+                  if b.views is None else ",".join(
+                      "[%d,%.3f,%d]" % c for c in zip(b.pages[a:z], b.thinks[a:z],
+                                                      b.views[a:z])))
         agent = "" if b.agents is None else ',"agent":%d' % b.agents[i]
         out.append('{"id":%d,"start":%.6f,"class":%d%s,"clicks":[%s]}\n'
                    % (b.ids[i], b.starts[i], b.classes[i], agent, clicks))
@@ -84,7 +94,8 @@ def json_sessions(path) -> list[tuple]:
     with open(path) as f:
         f.readline()
         return [(d["id"], float(d["start"]), d["class"], d.get("agent"),
-                 [(p, float(t)) for p, t in d["clicks"]])
+                 [(c[0], float(c[1])) for c in d["clicks"]],
+                 [c[2] if len(c) == 3 else 0 for c in d["clicks"]])
                 for d in map(json.loads, filter(str.strip, f))]
 
 
@@ -98,7 +109,8 @@ def test_the_reader_gives_the_sessions_json_gives(tmp_path_factory, parts, block
         last, last_id = float(b.starts[-1]), int(b.ids[-1])
     write(path, parts)
     sc = read_scenario(path)
-    got = [(s.id, s.start, s.cls, s.agent, s.clicks) for s in sc.sessions()]
+    got = [(s.id, s.start, s.cls, s.agent, s.clicks, [s.view(k) for k in range(len(s.clicks))])
+           for s in sc.sessions()]
     assert got == json_sessions(path)
     rows = [b for b in sc.batches(block)]
     assert np.array_equal(np.concatenate([b.ids for b in rows]), [g[0] for g in got])
@@ -119,7 +131,8 @@ def test_the_writers_lines_are_read_with_numpy_and_other_spellings_line_by_line(
     with open(path, "w") as f:
         ScenarioWriter(f, gen.header())
         f.write("".join(lines))
-    got = [(s.id, s.start, s.cls, s.agent, s.clicks) for s in read_scenario(path).sessions()]
+    got = [(s.id, s.start, s.cls, s.agent, s.clicks, [s.view(k) for k in range(len(s.clicks))])
+           for s in read_scenario(path).sessions()]
     assert got == json_sessions(path)
 
 
@@ -165,7 +178,7 @@ def test_a_block_read_with_numpy_is_what_json_reads_whatever_the_bytes(b, data):
         text[at] = byte
     else:
         del text[at]
-    read = _parse(bytes(text), 3 if b.agents is None else 4)
+    read = _parse(bytes(text), 3 if b.agents is None else 4, 2 if b.views is None else 3)
     if read is None:
         return
     lines = [json.loads(line) for line in bytes(text).split(b"\n")[:-1]]
@@ -174,6 +187,7 @@ def test_a_block_read_with_numpy_is_what_json_reads_whatever_the_bytes(b, data):
     assert [d["class"] for d in lines] == read.classes.tolist()
     assert [d.get("agent") for d in lines] == (read.agents.tolist() if read.agents is not None
                                                else [None] * len(lines))
-    assert [tuple(c) for d in lines for c in d["clicks"]] == \
-        list(zip(read.pages.tolist(), read.thinks.tolist()))
+    assert [tuple(c) for d in lines for c in d["clicks"]] == list(zip(
+        read.pages.tolist(), read.thinks.tolist(),
+        *(() if read.views is None else (read.views.tolist(),))))
     assert all(type(c[0]) is int for d in lines for c in d["clicks"])

@@ -24,7 +24,8 @@ NOT_INDICES = ["x", [True], [-1], [99], [1.0], None, 5]
 NOT_A_SESSION_FIELD = {"id": [None, "1", 1.5, True, -7, 10**20], "start": [None, "0", -1.0, True],
                        "class": [None, 5, -1, 1.0, True, "0"],
                        "clicks": [None, [], [[0]], [[0, -1.0]], [[99, 0.0]], [["0", 0.0]],
-                                  [[0, "1"]], [[True, 0.0]], "x", [[0, 0.0, 1]], [[0, True]]],
+                                  [[0, "1"]], [[True, 0.0]], "x", [[0, 0.0, 1]], [[0, True]],
+                                  [[0, 0.0, -1]], [[0, 0.0, 0, 0]]],
                        "agent": [9, -1, True, "0", 1.5]}
 #: a header class's field → values it must never hold (found by bench/mutations_audit.py:
 #: accepted, then a TypeError in replay, or silently played)

@@ -134,7 +134,7 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
     # done, or the caller's --max-time; a steady source's end would stop it before its drain
     header["options"] = {**header.get("options", {}), "sweep_rate_scale": rate,
                          "until": until, "steady": False}
-    n_objects = np.array([len(o) for o in sc.site.page_objects], np.int64)
+    fetch = sc.site.fetches()
     plan = StepPlan({}, 0, 0)
     sessions = (s for s in sc.sessions() if s.start / rate < until)
     with atomic_write(out_path) as f:
@@ -147,7 +147,8 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
                 first = int(np.searchsorted(due, warmup, "left"))
                 plan.before[s.id] = first
                 pages = np.array([p for p, _ in s.clicks[first:n]], np.int64)
-                plan.offered += int(len(pages) + n_objects[pages].sum())
+                views = np.array([s.view(k) for k in range(first, n)], np.int64)
+                plan.offered += int(len(pages) + fetch.sizes(fetch.rows(pages, views)).sum())
                 plan.pages += len(pages)
                 kept.append((s, s.clicks[:n]))
             plan.sessions += len(kept)
@@ -158,7 +159,8 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
                 np.array([s.cls for s, _ in kept]), np.concatenate(([0], np.cumsum(sizes))),
                 np.array([p for _, c in kept for p, _ in c], np.int64),
                 np.array([t for _, c in kept for _, t in c], float),
-                None if None in agents else np.array(agents, np.int64)))
+                None if None in agents else np.array(agents, np.int64),
+                np.array([s.view(k) for s, c in kept for k in range(len(c))], np.int64)))
     return plan
 
 

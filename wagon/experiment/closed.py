@@ -37,6 +37,8 @@ def closed_loop(source: Path, clicks: int, out: Path) -> int:
     header["options"] = {**header.get("options", {}), "closed_loop_clicks": clicks}
     sessions = list(sc.sessions())
     pages = [np.resize(np.array([p for p, _ in s.clicks], np.int64), clicks) for s in sessions]
+    views = [np.resize(np.array([s.view(k) for k in range(len(s.clicks))], np.int64), clicks)
+             for s in sessions]
     agents = [s.agent for s in sessions]
     with atomic_write(out) as f:
         ScenarioWriter(f, header).write(SessionBatch(
@@ -45,5 +47,6 @@ def closed_loop(source: Path, clicks: int, out: Path) -> int:
             np.arange(len(sessions) + 1, dtype=np.int64) * clicks,
             np.concatenate(pages) if pages else np.zeros(0, np.int64),
             np.zeros(len(sessions) * clicks),
-            None if None in agents else np.array(agents, np.int64)))
+            None if None in agents else np.array(agents, np.int64),
+            np.concatenate(views) if views else None))
     return len(sessions)

@@ -33,13 +33,17 @@ if TYPE_CHECKING:
     from ..fitting.observation import Observation
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
-           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS"]
+           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES"]
 
-MODEL_VERSION = 3           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 4           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
-                            # bootstrap_replicates (and in their table rows)
+                            # bootstrap_replicates (and in their table rows); 4 adds, optional:
+                            # site.pages[].views, site.object_delays
+
+#: percentiles 0..100 of each rank's delays in ``site.object_delays``
+DELAY_QUANTILES = 101
 
 #: how a parameter's interval was found (docs/methods.md, "Uncertainty of the parameters")
 CI_METHODS = ("wald", "profile", "minimum", "fixed", "n/a")
@@ -247,10 +251,12 @@ def validate(data: object, path: str = "model") -> None:
                f"site.pages[{i}].hits must be a count >= 0")
         _check(isinstance(page.get("variants", 1), int) and page.get("variants", 1) >= 1, path,
                f"page {i} has a bad 'variants'")
+        _check_views(page, f"site.pages[{i}]", path)
     for i, obj in enumerate(objects):
         _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
         _check_site_entry(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
+    _check_delays(site.get("object_delays"), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
@@ -271,6 +277,50 @@ def _check_site_entry(d: dict, where: str, path: str, objects: int | None = None
             check_indices(d, "objects", where, objects, required=False)
     except ValueError as e:
         raise ModelError(f"{path}: not a valid wagon model: {e}") from None
+
+
+def _count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 63
+
+
+def _check_views(page: dict, where: str, path: str) -> None:
+    """A page's ``views`` (version 4, optional): what its clicks fetched, each ``{"first",
+    "repeat"}`` counts (not both 0), ``objects`` (the page's objects, in order, repeats
+    allowed), ``revalidated`` (positions in ``objects``) and ``page_revalidated``."""
+    views = page.get("views", [])
+    mine = set(page.get("objects", []))
+    _check(isinstance(views, list), path, f"{where}.views is not a list")
+    for k, v in enumerate(views):
+        ok = (isinstance(v, dict) and _count(v.get("first")) and _count(v.get("repeat"))
+              and isinstance(v.get("objects"), list) and all(_count(o) for o in v["objects"])
+              and isinstance(v.get("revalidated", []), list)
+              and all(_count(r) for r in v.get("revalidated", []))
+              and isinstance(v.get("page_revalidated", False), bool))
+        _check(ok, path, f"{where}.views[{k}] needs counts 'first' and 'repeat', 'objects' and "
+               "'revalidated' lists of indices and a boolean 'page_revalidated'")
+        _check(v["first"] + v["repeat"] > 0, path, f"{where}.views[{k}] counts no click "
+               "('first' and 'repeat' both 0)")
+        _check(all(o in mine for o in v["objects"])
+               and all(r < len(v["objects"]) for r in v.get("revalidated", [])), path,
+               f"{where}.views[{k}] names an object or position that does not exist in its page")
+
+
+def _check_delays(delays: object, path: str) -> None:
+    """``site.object_delays`` (version 4, optional): per rank, DELAY_QUANTILES non-decreasing
+    delays ≥ 0 (s) and a count of requests."""
+    if delays is None:
+        return
+    q = delays.get("quantiles") if isinstance(delays, dict) else None
+    n = delays.get("requests") if isinstance(delays, dict) else None
+    ok = (isinstance(q, list) and isinstance(n, list) and len(q) > 0
+          and all(_count(c) for c in n)
+          and all(isinstance(r, list) and len(r) == DELAY_QUANTILES
+                  and all(_number(x) and 0 <= x < math.inf for x in r) for r in q))
+    _check(ok, path, f"site.object_delays needs, per rank, {DELAY_QUANTILES} delays >= 0 "
+           "('quantiles') and a count ('requests')")
+    _check(len(q) == len(n) and all(a <= b for r in q for a, b in zip(r, r[1:])), path,
+           "site.object_delays: each rank's delays must be in order, with one count a rank "
+           "(a rank that does not exist)")
 
 
 def _number(v: object) -> bool:

@@ -5,13 +5,14 @@
      "agents": [{"family": "firefox", "user_agent": "Mozilla/5.0 ..."}, ...]}
     {"id": 0, "start": 0.532118, "class": 1, "agent": 0, "clicks": [[12, 0.0], [40, 31.204]]}
 
-A click is ``[page, think]``: the page's index in ``site.pages`` (its embedded objects are that
-page's ``objects``, indices into ``site.objects``) and the think time in seconds before it
-(0 for the first click). Times are seconds from the start of the run; sessions are in order of
+A click is ``[page, think]`` or ``[page, think, view]``: the page's index in ``site.pages``,
+the think time in seconds before it (0 for the first click) and which of the page's
+``views`` the click fetches (version 4: 1 for the page's first view, ...; 0 or absent: every
+object in the page's ``objects``, indices into ``site.objects``, as before). Times are seconds from the start of the run; sessions are in order of
 start time. The header's ``site`` (``formats.site``) is the one description of the site every
 consumer serves or builds. A session's ``agent`` (version 3) indexes the header's ``agents``:
-the browser its user presents (its User-Agent, printable ASCII). Versions 1 (no page ``links``)
-and 2 (no agents: a replay sends its own User-Agent) are read too.
+the browser its user presents (its User-Agent, printable ASCII). Versions 1 (no page ``links``),
+2 (no agents: a replay sends its own User-Agent) and 3 (no views) are read too.
 """
 from __future__ import annotations
 
@@ -39,11 +40,12 @@ __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "Scen
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest"]
 
-SCENARIO_VERSION = 3
+SCENARIO_VERSION = 4
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
 _PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")
 _CLICK = "[%d,%.3f]"
+_CLICK_VIEW = "[%d,%.3f,%d]"
 _HEADS = (b'{"id":', b',"start":', b',"class":', b',"agent":')
 _CLICKS, _NEXT, _END = b',"clicks":[[', b"],[", b"]]}\n"
 BLOCK = 1 << 22                     # bytes of sessions read at a time
@@ -83,6 +85,7 @@ class SessionBatch:
     pages: np.ndarray
     thinks: np.ndarray          # before each click (0 for the first)
     agents: np.ndarray | None = None    # index into the header's agents, per session (-1: none)
+    views: np.ndarray | None = None     # per click: the page's view fetched (0: all its objects)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -98,8 +101,10 @@ def _render(b: SessionBatch) -> bytes | None:
     heads = [np.asarray(v, np.int64) for v in (b.ids, b.classes)
              + ((b.agents,) if b.agents is not None else ())]
     pages = np.asarray(b.pages, np.int64)
+    views = None if b.views is None else np.asarray(b.views, np.int64)
     if (starts is None or thinks is None or (len(ptr) > 1 and np.diff(ptr).min() < 1)
-            or any(len(v) and v.min() < 0 for v in (*heads, pages))):
+            or any(len(v) and v.min() < 0 for v in (*heads, pages, *(
+                () if views is None else (views,))))):
         return None
     fields = [(heads[0], None), (starts, 6), *((v, None) for v in heads[1:])]
     widths = [nt.ndigits(v) if places is None else nt.fixed_width(v, places)
@@ -107,9 +112,10 @@ def _render(b: SessionBatch) -> bytes | None:
     head_len = sum(len(h) + w + (0 if p is None else p + 1)
                    for h, w, (_, p) in zip(_HEADS, widths, fields)) + len(_CLICKS)
     nd_page, nd_think = nt.ndigits(pages), nt.fixed_width(thinks, 3)
+    nd_view = 0 if views is None else nt.ndigits(views) + 1
     last = np.zeros(len(pages), bool)
     last[ptr[1:] - 1] = True
-    click_len = nd_page + nd_think + 5 + np.where(last, len(_END), len(_NEXT))
+    click_len = nd_page + nd_think + 5 + nd_view + np.where(last, len(_END), len(_NEXT))
     line_len = head_len + (np.add.reduceat(click_len, ptr[:-1]) if len(pages) else 0)
     line_start = np.concatenate(([0], np.cumsum(line_len)))
     buf = np.empty(int(line_start[-1]), np.uint8)
@@ -132,20 +138,26 @@ def _render(b: SessionBatch) -> bytes | None:
     buf[at] = ord(",")
     nt.put_fixed(buf, at + 1, thinks, 3, nd_think)
     at = at + nd_think + 5
+    if views is not None:
+        buf[at] = ord(",")
+        nt.put_int(buf, at + 1, views, nd_view - 1)
+        at = at + nd_view
     nt.put_bytes(buf, at[~last], _NEXT)
     nt.put_bytes(buf, at[last], _END)
     return buf.tobytes()
 
 
 @functools.cache
-def _skeleton(heads: int, clicks: int) -> bytes:
-    """A line as ``_render`` writes it, its numbers taken out."""
-    return b"".join(_HEADS[:heads]) + _CLICKS + b",],[" * (clicks - 1) + b"," + _END
+def _skeleton(heads: int, clicks: int, width: int = 2) -> bytes:
+    """A line as ``_render`` writes it, its numbers taken out (``width`` numbers a click)."""
+    inner = b"," * (width - 1)
+    return b"".join(_HEADS[:heads]) + _CLICKS + (inner + b"],[") * (clicks - 1) + inner + _END
 
 
-def _parse(block: bytes, heads: int) -> SessionBatch | None:
+def _parse(block: bytes, heads: int, width: int = 2) -> SessionBatch | None:
     """The sessions of ``block`` (whole lines) when every line is exactly as ``_render``
-    writes it (``heads`` numbers before the clicks: 4 with agents, 3 without), else None.
+    writes it (``heads`` numbers before the clicks: 4 with agents, 3 without; ``width``
+    numbers a click: 3 with views, 2 without), else None.
     Such a line is its skeleton (``_skeleton``) with a number in each slot, integers without
     a dot or a leading zero, start and think times with 6 and 3 decimals: text ``%`` writes
     for the double read from it (≤ 15 digits), so the values are those JSON gives."""
@@ -155,16 +167,17 @@ def _parse(block: bytes, heads: int) -> SessionBatch | None:
         return None
     newlines = np.flatnonzero(a == 10)
     per_line = np.diff(np.searchsorted(r.start, newlines), prepend=0)
-    twice = per_line - heads                    # two numbers per click
-    if not len(newlines) or twice.min() < 2 or (twice % 2).any():
+    twice = per_line - heads                    # ``width`` numbers per click
+    if not len(newlines) or twice.min() < width or (twice % width).any():
         return None
-    clicks = twice // 2
+    clicks = twice // width
     counts = clicks.tolist()
-    skeletons = {c: _skeleton(heads, c) for c in set(counts)}
+    skeletons = {c: _skeleton(heads, c, width) for c in set(counts)}
     if b"".join(map(skeletons.__getitem__, counts)) != block.translate(None, b"0123456789."):
         return None
     head_len = sum(map(len, _HEADS[:heads])) + len(_CLICKS)
-    line_at = np.concatenate(([0], np.cumsum(head_len + 4 * clicks + 1)[:-1]))
+    step = 2 + width                            # skeleton bytes a click: "," × (width - 1), "],["
+    line_at = np.concatenate(([0], np.cumsum(head_len + step * clicks + 1)[:-1]))
     slot = np.empty(len(r.start), np.int64)     # skeleton bytes before each number
     first = np.concatenate(([0], np.cumsum(per_line)[:-1]))
     head = first[:, None] + np.arange(heads)
@@ -173,31 +186,34 @@ def _parse(block: bytes, heads: int) -> SessionBatch | None:
     is_click[head.ravel()] = False
     at = np.flatnonzero(is_click)
     within = np.arange(len(at)) - np.repeat(np.concatenate(([0], np.cumsum(twice)[:-1])), twice)
-    slot[at] = np.repeat(line_at + head_len, twice) + 4 * (within // 2) + within % 2
+    slot[at] = np.repeat(line_at + head_len, twice) + step * (within // width) + within % width
     length = r.end - r.start
     places = np.zeros(len(r.start), np.int64)
     places[first + 1] = 6
-    places[at[1::2]] = 3
+    places[at[1::width]] = 3
     lead = (((a[r.start] == 48) & (length > 1) & (a[np.minimum(r.start + 1, len(a) - 1)] != 46))
             | (a[r.start] == 46))              # 07 or .5: not JSON numbers
     if (not np.array_equal(r.start - np.concatenate(([0], np.cumsum(length)[:-1])), slot)
             or not np.array_equal(r.places, places) or lead.any()):
         return None
     return SessionBatch(r.mantissa[first], r.value[first + 1], r.mantissa[first + 2],
-                        np.concatenate(([0], np.cumsum(clicks))), r.mantissa[at[0::2]],
-                        r.value[at[1::2]], r.mantissa[first + 3] if heads == 4 else None)
+                        np.concatenate(([0], np.cumsum(clicks))), r.mantissa[at[0::width]],
+                        r.value[at[1::width]], r.mantissa[first + 3] if heads == 4 else None,
+                        r.mantissa[at[2::width]] if width == 3 else None)
 
 
 def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
     """Sessions read one by one, as a batch (agent -1 where a session has none)."""
     agents = [-1 if s.agent is None else s.agent for s in sessions]
+    views = [v for s in sessions for v in s.views or [0] * len(s.clicks)]
     return SessionBatch(np.array([s.id for s in sessions], np.int64),
                         np.array([s.start for s in sessions], float),
                         np.array([s.cls for s in sessions], np.int64),
                         np.cumsum([0] + [len(s.clicks) for s in sessions]),
                         np.array([p for s in sessions for p, _ in s.clicks], np.int64),
                         np.array([t for s in sessions for _, t in s.clicks], float),
-                        np.array(agents, np.int64) if max(agents, default=-1) >= 0 else None)
+                        np.array(agents, np.int64) if max(agents, default=-1) >= 0 else None,
+                        np.array(views, np.int64) if any(views) else None)
 
 
 class ScenarioWriter:
@@ -213,7 +229,9 @@ class ScenarioWriter:
         if fast is not None:
             self.out.write(fast.decode("ascii"))
             return
-        clicks = list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
+        clicks = (list(map(_CLICK.__mod__, zip(batch.pages.tolist(), batch.thinks.tolist())))
+                  if batch.views is None else list(map(_CLICK_VIEW.__mod__, zip(
+                      batch.pages.tolist(), batch.thinks.tolist(), batch.views.tolist()))))
         ptr = batch.click_ptr.tolist()
         heads = zip(batch.ids.tolist(), batch.starts.tolist(), batch.classes.tolist())
         if batch.agents is None:
@@ -232,6 +250,11 @@ class ScenarioSession:
     cls: int
     clicks: list[tuple[int, float]]
     agent: int | None = None        # index into Scenario.agents (None: the replay's own)
+    views: list[int] | None = None  # per click, the page's view it fetches (None: all 0)
+
+    def view(self, k: int) -> int:
+        """The view click ``k`` fetches (0: every object of its page)."""
+        return self.views[k] if self.views else 0
 
 
 @dataclass
@@ -259,6 +282,13 @@ class Scenario:
     agents: list[dict]              # {"family", "user_agent"} (version 3; [] before)
     data: bytes | None = None       # the scenario itself when it is held in memory
 
+    @functools.cached_property
+    def object_delays(self) -> np.ndarray | None:
+        """The header's ``object_delays``: per rank of an embedded request in its click, the
+        percentiles of its delay after the page in modeled seconds (None: not given)."""
+        d = self.header.get("object_delays")
+        return None if d is None else np.array(d["quantiles"], float)
+
     @property
     def speedup(self) -> float:
         """The factor synthesis divided every time by (1 when it did not)."""
@@ -274,9 +304,11 @@ class Scenario:
             agents = b.agents.tolist() if b.agents is not None else [-1] * len(ids)
             ptr = b.click_ptr.tolist()
             clicks = list(zip(b.pages.tolist(), b.thinks.tolist()))
+            views = b.views.tolist() if b.views is not None else None
             for i, (sid, start, c, agent) in enumerate(zip(ids, starts, cls, agents)):
                 yield ScenarioSession(sid, start, c, clicks[ptr[i]:ptr[i + 1]],
-                                      None if agent < 0 else agent)
+                                      None if agent < 0 else agent,
+                                      views[ptr[i]:ptr[i + 1]] if views is not None else None)
 
     def batches(self, size: int = BLOCK) -> Iterator[SessionBatch]:
         """The sessions in batches of about ``size`` bytes of lines, checked as ``sessions``
@@ -307,14 +339,26 @@ class Scenario:
 
     def _vectorised(self, block: bytes, last: float, last_id: int) -> SessionBatch | None:
         """The block's sessions when they are in the writer's form and pass every check."""
-        b = _parse(block, 4 if b',"agent":' in block[:block.find(b"\n")] else 3)
+        line = block[:block.find(b"\n")]
+        click = line[line.find(_CLICKS) + len(_CLICKS):]
+        width = click[:click.find(b"]")].count(b",") + 1      # of the first click
+        b = _parse(block, 4 if b',"agent":' in line else 3, width) if width in (2, 3) else None
         if b is None or not len(b):
             return None
         ok = (b.starts[0] >= last and (np.diff(b.starts) >= 0).all()
               and b.ids[0] > last_id and (np.diff(b.ids) > 0).all()
               and b.classes.max() < len(self.classes) and b.pages.max() < len(self.site.page_urls)
-              and (b.agents is None or b.agents.max() < len(self.agents)))
+              and (b.agents is None or b.agents.max() < len(self.agents))
+              and (b.views is None or self._views_exist(b)))
         return b if ok else None
+
+    def _views_exist(self, b: SessionBatch) -> bool:
+        """Whether every click's view is one its page has (0: always)."""
+        return bool((b.views <= self._view_counts[b.pages]).all())
+
+    @functools.cached_property
+    def _view_counts(self) -> np.ndarray:
+        return np.array([len(v) for v in self.site.page_views], np.int64)
 
     def _by_line(self, block: bytes, lineno: int, last: float, last_id: int
                  ) -> Iterator[SessionBatch]:
@@ -384,18 +428,26 @@ class Scenario:
             raise ScenarioError(f"{where}: agent {agent!r} does not exist "
                                 f"({len(self.agents)} agents in the header)")
         pages = len(self.site.page_urls)
-        clicks = []
+        clicks, views = [], []
         for k, c in enumerate(d["clicks"]):
-            if not (isinstance(c, list) and len(c) == 2 and isinstance(c[0], int)
+            if not (isinstance(c, list) and len(c) in (2, 3) and isinstance(c[0], int)
                     and isinstance(c[1], (int, float)) and not isinstance(c[0], bool)
-                    and not isinstance(c[1], bool)):
-                raise ScenarioError(f"{where}: click {k} is not [page, think]")
+                    and not isinstance(c[1], bool)
+                    and (len(c) == 2 or isinstance(c[2], int) and not isinstance(c[2], bool))):
+                raise ScenarioError(f"{where}: click {k} is not [page, think] or "
+                                    "[page, think, view]")
             if not 0 <= c[0] < pages:
                 raise ScenarioError(f"{where}: click {k} names page {c[0]}, the site has {pages}")
             if not (math.isfinite(c[1]) and c[1] >= 0):
                 raise ScenarioError(f"{where}: click {k} has a negative or infinite think time")
+            view = c[2] if len(c) == 3 else 0
+            if not 0 <= view <= len(self.site.page_views[c[0]]):
+                raise ScenarioError(f"{where}: click {k} names view {view} of page {c[0]}, "
+                                    f"which has {len(self.site.page_views[c[0]])}")
             clicks.append((c[0], float(c[1])))
-        return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks, agent)
+            views.append(view)
+        return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks, agent,
+                               views if any(views) else None)
 
 
 def _kind(kind) -> str:
@@ -454,6 +506,15 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
     if not (speedup is None or type(speedup) in (int, float) and 0 < speedup < math.inf):
         raise ScenarioError(f"{path}:1: the header's options must be an object, its speedup "
                             "a finite number > 0")
+    delays = h.get("object_delays")
+    q = delays.get("quantiles") if isinstance(delays, dict) else None
+    if delays is not None and not (
+            isinstance(q, list) and q and all(
+                isinstance(r, list) and len(r) == len(q[0]) > 1
+                and all(type(x) in (int, float) and 0 <= x < math.inf for x in r)
+                and all(a <= b for a, b in zip(r, r[1:])) for r in q)):
+        raise ScenarioError(f"{path}:1: the header's object_delays needs 'quantiles': rows of "
+                            "as many non-decreasing delays >= 0 (s), at least two a row")
     return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)
 
 

@@ -4,7 +4,9 @@ A ``SiteSpec`` lists pages (URL, HTML size, embedded objects, links to the pages
 next) and objects (URL, size). It travels in the scenario's header, so every consumer renders
 the same bytes from it: ``wagon serve`` from memory, ``wagon site build`` as files for nginx or
 Apache. Pages are HTML of their modeled size that reference their objects and links; objects are
-incompressible filler of their size.
+incompressible filler of their size. A page may list ``views``: what a click on it fetches
+besides it (some of its objects, in order, some revalidated), as the log's clicks did; a
+scenario's click names one (``SiteSpec.view``; 0: every object of the page).
 """
 from __future__ import annotations
 
@@ -18,15 +20,50 @@ import numpy as np
 
 from .atomic import atomic_write
 
-__all__ = ["SiteSpec", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
+__all__ = ["SiteSpec", "PageView", "FetchTable", "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
 
+@dataclass(frozen=True)
+class PageView:
+    """What a click fetches besides its page: objects (indices into the site's objects, in
+    order, one twice when fetched twice), which of them are revalidated (positions in
+    ``objects``: asked with If-Modified-Since, answered 304) and whether the page is."""
+
+    objects: tuple[int, ...]
+    revalidated: frozenset[int] = frozenset()
+    page_revalidated: bool = False
+
+    def to_dict(self) -> dict:
+        return {"objects": list(self.objects), "revalidated": sorted(self.revalidated),
+                "page_revalidated": self.page_revalidated}
+
+
+@dataclass
+class FetchTable:
+    """A site's views as flat arrays: the row of (page, view) is ``row[page] + view``; its
+    objects are ``objects[ptr[row]:ptr[row + 1]]``, ``revalidated`` beside them."""
+
+    row: np.ndarray
+    ptr: np.ndarray
+    objects: np.ndarray
+    revalidated: np.ndarray
+    page_revalidated: np.ndarray
+
+    def rows(self, pages: np.ndarray, views: np.ndarray | None) -> np.ndarray:
+        return self.row[pages] + (0 if views is None else views)
+
+    def sizes(self, rows: np.ndarray) -> np.ndarray:
+        """Objects a click of each row asks for."""
+        return self.ptr[rows + 1] - self.ptr[rows]
+
+
 @dataclass
 class SiteSpec:
-    """Pages and objects with their sizes; ``page_objects`` and ``page_links`` hold indices."""
+    """Pages and objects with their sizes; ``page_objects`` and ``page_links`` hold indices;
+    ``page_views`` each page's views (none: a click fetches every object of its page)."""
 
     page_urls: list[str]
     page_sizes: list[int]
@@ -34,14 +71,38 @@ class SiteSpec:
     page_links: list[list[int]]
     object_urls: list[str]
     object_sizes: list[int]
+    page_views: list[list[PageView]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.page_views:
+            self.page_views = [[] for _ in self.page_urls]
+
+    def view(self, page: int, view: int) -> PageView:
+        """What a click on ``page`` fetching ``view`` asks for (0: all the page's objects)."""
+        return self.page_views[page][view - 1] if view else PageView(
+            tuple(self.page_objects[page]))
+
+    def fetches(self) -> "FetchTable":
+        """Every (page, view) as arrays: what a click asks for, for vectorised readers."""
+        rows = [self.view(p, k) for p in range(len(self.page_urls))
+                for k in range(len(self.page_views[p]) + 1)]
+        sizes = np.array([len(v.objects) for v in rows], np.int64)
+        return FetchTable(np.r_[0, np.cumsum([len(v) + 1 for v in self.page_views])],
+                          np.r_[0, np.cumsum(sizes)],
+                          np.array([o for v in rows for o in v.objects], np.int64),
+                          np.array([k in v.revalidated for v in rows
+                                    for k in range(len(v.objects))], bool),
+                          np.array([v.page_revalidated for v in rows], bool))
 
     def to_dict(self) -> dict:
         """The site as the scenario header holds it."""
-        return {"pages": [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
-                          zip(self.page_urls, self.page_sizes, self.page_objects,
-                              self.page_links)],
-                "objects": [{"url": u, "size": s}
-                            for u, s in zip(self.object_urls, self.object_sizes)]}
+        pages = [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
+                 zip(self.page_urls, self.page_sizes, self.page_objects, self.page_links)]
+        for page, views in zip(pages, self.page_views):
+            if views:
+                page["views"] = [v.to_dict() for v in views]
+        return {"pages": pages, "objects": [{"url": u, "size": s} for u, s in
+                                            zip(self.object_urls, self.object_sizes)]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SiteSpec":
@@ -59,8 +120,38 @@ class SiteSpec:
                    [check_indices(p, "links", w, len(pages), required=False)
                     for p, w in zip(pages, where)],
                    [check_url(o, w) for o, w in zip(objects, owhere)],
-                   [check_size(o, w) for o, w in zip(objects, owhere)])
+                   [check_size(o, w) for o, w in zip(objects, owhere)],
+                   [_views(p, w) for p, w in zip(pages, where)])
 
+
+def _views(page: dict, where: str) -> list[PageView]:
+    """A header page's ``views``, each checked against the page's objects."""
+    views = page.get("views", [])
+    mine = set(page["objects"])
+    out = []
+    for k, v in enumerate(views if isinstance(views, list) else [None]):
+        objects = v.get("objects") if isinstance(v, dict) else None
+        again = v.get("revalidated", []) if isinstance(v, dict) else None
+        ok = (isinstance(objects, list) and all(_index(o) and o in mine for o in objects)
+              and isinstance(again, list) and all(_index(r) and r < len(objects) for r in again)
+              and isinstance(v.get("page_revalidated", False), bool))
+        if not ok:
+            raise ValueError(f"{where}.views[{k}] must be {{objects: some of the page's "
+                             "objects, revalidated: positions in them, page_revalidated: a "
+                             f"boolean}} (got {v!r:.60})")
+        out.append(PageView(tuple(objects), frozenset(again), v.get("page_revalidated", False)))
+    return out
+
+
+def _index(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+#: every page and object was last modified then (a site build sets its files' times to it), so
+#: that a revalidation's If-Modified-Since names the exact time (nginx's default
+#: ``if_modified_since exact``) and is in the past (RFC 9110 13.1.3: a later date is ignored)
+SITE_MTIME = 996624000
+LAST_MODIFIED = "Wed, 01 Aug 2001 00:00:00 GMT"
 
 MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log may name)
 MAX_URL = 2048               # characters of a URL (what servers accept in a request line)
@@ -180,5 +271,6 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target, "wb", sync=False) as f:       # thousands of small files
             f.write(data)
+        os.utime(target, (SITE_MTIME, SITE_MTIME))
         report.bytes += len(data)
     return report

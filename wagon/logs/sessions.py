@@ -45,7 +45,7 @@ from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
-__all__ = ["SessionRules", "Sessions", "Site", "Partial", "sessionize", "sessionize_requests",
+__all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
            "dilate",
            "merge_partials", "OBJECT_EXTENSIONS",
            "extension_flags", "object_flags"]
@@ -102,6 +102,29 @@ class Site:
     page_hits: dict[int, int]               # url code → clicks on it
     entry: dict[int, int]                   # url code → sessions that started on it
     transitions: np.ndarray                 # (k, 3) int64: from url, to url, count
+    page_views: dict[int, list["View"]] = field(default_factory=dict)   # url code of a page →
+                                            # what its clicks fetched, most frequent first
+    delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (rank, delay in µs, requests): when a click's
+                                            # embedded requests began after its page
+
+
+@dataclass(frozen=True)
+class View:
+    """What some clicks on a page fetched besides it: embedded URLs (in the URL table's order,
+    a URL twice when fetched twice), which of them were revalidated (answered 304), whether the page
+    itself was, and how many clicks did so on their first view of the page in their session
+    and on a repeat view (a browser's cache keeps what the first view fetched)."""
+
+    objects: tuple[int, ...]
+    revalidated: tuple[bool, ...]
+    page_revalidated: bool
+    first: int
+    repeat: int
+
+
+#: embedded requests ranked past this one share the last rank's delays
+DELAY_RANKS = 16
 
 
 @dataclass
@@ -422,7 +445,64 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                    entry=_tally(url[cs][new_session]),
                    transitions=_tally(url[cs][:-1][~new_session[1:]],
                                       url[cs][1:][~new_session[1:]]),
+                   views=_click_views(url, status == 304, cs, click_of, member, session,
+                                      len(req.urls)),
+                   delays=_delays(t, cs, click_of, member),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
+
+
+def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
+                 click_of: np.ndarray, member: np.ndarray, session: np.ndarray, n_urls: int
+                 ) -> list[tuple]:
+    """What the clicks fetched, as rows (page, page revalidated, embedded tokens, clicks on
+    a first view, clicks on a repeat view): a token is ``2 × url + revalidated``, in the order
+    of the requests. Clicks are grouped by a sum of random 64-bit keys of their tokens (equal
+    multisets, equal sums) with their page, view kind and page revalidation."""
+    k = len(cs)
+    if not k:
+        return []
+    page = url[cs].astype(np.int64)
+    _, first_at = np.unique(session.astype(np.int64) * n_urls + page, return_index=True)
+    repeat = np.ones(k, np.int64)
+    repeat[first_at] = 0
+    m = np.flatnonzero(member)
+    token = url[m].astype(np.int64) * 2 + revalidated[m]
+    key = np.random.default_rng(0x71E5).integers(0, 1 << 63, 2 * n_urls, np.int64
+                                                 ).astype(np.uint64)
+    h = np.zeros(k, np.uint64)
+    np.add.at(h, click_of[m], key[token])
+    group = np.lexsort((h, revalidated[cs], repeat, page))
+    g = np.c_[page, revalidated[cs], repeat][group]
+    new = np.r_[True, (np.diff(g, axis=0) != 0).any(axis=1) | (np.diff(h[group]) != 0)]
+    heads = np.flatnonzero(new)
+    sizes = np.diff(np.r_[heads, k])
+    by_click = np.argsort(click_of[m], kind="stable")        # requests in order, per click
+    ptr = np.searchsorted(click_of[m][by_click], np.arange(k + 1))
+    tokens = token[by_click]
+    rows = []
+    for c, n in zip(group[heads].tolist(), sizes.tolist()):
+        rep = int(repeat[c])
+        rows.append((int(page[c]), bool(revalidated[cs[c]]),
+                     tuple(tokens[ptr[c]:ptr[c + 1]].tolist()), n * (1 - rep), n * rep))
+    return rows
+
+
+def _delays(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
+            ) -> np.ndarray:
+    """(rank, delay in µs, requests): how long after its click's page each embedded request
+    began, by its rank among the click's embedded requests (from 1; the last rank
+    ``DELAY_RANKS`` holds the later ones too)."""
+    m = np.flatnonzero(member)
+    if not len(m):
+        return np.zeros((0, 3), np.int64)
+    click = click_of[m]
+    order = np.argsort(click, kind="stable")
+    m, click = m[order], click[order]
+    first = np.r_[True, click[1:] != click[:-1]]
+    start = np.maximum.accumulate(np.where(first, np.arange(len(m)), 0))
+    rank = np.minimum(np.arange(len(m)) - start + 1, DELAY_RANKS)
+    delay = np.round(np.maximum(t[m] - t[cs][click], 0) * 1e6).astype(np.int64)
+    return _tally(rank, delay)
 
 
 def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:
@@ -486,6 +566,10 @@ class Partial:
     object_sizes: np.ndarray                # (url, size, responses)
     entry: np.ndarray                       # (url, sessions that started there)
     transitions: np.ndarray                 # (from url, to url, moves)
+    views: list[tuple] = field(default_factory=list)    # (page, page revalidated, tokens,
+                                            # first views, repeat views): ``_click_views``
+    delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (rank, delay in µs, requests)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
 
 
@@ -520,6 +604,29 @@ def _upper_median(rows: np.ndarray) -> dict[int, int]:
     target = before[first] + total // 2              # index of the upper median, overall
     at = np.searchsorted(np.cumsum(n), target, side="right")
     return dict(zip(key[first].tolist(), value[at].tolist()))
+
+
+def _merged_views(partials: list[Partial], maps: list[np.ndarray]) -> dict[int, list[View]]:
+    """The partials' views keyed by merged URL codes: clicks that fetched the same embedded
+    requests (as multisets) on the same page, summed, their URLs in the order of the merged
+    table (which sorts them: the same whatever the partition); each page's views most
+    frequent first."""
+    tally: dict[tuple, list[int]] = {}
+    for part, m in zip(partials, maps):
+        for page, again, tokens, first, repeat in part.views:
+            mapped = sorted(int(m[tok >> 1]) * 2 + (tok & 1) for tok in tokens)
+            counts = tally.setdefault((int(m[page]), again, tuple(mapped)), [0, 0])
+            counts[0] += first
+            counts[1] += repeat
+    out: dict[int, list[View]] = {}
+    for (page, again, tokens), (first, repeat) in tally.items():
+        out.setdefault(page, []).append(View(tuple(t >> 1 for t in tokens),
+                                             tuple(bool(t & 1) for t in tokens), again, first,
+                                             repeat))
+    for views in out.values():
+        views.sort(key=lambda v: (-(v.first + v.repeat), v.objects, v.revalidated,
+                                  v.page_revalidated))
+    return out
 
 
 def _add_counts(partials: list[Partial]) -> dict:
@@ -561,10 +668,14 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         for p, o in pairs[keep, :2].tolist():
             page_objects.setdefault(p, []).append(o)
     entry = merged("entry")
+    delays = [p.delays for p in partials if len(p.delays)]
     site = Site(urls=urls, page_size=_upper_median(merged("page_sizes")),
                 object_size=_upper_median(merged("object_sizes")), page_objects=page_objects,
                 page_hits=page_hits, entry=dict(zip(entry[:, 0].tolist(), entry[:, 1].tolist())),
-                transitions=merged("transitions", 2).reshape(-1, 3))
+                transitions=merged("transitions", 2).reshape(-1, 3),
+                page_views=_merged_views(partials, maps),
+                delays=_sum_rows(np.concatenate(delays)) if delays else
+                np.zeros((0, 3), np.int64))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

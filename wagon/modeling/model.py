@@ -6,7 +6,7 @@ on first use, so that parsing and sessions never wait for SciPy.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -15,10 +15,10 @@ from .. import __version__
 from ..fitting import FitReport, Observation
 from ..fitting.arrivals import arrival_verdict
 from ..fitting.report import INTERVALS_SAID, apply_bootstrap, bootstrap_tasks, format_params
-from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
+from ..formats.model import DELAY_QUANTILES, MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
-from ..logs.sessions import Sessions
+from ..logs.sessions import Sessions, View
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -147,6 +147,9 @@ def fit_samples(samples: dict[str, np.ndarray], bootstrap: int = 0, seed: int = 
     return fits, skipped
 
 
+#: views kept per page (the most frequent; docs/formats.md, "The site")
+MAX_VIEWS = 16
+
 _COST_RANK = {"grid": 0, "counts": 1, "exact": 2, "arrivals": 3}
 
 
@@ -205,15 +208,22 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) 
     ranked = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
     pages, tail = ranked[:max_pages], ranked[max_pages:]
     page_index = {u: i for i, u in enumerate(pages)}
-    objects = sorted({o for p in pages for o in site.page_objects.get(p, [])},
-                     key=lambda u: site.urls[u])
+    views = {u: kept_views(site.page_views.get(u, [])) for u in pages}
+    page_objects = {u: set(site.page_objects.get(u, [])).union(
+        *(v.objects for v in views[u])) for u in pages}
+    objects = sorted(set().union(*page_objects.values()), key=lambda u: site.urls[u])
     object_index = {u: i for i, u in enumerate(objects)}
 
     def page(u: int) -> dict:
         entry = {"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
-                 "objects": sorted(object_index[o] for o in site.page_objects.get(u, []))}
+                 "objects": sorted(object_index[o] for o in page_objects[u])}
         if variants is not None and variants[u] > 1:
             entry["variants"] = int(variants[u])
+        if views[u]:
+            entry["views"] = [{"first": v.first, "repeat": v.repeat,
+                               "objects": [object_index[o] for o in v.objects],
+                               "revalidated": [i for i, r in enumerate(v.revalidated) if r],
+                               "page_revalidated": v.page_revalidated} for v in views[u]]
         return entry
 
     out = {
@@ -227,7 +237,40 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) 
     }
     if tail:
         out["remainder"] = _remainder(site, tail, page_index)
+    if len(site.delays):
+        out["object_delays"] = delay_quantiles(site.delays)
     return out
+
+
+def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
+    """A page's ``most`` most frequent views; the clicks of each other view go to the kept
+    view with the nearest number of embedded requests (the most frequent among equals), so
+    that the page's embedded requests per click stay those of the log to within rounding."""
+    kept = [replace(v) for v in views[:most]]
+    sizes = np.array([len(v.objects) for v in kept])
+    extra = np.zeros((len(kept), 2), np.int64)
+    for v in views[most:]:
+        k = int(np.argmin(np.abs(sizes - len(v.objects))))
+        extra[k] += (v.first, v.repeat)
+    return [replace(v, first=v.first + int(a), repeat=v.repeat + int(b))
+            for v, (a, b) in zip(kept, extra.tolist())]
+
+
+def delay_quantiles(rows: np.ndarray) -> dict:
+    """When embedded requests began after their page: for each rank (1st embedded request of
+    a click, 2nd, ..., the last rank holding the later ones), the percentiles 0..100 of the
+    delay in seconds (inverted CDF: values the log recorded) and how many requests."""
+    q = np.linspace(0, 1, DELAY_QUANTILES)
+    ranks, counts = [], []
+    for r in range(1, int(rows[:, 0].max()) + 1):
+        mine = rows[rows[:, 0] == r]
+        if not len(mine):
+            break
+        cum = np.cumsum(mine[:, 2])
+        at = np.minimum(np.searchsorted(cum, q * cum[-1], side="left"), len(mine) - 1)
+        ranks.append((mine[at, 1] / 1e6).tolist())
+        counts.append(int(cum[-1]))
+    return {"quantiles": ranks, "requests": counts}
 
 
 def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:

@@ -1,0 +1,103 @@
+"""What a click fetches besides its page, as the log showed it: views (a browser's cache and its
+revalidations) and the delays of embedded requests, judged by the log's own lines, by nginx's
+log of a replay, and by the arithmetic of a hand-written scenario."""
+from __future__ import annotations
+
+import collections
+import json
+import re
+from datetime import datetime
+
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.formats.site import SiteSpec, build_site
+from wagon.replay import ReplayOptions, replay
+
+from .conftest import NASA, require_tool
+from .servers import nginx
+
+_STATUS = re.compile(rb'" (\d{3}) ')
+_CLF = re.compile(r'^(\S+) - - \[([^]]+)\] "GET (\S+) HTTP/1\.0" (\d{3}) (\d+)$')
+
+
+def _statuses(lines: list[bytes]) -> collections.Counter:
+    return collections.Counter(int(m.group(1)) for m in map(_STATUS.search, lines) if m)
+
+
+def test_the_nasa_models_export_has_the_logs_requests_and_revalidations(tmp_path):
+    """fit → synth over the log's span → export: as many requests as the log (its lines,
+    counted here; NASA's morning has no robot), and as many answered 304. Each click fetching
+    every object its page was ever seen with gave 1.31× the log's requests."""
+    import gzip
+    logged = gzip.decompress(NASA.read_bytes()).splitlines()
+    run = CliRunner().invoke
+    model, scenario, out = tmp_path / "m.json", tmp_path / "s.jsonl", tmp_path / "syn.log"
+    assert run(main, ["fit", str(NASA), "-o", str(model), "--workers", "1"]).exit_code == 0
+    span = 39568            # 01/Aug/1995:00:00:01 to 10:59:29 (tests/data/README.md)
+    r = run(main, ["synth", str(model), "--duration", str(span), "--profile", "model",
+                   "--seed", "1", "-o", str(scenario)])
+    assert r.exit_code == 0, r.output
+    assert run(main, ["export", str(scenario), "--to", "clf", "-o", str(out)]).exit_code == 0
+    made = out.read_bytes().splitlines()
+    assert abs(len(made) / len(logged) - 1) < 0.05, (len(made), len(logged))
+    share = [_statuses(x)[304] / len(x) for x in (logged, made)]
+    assert abs(share[0] - share[1]) < 0.015, share
+
+
+def _scenario(path, views: list[dict], clicks: list[list], delays=None) -> dict:
+    """A hand-written scenario (version 4): one page of three objects with ``views``, one
+    session of ``clicks``; returns its header."""
+    header = {"format": "wagon-scenario", "version": 4, "seed": 0, "model": {}, "options": {},
+              "classes": [{"name": "lan/http11", "weight": 1.0,
+                           "network": {"name": "lan", "rtt_ms": 0, "down_kbps": 1e6,
+                                       "up_kbps": 1e6},
+                           "protocol": {"name": "http11", "connections": 1,
+                                        "persistent": True}}],
+              "site": {"pages": [{"url": "/a.html", "size": 900, "objects": [0, 1, 2],
+                                  "views": views}],
+                       "objects": [{"url": f"/o{i}.gif", "size": 300 + i} for i in range(3)]}}
+    if delays is not None:
+        header["object_delays"] = {"quantiles": delays}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(
+        {"id": 0, "start": 0.0, "class": 0, "clicks": clicks}) + "\n")
+    return header
+
+
+def test_a_replay_fetches_each_clicks_view_and_nginx_answers_its_revalidations(tmp_path):
+    """nginx's own log: each click asks for its view's objects (one twice when the view has it
+    twice), and a revalidated request, asked If-Modified-Since the built file's time, is
+    answered 304 with no body (nginx's default ``if_modified_since exact``)."""
+    require_tool("nginx")
+    views = [{"objects": [0, 2]}, {"objects": [1, 1], "revalidated": [1]},
+             {"objects": [], "page_revalidated": True}]
+    header = _scenario(tmp_path / "s.jsonl", views,
+                       [[0, 0.0, 1], [0, 0.2, 2], [0, 0.2, 3], [0, 0.2, 0]])
+    build_site(SiteSpec.from_dict(header["site"]), tmp_path / "site")
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        s = replay(str(tmp_path / "s.jsonl"),
+                   ReplayOptions(target=server.url, results=str(tmp_path / "r.csv")))
+        log = server.access(expect=11)
+    want = collections.Counter({("/a.html", 200): 3, ("/a.html", 304): 1, ("/o0.gif", 200): 2,
+                                ("/o1.gif", 200): 2, ("/o1.gif", 304): 1, ("/o2.gif", 200): 2})
+    assert collections.Counter((a.uri, a.status) for a in log) == want
+    assert all(a.bytes == 0 for a in log if a.status == 304)
+    assert s["requests"]["total"] == sum(want.values()) == 11
+
+
+def test_an_export_places_embedded_requests_by_the_delays_and_thinks_from_the_last(tmp_path):
+    """The header says the 1st embedded request of a click comes 3 s after its page and the
+    2nd 5 s after: so they are logged, and the next click comes its think time (10 s) after
+    the last of them, as a log's think times run from a click's completion."""
+    delays = [[3.0] * 101, [5.0] * 101]
+    _scenario(tmp_path / "s.jsonl", [{"objects": [0, 2]}], [[0, 0.0, 1], [0, 10.0, 1]],
+              delays)
+    out = tmp_path / "x.log"
+    r = CliRunner().invoke(main, ["export", str(tmp_path / "s.jsonl"), "--to", "clf", "-o",
+                                  str(out)])
+    assert r.exit_code == 0, r.output
+    rows = [_CLF.match(line).groups() for line in out.read_text().splitlines()]
+    t = [datetime.strptime(when, "%d/%b/%Y:%H:%M:%S %z").timestamp() for _, when, *_ in rows]
+    got = [(round(x - t[0]), url) for x, (_, _, url, _, _) in zip(t, rows)]
+    assert got == [(0, "/a.html"), (3, "/o0.gif"), (5, "/o2.gif"),
+                   (15, "/a.html"), (18, "/o0.gif"), (20, "/o2.gif")]
