@@ -20,6 +20,12 @@ Poisson once that change is taken out.
   60 s and 600 s windows is also shown: it grows with the window when the rate drifts.
 - **Verdict**: Poisson when none of Ljung–Box, A² and the dispersion test rejects at ``alpha``;
   renewal when Ljung–Box does not.
+- **Clustered arrivals**: when the verdict is not Poisson, a Hawkes process (``hawkes``) is
+  fitted to the starts in operational time (Λ(t): the profile taken out, one arrival a unit on
+  average) and judged by time rescaling; it is ``chosen`` (what ``wagon synth`` draws by
+  default) when its AIC is below that of the Poisson process of the same mean rate. Over a
+  long log it is fitted to the first ``HAWKES_MAX`` starts (4 s; clustering is a matter of
+  seconds to hours, and that many starts hold it).
 - **Ties**: starts recorded on a grid (whole seconds, milliseconds...) tie; they are judged as
   what they are, points known to lie in a cell: each is spread uniformly inside its cell
   (seeded), which for a Poisson process restores it exactly. Exact times that tie are not
@@ -32,9 +38,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from . import gof
-from .laws import LAWS
-from .likelihood import law_null_kernel
+from .gaps import acf, exponential_a2, ljung_box
+from .hawkes import describe, fit_hawkes
 from .threads import one_blas_thread
 
 __all__ = ["RateProfile", "rate_profile", "acf", "ljung_box", "arrival_report",
@@ -45,6 +50,7 @@ MAX_BINS = 2000
 WIDTH_CANDIDATES = 80
 PER_WINDOW = 10                      # expected arrivals per dispersion sub-window
 WINDOWS = (10.0, 60.0, 600.0)
+HAWKES_MAX = 500_000                 # starts the clustered process is fitted to, at most
 CHUNK = 1 << 18                      # starts a pass over millions of them takes at a time
 
 
@@ -116,35 +122,6 @@ def rate_profile(times: np.ndarray) -> RateProfile:
     return RateProfile(float(t[0]), best[1], best[2])
 
 
-def acf(x: np.ndarray, nlags: int) -> np.ndarray:
-    """Sample autocorrelation at lags 0..nlags (mean removed, divisor n: statsmodels' ``acf``
-    default), through the FFT in O(n log n)."""
-    n = len(x)
-    size = 1 << int(np.ceil(np.log2(2 * n - 1)))
-    f = np.fft.rfft(np.asarray(x, float) - np.mean(x), size)   # (the centred x not kept)
-    power = f * np.conj(f)
-    del f                           # not beside the inverse's output: 67 MB at 3.4M values
-    r = np.fft.irfft(power, size)[: nlags + 1]
-    return r / r[0]
-
-
-def ljung_box(x: np.ndarray, lags: int, rho: np.ndarray | None = None) -> tuple[float, float]:
-    """(Q, p) of the Ljung–Box test over lags 1..``lags``: Q = n(n+2) Σ ρₖ²/(n − k), χ²(lags);
-    ``rho``: ``acf(x, lags)[1:]`` when the caller has it."""
-    n = len(x)
-    rho = acf(x, lags)[1:] if rho is None else rho
-    q = float(n * (n + 2) * np.sum(rho * rho / (n - np.arange(1, lags + 1))))
-    return q, float(stats.chi2.sf(q, lags))
-
-
-def _exponential_p(gaps: np.ndarray) -> tuple[float, float]:
-    """(A², p) of the rescaled gaps against the exponential law with estimated scale."""
-    x = np.sort(gaps)
-    w2, a2 = gof.cvm_ad(x, stats.expon(scale=float(x.mean())))
-    _, p = gof.asymptotic_p(w2, a2, *law_null_kernel(LAWS["exponential"], {"scale": 1.0}))
-    return a2, p
-
-
 def _dispersion(t: np.ndarray, profile: RateProfile) -> tuple[float, float, int]:
     """(index, two-sided p, degrees of freedom) of counts in sub-windows given bin totals."""
     bins = len(profile.counts)
@@ -210,7 +187,7 @@ def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01,
         return out
     band = 1.96 / np.sqrt(len(gaps))
     _, lb_p = ljung_box(gaps, lags, rho)
-    a2, exp_p = _exponential_p(gaps)
+    a2, exp_p = exponential_a2(gaps)
     index, disp_p, _ = _dispersion(t, profile)
     out.update(cv=float(gaps.std() / gaps.mean()), acf=[float(r) for r in rho],
                acf_band=float(band), acf_outside_band=int(np.sum(np.abs(rho) > band)),
@@ -218,6 +195,9 @@ def arrival_report(starts: np.ndarray, lags: int = 10, alpha: float = 0.01,
                dispersion_index=index, dispersion_p=disp_p,
                renewal=bool(lb_p >= alpha), exponential=bool(exp_p >= alpha))
     out["poisson"] = bool(out["renewal"] and out["exponential"] and disp_p >= alpha)
+    if not out["poisson"]:
+        out["process"] = fit_hawkes(profile.cumulative(t[:HAWKES_MAX]), lags=lags,
+                                    unit="mean gap").as_dict()
     return out
 
 
@@ -281,4 +261,5 @@ def arrival_verdict(a: dict) -> str:
     return (f"{verdict}  ({rate}; rescaled gaps: cv {a['cv']:.3g}, A2 exponential p "
             f"{a['exponential_p']:.3g}, Ljung-Box p {a['ljung_box_p']:.3g}, dispersion "
             f"{a['dispersion_index']:.2f} p {a['dispersion_p']:.3g}; raw dispersion "
-            f"{raw or 'n/a'})")
+            f"{raw or 'n/a'})") + (f"\n  clustered: {describe(a['process'])}"
+                                   if a.get("process") else "")

@@ -6,7 +6,10 @@ from dataclasses import dataclass
 
 from ..formats.classes import DEFAULT_CLASSES
 
-__all__ = ["SynthOptions"]
+__all__ = ["SynthOptions", "ARRIVALS"]
+
+#: what ``--arrivals`` takes (``synth.arrivals``)
+ARRIVALS = ("model", "poisson", "renewal", "hawkes")
 
 
 @dataclass(frozen=True)
@@ -17,7 +20,7 @@ class SynthOptions:
 
     >>> opts = wagon.SynthOptions(duration=600, seed=1, classes="lan/http11")
     >>> opts.speedup, opts.arrivals
-    (1.0, 'poisson')
+    (1.0, 'model')
     """
 
     duration: float | None = None
@@ -25,7 +28,7 @@ class SynthOptions:
     rate: float | None = None
     rate_scale: float = 1.0
     profile: str = "constant"
-    arrivals: str = "poisson"
+    arrivals: str = "model"       # the model's process: Hawkes when fit chose one, else Poisson
     classes: str = DEFAULT_CLASSES
     seed: int = 0
     deterministic: bool = False

@@ -112,6 +112,8 @@ def test_what_the_scenario_reader_refuses_the_schemas_refuse(schemas, valid, tmp
 @given(data=st.data())
 def test_what_the_model_reader_refuses_the_schema_refuses(schemas, sample_model, data):
     doc = json.loads(sample_model[0].read_text())
+    doc["arrivals"]["process"] = {"law": "hawkes", "mu": 0.5, "eta": 0.6, "beta": 2.0,
+                                  "chosen": True}       # clustered arrivals' fields too
     places = [p for p in _paths(doc) if p and p[0] not in ("provenance", "generator",
                                                            "created")]
     where, value = data.draw(st.sampled_from(places)), data.draw(st.sampled_from(ODD))

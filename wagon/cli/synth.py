@@ -13,6 +13,7 @@ from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
 from ..formats.strict_json import dumps
 from ..synth import ProfileError, SynthOptions
+from ..synth.options import ARRIVALS
 from . import inputs
 from .common import WagonError, default, write_error
 
@@ -38,9 +39,11 @@ MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and
               help="constant, steps:T=M,..., flash:at=T,duration=D,peak=P, "
                    "bursts:ratio=R,fraction=F,period=T, cycle:W=M0,M1,..., or model (the "
                    "model's rate profile: the log's day).")
-@click.option("--arrivals", type=click.Choice(["poisson", "renewal"]),
+@click.option("--arrivals", type=click.Choice(ARRIVALS),
               default=default(SynthOptions, "arrivals"), show_default=True,
-              help="Poisson, or the model's fitted inter-arrival law.")
+              help="model (the process wagon fit chose: Hawkes for clustered arrivals, else "
+                   "Poisson), poisson (WAGON's), renewal (the fitted inter-arrival law's gaps) "
+                   "or hawkes.")
 @click.option("--classes", default=default(SynthOptions, "classes"), show_default=True,
               help="Client classes NETWORK/PROTOCOL:WEIGHT,... (see docs/synth.md).")
 @click.option("--seed", type=int, default=default(SynthOptions, "seed"), show_default=True,

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..formats.kind import wrong_kind
 from ..replay.runner import NETWORK_MODES
+from ..synth.options import ARRIVALS
 from .servers import ServerError, resolve
 
 __all__ = ["RecipeError", "Recipe", "Cell", "read_recipe", "locate", "shipped",
@@ -61,7 +62,7 @@ POSITIVE = {"experiment.repetitions", "experiment.duration", "experiment.hurst_b
             "workload.rate", "workload.pages", "workload.speedup", "replay.workers"}
 NOT_NEGATIVE = {"experiment.seed", "experiment.drain", "experiment.pause", "replay.warmup",
                 "replay.loss", "workload.users"}
-CHOICES = {"workload.arrivals": ("poisson", "renewal"), "replay.network": NETWORK_MODES}
+CHOICES = {"workload.arrivals": ARRIVALS, "replay.network": NETWORK_MODES}
 MAX_CELLS = 10_000
 
 

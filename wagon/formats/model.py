@@ -40,7 +40,7 @@ MODEL_VERSION = 4           # 2 adds, all optional (version 1 models are read as
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
                             # bootstrap_replicates (and in their table rows); 4 adds, optional:
-                            # site.pages[].views, site.object_delays
+                            # site.pages[].views, site.object_delays, arrivals.process
 
 #: percentiles 0..100 of each rank's delays in ``site.object_delays``
 DELAY_QUANTILES = 101
@@ -239,6 +239,7 @@ def validate(data: object, path: str = "model") -> None:
                 raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
         _check_intervals(v, f"variable {name!r}", path)
     _check_profile(data.get("arrivals", {}), path)
+    _check_process(data.get("arrivals", {}), path)
     _check_agents(data.get("agents", {}), path)
     site = data.get("site", {})
     pages, objects = site.get("pages", []), site.get("objects", [])
@@ -283,6 +284,11 @@ def _count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 63
 
 
+def _index(v: object) -> bool:
+    """A position ≥ 0 (whether it exists is checked against its list)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def _check_views(page: dict, where: str, path: str) -> None:
     """A page's ``views`` (version 4, optional): what its clicks fetched, each ``{"first",
     "repeat"}`` counts (not both 0), ``objects`` (the page's objects, in order, repeats
@@ -292,9 +298,9 @@ def _check_views(page: dict, where: str, path: str) -> None:
     _check(isinstance(views, list), path, f"{where}.views is not a list")
     for k, v in enumerate(views):
         ok = (isinstance(v, dict) and _count(v.get("first")) and _count(v.get("repeat"))
-              and isinstance(v.get("objects"), list) and all(_count(o) for o in v["objects"])
+              and isinstance(v.get("objects"), list) and all(_index(o) for o in v["objects"])
               and isinstance(v.get("revalidated", []), list)
-              and all(_count(r) for r in v.get("revalidated", []))
+              and all(_index(r) for r in v.get("revalidated", []))
               and isinstance(v.get("page_revalidated", False), bool))
         _check(ok, path, f"{where}.views[{k}] needs counts 'first' and 'repeat', 'objects' and "
                "'revalidated' lists of indices and a boolean 'page_revalidated'")
@@ -400,6 +406,19 @@ def _check_profile(arrivals: object, path: str) -> None:
           and all(_number(c) and 0 <= c < math.inf for c in profile["counts"])
           and sum(profile["counts"]) > 0)
     _check(ok, path, "'arrivals.profile' needs bin_s > 0 and counts >= 0 (not all 0)")
+
+
+def _check_process(arrivals: dict, path: str) -> None:
+    """``arrivals.process`` (optional): a Hawkes process, mu > 0, 0 <= eta < 1, beta > 0,
+    ``chosen`` true or false."""
+    p = arrivals.get("process")
+    if p is None:
+        return
+    ok = (isinstance(p, dict) and p.get("law") == "hawkes"
+          and all(_number(p.get(k)) and 0 < p[k] < math.inf for k in ("mu", "beta"))
+          and _number(p.get("eta")) and 0 <= p["eta"] < 1 and isinstance(p.get("chosen"), bool))
+    _check(ok, path, "'arrivals.process' needs law 'hawkes', mu > 0, 0 <= eta < 1, beta > 0 "
+                     "and chosen true or false")
 
 
 def load_model(path: str | os.PathLike) -> Model:
