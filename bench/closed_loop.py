@@ -49,7 +49,7 @@ from tests.servers import free_port, nginx, wait_port  # noqa: E402
 
 RATE, TMIN, TMAX = 0.5, 0.5, 600.0           # modeled sessions/s; session rules (s)
 SESSION_ROWS = ("session rate (/s)", "session inter-arrival (s)", "clicks per session",
-                "think time (s)", "Zipf slope of popularity")
+                "think time (s)", "Zipf slope of page popularity")
 
 
 def truth() -> dict[str, tuple[str, dict]]:

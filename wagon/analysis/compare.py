@@ -1,33 +1,34 @@
 """``wagon compare``: does workload B reproduce workload A, on what WAGON validated?
 
 Rows: session arrival rate; inter-arrival, clicks and think-time distributions; page popularity
-(Zipf slope of the rank–frequency plot, log–log fit on the 100 most requested URLs); temporal
-locality (LRU stack distances, lognormal fit of their log); autocorrelation of requests per
-second at lag 1; the wavelet Hurst estimate of requests per second; and Arlitt & Williamson's
-invariants (success rate, HTML + image share of requests, mean transfer size, distinct URLs per
-request, one-time references, concentration of references on the top 10 % of URLs).
+(Zipf slope of the rank–frequency plot of the pages' clicks, log–log fit on the 100 most
+clicked pages); temporal locality (LRU stack distances, lognormal fit of their log);
+autocorrelation of requests per second at lag 1; the wavelet Hurst estimate of requests per
+second; and Arlitt & Williamson's invariants over all URLs (success rate, HTML + image share of
+requests, mean transfer size, distinct URLs per request, one-time references, concentration of
+references on the top 10 % of URLs).
 
 Verdicts are decided by effect sizes against equivalence margins, never by a p-value alone, so
-that the number of values does not decide:
+that the number of values does not decide; each is a one-sided test at level α
+(``wagon.analysis.equivalence``), and the table ends with one overall verdict (``overall``):
 
 - distributions: the two-sample Kolmogorov–Smirnov distance D (largest gap between the two
-  distribution functions), with the interval D ± (εₐ + ε_b), εₖ = √(ln(4/α)/(2k)) (the
-  Dvoretzky–Kiefer–Wolfowitz–Massart bound: the interval holds the true distance with
-  probability ≥ 1 − α). ``same`` when the whole interval is within the margin (0.05), ``differs``
-  when it is all beyond it, ``undecided`` otherwise (too few values to tell). Both samples are
-  first put on the coarser time resolution of the two (a log's whole seconds). The KS p-value
-  and the Wasserstein distance between the logs of the values (a scale shift of 2 % is 0.02)
-  are shown beside;
-- numbers: the difference B − A with a normal interval from both sides' standard errors;
-  ``close`` when the interval lies within ± the margin, ``differs`` when it lies outside,
-  ``undecided`` otherwise. The margin fits the quantity: relative (the tolerance, 10 %, of the
-  larger value) for rates, ratios, sizes and the stack-distance parameters; absolute (half the
-  tolerance, 0.05) for shares, exponents, correlations and H. Every number has a standard
-  error, so no interval has zero width: a share's is Agresti–Coull's (x + 2 successes in
-  n + 4), the Zipf slope's a multinomial bootstrap of the URL counts (the regression's own
-  error measures the misfit of a Zipf line, not the slope's sampling noise).
-Rows one side cannot give are ``n/a``, with the reason (``why``). A scenario synthesized with ``--speedup k``, and its
-replay, are compared with their times multiplied by k (the run file records the speedup).
+  distribution functions), ``same`` when its upper bound is within the margin (0.1),
+  ``differs`` when its lower bound is beyond it, ``undecided`` otherwise, with why (too few
+  values: ``n_same`` a side are needed). Both samples are first put on the coarser time
+  resolution of the two (a log's whole seconds). The KS p-value and the Wasserstein distance
+  between the logs of the values (a scale shift of 2 % is 0.02) are shown beside;
+- numbers: the difference B − A with its normal bounds from both sides' standard errors;
+  ``close`` when both lie within ± the margin, ``differs`` when one lies beyond, ``undecided``
+  otherwise. The margin fits the quantity: relative (the tolerance, 10 %, of the larger value)
+  for rates, ratios, sizes and the stack-distance parameters; absolute (half the tolerance,
+  0.05) for shares, exponents, correlations and H. Every number has a standard error, so no
+  interval has zero width: a share's is Agresti–Coull's (x + 2 successes in n + 4), the Zipf
+  slope's a multinomial bootstrap of the clicks per page (the regression's own error measures
+  the misfit of a Zipf line, not the slope's sampling noise).
+Rows one side cannot give are ``n/a``, with the reason (``why``). A scenario synthesized with
+``--speedup k``, and its replay, are compared with their times multiplied by k (the run file
+records the speedup).
 """
 from __future__ import annotations
 
@@ -37,10 +38,12 @@ import numpy as np
 from scipy import stats
 
 from .digest import STACK_LIMIT, Digest, Value, digest
+from .equivalence import difference, ks_equivalence
 from .options import CompareOptions
 from .workload import Workload
 
-__all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence"]
+__all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence",
+           "overall", "verdict_line"]
 
 
 def stack_distances(codes: np.ndarray, limit: int = STACK_LIMIT) -> np.ndarray:
@@ -74,15 +77,6 @@ def stack_distances(codes: np.ndarray, limit: int = STACK_LIMIT) -> np.ndarray:
     return np.asarray(out, float)
 
 
-def _verdict(lo: float, hi: float, margin: float, inside: str) -> str:
-    """``inside`` when [lo, hi] ⊂ [−margin, margin], ``differs`` when disjoint from it."""
-    if hi <= margin and lo >= -margin:
-        return inside
-    if lo > margin or hi < -margin:
-        return "differs"
-    return "undecided"
-
-
 def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:
     """(value, standard error) of each side, or the reason it has none; the margin is
     ``options.tolerance`` relative to the larger value, or half of it absolute for shares and
@@ -95,23 +89,10 @@ def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) 
                 "b": None if isinstance(b, str) else b[0], "why": "; ".join(missing)}
     (va, sa), (vb, sb) = a, b
     margin = options.tolerance / 2 if absolute else options.tolerance * max(abs(va), abs(vb))
-    half = stats.norm.ppf(1 - options.alpha / 2) * math.hypot(sa, sb)
-    if not half > 0 or not margin > 0:
+    if not math.hypot(sa, sb) > 0 or not margin > 0:
         return {**row, "a": va, "b": vb, "why": "no sampling error can be given (both values "
                                                  "exact or zero)"}
-    diff = vb - va
-    return {**row, "a": va, "b": vb, "effect": diff, "interval": [diff - half, diff + half],
-            "margin": margin, "verdict": _verdict(diff - half, diff + half, margin, "close")}
-
-
-def ks_equivalence(a: np.ndarray, b: np.ndarray, margin: float, alpha: float) -> dict:
-    """KS distance D of two samples, its DKW–Massart interval, the KS p-value and the verdict
-    (module docstring)."""
-    d = stats.ks_2samp(a, b)
-    eps = sum(math.sqrt(math.log(4 / alpha) / (2 * len(x))) for x in (a, b))
-    lo, hi = max(0.0, d.statistic - eps), min(1.0, d.statistic + eps)
-    return {"effect": float(d.statistic), "interval": [lo, hi], "margin": margin,
-            "p": float(d.pvalue), "verdict": _verdict(lo, hi, margin, "same")}
+    return {**row, "a": va, "b": vb, **difference(va, sa, vb, sb, margin, options.alpha)}
 
 
 def _log_wasserstein(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -121,7 +102,8 @@ def _log_wasserstein(a: np.ndarray, b: np.ndarray) -> float | None:
 
 def _dist_row(name: str, a: np.ndarray, b: np.ndarray, options) -> dict:
     row = {"row": name, "a": None, "b": None, "effect": None, "interval": None, "margin": None,
-           "test": "ks_2samp", "p": None, "log_wasserstein": None, "verdict": "n/a", "why": None}
+           "test": "ks_2samp", "p": None, "log_wasserstein": None, "n_same": None,
+           "verdict": "n/a", "why": None}
     few = [f"{side} has {len(x):,} values (at least 8 needed)"
            for side, x in (("A", a), ("B", b)) if len(x) < 8]
     if few:
@@ -134,13 +116,16 @@ def _dist_row(name: str, a: np.ndarray, b: np.ndarray, options) -> dict:
 def _recorded(w: Digest, resolution: float, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray]:
     """(inter-arrival gaps, think times) as a log with timestamps of ``resolution`` seconds
-    would record them: start times floored; think times as differences of floored times (a
-    uniform phase), which is how a log records them."""
-    if resolution <= w.resolution:
+    would record them: gaps between the grid cells of the starts (a log's own starts, spread
+    within their cell by its sessions, back in the cell they were logged in); think times of a
+    finer side as differences of floored times (a uniform phase), which is how a log records
+    them."""
+    if not resolution > 0:
         return np.diff(w.starts), w.think
-    starts = np.floor(w.starts / resolution) * resolution
-    think = np.floor(rng.random(len(w.think)) + w.think / resolution) * resolution
-    return np.diff(starts), think
+    gaps = np.diff(np.floor(w.starts / resolution)) * resolution
+    if resolution <= w.resolution:
+        return gaps, w.think
+    return gaps, np.floor(rng.random(len(w.think)) + w.think / resolution) * resolution
 
 
 def _share(x: float, n: int) -> Value:
@@ -151,28 +136,28 @@ def _share(x: float, n: int) -> Value:
     return x / n, math.sqrt(p * (1 - p) / (n + 4))
 
 
-ZIPF_TOP = 100             # URLs in the rank–frequency fit
+ZIPF_TOP = 100             # pages in the rank–frequency fit
 ZIPF_REPLICATES = 200      # multinomial resamples for its standard error
-ZIPF_BLOCK_VALUES = 1 << 22  # URL counts resampled at once (32 MB), whatever the URLs
+ZIPF_BLOCK_VALUES = 1 << 22  # page counts resampled at once (32 MB), whatever the pages
 
 
 def _slope(counts: np.ndarray) -> np.ndarray:
-    """Least-squares slopes of log count on log rank of the ZIPF_TOP most requested URLs, one
-    per row of ``counts`` (URL counts, any order)."""
+    """Least-squares slopes of log count on log rank of the ZIPF_TOP most clicked pages, one
+    per row of ``counts`` (clicks per page, any order)."""
     top = -np.sort(-counts, axis=1)[:, :ZIPF_TOP]
     x = np.log(np.arange(1, top.shape[1] + 1))
-    y = np.log(np.maximum(top, 0.5))          # a URL a resample never drew counts as ½
+    y = np.log(np.maximum(top, 0.5))          # a page a resample never drew counts as ½
     xc = x - x.mean()
     # a sum per row, not a matrix product: the same bits however many rows come at once
     return ((y - y.mean(axis=1, keepdims=True)) * xc).sum(axis=1) / (xc @ xc)
 
 
-def _zipf_slope(w: Digest, seed: int = 0) -> Value:
-    """Slope of the rank–frequency plot and its multinomial-bootstrap standard error (drawn
-    over the URLs most requested first)."""
-    counts = w.hits
+def _zipf_slope(counts: np.ndarray, seed: int = 0) -> Value:
+    """Slope of the rank–frequency plot of ``counts`` (clicks per page, most clicked first:
+    ``Digest.page_hits``) and its multinomial-bootstrap standard error (drawn over the pages
+    most clicked first)."""
     if len(counts) < 5:
-        return f"{len(counts)} distinct URLs (at least 5 needed)"
+        return f"{len(counts)} pages clicked (at least 5 needed)"
     n, rng = int(counts.sum()), np.random.default_rng(seed)
     rows = max(1, ZIPF_BLOCK_VALUES // len(counts))     # resamples drawn at once: memory bound
     slopes = np.concatenate([_slope(rng.multinomial(n, counts / n, min(rows, ZIPF_REPLICATES - k)))
@@ -241,8 +226,8 @@ def compare(a: Workload | Digest, b: Workload | Digest,
     rows.append(_dist_row("clicks per session", a.clicks.astype(float), b.clicks.astype(float),
                           options))
     rows.append(_dist_row("think time (s)", think_a, think_b, options))
-    rows.append(_number_row("Zipf slope of popularity", _zipf_slope(a, seed),
-                            _zipf_slope(b, seed + 1), options, True))
+    rows.append(_number_row("Zipf slope of page popularity", _zipf_slope(a.page_hits, seed),
+                            _zipf_slope(b.page_hits, seed + 1), options, True))
     fits = [_stack_fit(x) for x in (a, b)]
     rows.append(_number_row("stack distance: lognormal mu", fits[0][0], fits[1][0], options))
     rows.append(_number_row("stack distance: lognormal sigma", fits[0][1], fits[1][1], options))
@@ -271,3 +256,32 @@ def rows_text(rows: list[dict]) -> str:
         out.append(f"{r['row']:32s} {fa:>10s} {fb:>10s}  {effect:>28s} {margin:>8s} {p:>7s}  "
                    f"{r['verdict']}{why}")
     return "\n".join(out)
+
+
+def overall(rows: list[dict]) -> dict:
+    """The comparison's one verdict: ``differs`` when a row differs (those rows named),
+    ``same`` when every row that could be compared (not ``n/a``) is same or close,
+    ``undecided`` otherwise (the undecided rows named); with the counts of undecided and n/a
+    rows."""
+    named = {v: [r["row"] for r in rows if r["verdict"] == v]
+             for v in ("differs", "undecided", "n/a")}
+    if named["differs"]:
+        decision = "differs"
+    elif named["undecided"] or len(named["n/a"]) == len(rows):
+        decision = "undecided"
+    else:
+        decision = "same"
+    return {"decision": decision, "rows": named.get(decision, []),
+            "undecided": len(named["undecided"]), "n_a": len(named["n/a"])}
+
+
+def verdict_line(verdict: dict) -> str:
+    """``overall``'s verdict as the line under the table: ``verdict: same``, ``differs:
+    <rows>`` or ``undecided: <rows>``, with the rows left undecided or n/a counted."""
+    counts = [f"{verdict[k]} {k.replace('_', '/')}" for k in ("undecided", "n_a")
+              if verdict[k] and k != verdict["decision"]]
+    tail = f" ({', '.join(counts)})" if counts else ""
+    if verdict["decision"] == "same":
+        return f"verdict: same{tail}"
+    rows = ", ".join(verdict["rows"]) or "no row could be compared"
+    return f"{verdict['decision']}: {rows}{tail}"

@@ -1,9 +1,9 @@
-"""What ``wagon compare`` reads of a workload (``Digest``): its sessions, and its requests
-reduced to tallies — requests per URL, per size, per second — and the earliest
-``STACK_LIMIT`` of them, so that its memory grows with sessions, URLs and seconds, never with
-requests. A workload held in memory (``Workload``) is digested at once; a log is tallied one
-partition of its clients at a time (``wagon.analysis.logdigest``) and the tallies merged
-(``merge_tallies``).
+"""What ``wagon compare`` reads of a workload (``Digest``): its sessions with their clicks per
+page, and its requests reduced to tallies — requests per URL, per size, per second — and the
+earliest ``STACK_LIMIT`` of them, so that its memory grows with sessions, URLs and seconds,
+never with requests. A workload held in memory (``Workload``) is digested at once; a log is
+tallied one partition of its clients at a time (``wagon.analysis.logdigest``) and the tallies
+merged (``merge_tallies``).
 
 Nothing in a digest depends on the order of URLs in a table or of requests within a second
 beyond what the input says (the earliest requests are in time order, ties in input order): the
@@ -58,6 +58,7 @@ class Digest:
     think: np.ndarray
     requests: int
     hits: np.ndarray                   # requests per URL, most requested first (none zero)
+    page_hits: np.ndarray              # clicks per page URL, most clicked first (none zero)
     html_or_image: int
     success: int | None
     sizes: tuple[np.ndarray, np.ndarray]
@@ -187,9 +188,10 @@ def _hurst(p: np.ndarray) -> Value:
 
 
 def digest_of(tallies: list[Tally], name: str, kind: str, resolution: float,
-              starts: np.ndarray, clicks: np.ndarray, think: np.ndarray) -> Digest:
+              starts: np.ndarray, clicks: np.ndarray, think: np.ndarray,
+              page_hits: np.ndarray) -> Digest:
     """The digest of a workload's requests (the tallies of disjoint parts of them) and
-    sessions."""
+    sessions (``page_hits``: clicks per page URL, any order)."""
     p = _per_second(tallies)
     give_back_freed_memory()                    # the tallies' times, before the wavelets
     acf1, hurst = _acf1(p), _hurst(p)
@@ -199,11 +201,13 @@ def digest_of(tallies: list[Tally], name: str, kind: str, resolution: float,
     first = np.unique(t.first[2], return_inverse=True)[1].ravel()
     return Digest(name, kind, resolution, np.sort(starts), clicks,
                   np.sort(think) if kind == "log" else think, int(t.hits.sum()), hits,
-                  t.html_or_image, t.success, t.sizes, first, acf1, hurst)
+                  -np.sort(-page_hits[page_hits > 0]), t.html_or_image, t.success, t.sizes,
+                  first, acf1, hurst)
 
 
 def digest(w: Workload) -> Digest:
     """The digest of a workload held in memory, in modeled seconds (``Workload.modeled``)."""
     w = w.modeled()
     t = tally(w.time, w.url, w.urls, html_or_image(w.urls, w.url, w.is_page), w.status, w.size)
-    return digest_of([t], w.name, w.kind, w.resolution, w.starts, w.clicks, w.think)
+    return digest_of([t], w.name, w.kind, w.resolution, w.starts, w.clicks, w.think,
+                     w.clicks_per_page())

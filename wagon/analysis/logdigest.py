@@ -73,10 +73,11 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
     tallies = [t for _, t, _ in parts]
     resolution, starts, clicks, think = (sessions.resolution, sessions.session_start,
                                          sessions.samples["clicks"], sessions.samples["think"])
+    page_hits = np.fromiter(sessions.site.page_hits.values(), np.int64)
     del parts, sessions
     give_back_freed_memory()        # the partitions' heap, before the series is analysed
     out = digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
-                    starts, clicks, think)
+                    starts, clicks, think, page_hits)
     out.read = read
     return out
 

@@ -12,10 +12,11 @@ DEFAULT_CLICKS = 5.0                # E[N] when neither a model nor the user giv
 
 @dataclass(frozen=True)
 class CompareOptions:
-    """Equivalence margins: a KS distance ``margin`` for distributions, a relative
-    ``tolerance`` for numbers (half of it, absolute, for shares and exponents); intervals
-    hold with probability 1 − ``alpha``."""
+    """Equivalence margins: a KS distance ``margin`` for distributions (0.1: no probability
+    level of A's law moved by more than 10 points in B's, docs/methods.md), a relative
+    ``tolerance`` for numbers (half of it, absolute, for shares and exponents); each verdict
+    is wrong with probability at most ``alpha``."""
 
     alpha: float = 0.05
     tolerance: float = 0.10
-    margin: float = 0.05
+    margin: float = 0.10

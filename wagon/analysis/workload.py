@@ -25,7 +25,10 @@ class WorkloadError(ValueError):
 @dataclass
 class Workload:
     """Requests (time, URL code, status, bytes, page or object) and sessions (start, clicks,
-    think times). ``status``/``size`` are None where the source has none (a scenario)."""
+    think times). ``status``/``size`` are None where the source has none (a scenario).
+    ``page_hits``: a log's clicks per page URL as its sessions count them (robots left out,
+    an object folded into the click of its page, as ``wagon fit`` counts a page's hits);
+    None where every page request is a click (a scenario, a replay)."""
 
     name: str
     kind: str                      # log | scenario | replay
@@ -43,6 +46,14 @@ class Workload:
     speedup: float = 1.0           # its scenario's times were divided by this
     referer: np.ndarray | None = None   # a log's: each request's code into ``referers`` (-1:
     referers: list[str] | None = None   # the layout has none)
+    page_hits: np.ndarray | None = None
+
+    def clicks_per_page(self) -> np.ndarray:
+        """Clicks per page URL (any order, some maybe zero): ``page_hits``, or the page
+        requests counted by URL."""
+        if self.page_hits is not None:
+            return self.page_hits
+        return np.bincount(self.url[self.is_page], minlength=len(self.urls))
 
     def modeled(self) -> "Workload":
         """The workload with its times multiplied by ``speedup``: a scenario synthesized with
@@ -76,7 +87,8 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,
                     ~is_obj, req.status.astype(int), req.size.astype(float),
                     s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
-                    referer=req.referer, referers=list(req.referers))
+                    referer=req.referer, referers=list(req.referers),
+                    page_hits=np.fromiter(s.site.page_hits.values(), np.int64))
 
 
 def _replay_speedup(run: dict | None) -> float:

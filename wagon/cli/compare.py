@@ -17,7 +17,9 @@ from .common import Finite, default
               help="Format of log inputs.")
 @click.option("--alpha", type=Finite(0, 1, min_open=True, max_open=True),
               default=default(CompareOptions, "alpha"), show_default=True,
-              help="Error level of the intervals (they hold with probability 1 - alpha).")
+              help="Error level of each verdict: 'same', 'close' or 'differs' is wrong with "
+                   "probability at most alpha (each end of an interval is a one-sided bound "
+                   "at this level).")
 @click.option("--margin", type=Finite(0, 1, min_open=True),
               default=default(CompareOptions, "margin"), show_default=True,
               help="Largest KS distance between two distributions still 'same'.")
@@ -30,16 +32,20 @@ from .common import Finite, default
               help="Log inputs were written by a server during a replay at this --speedup: "
                    "their times are multiplied by it before sessions are rebuilt (a scenario "
                    "and a replay's results say their own).")
-@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the table and the overall verdict as JSON.")
 def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
-    """Compare workload B (log, scenario or replay results) against workload A."""
-    from ..analysis.compare import compare, rows_text  # lazy: SciPy, not for --help
+    """Compare workload B (log, scenario or replay results) against workload A: a table of
+    verdicts, then one overall verdict (same, differs or undecided). The exit status is 0
+    whatever the verdict (2: bad input)."""
+    from ..analysis.compare import compare, overall, rows_text, verdict_line  # lazy: SciPy
     sides = {"a": inputs.workload([a], fmt, log_speedup=speedup, digested=True),
              "b": inputs.workload([b], fmt, log_speedup=speedup, digested=True)}
     read = {k: d.read for k, d in sides.items() if d.read is not None}
     for k, st in read.items():         # what a log's reading left out, as wagon fit says it
         click.echo("\n".join(f"{k.upper()}: {line}" for line in st.summary_lines()), err=True)
     rows = compare(sides["a"], sides["b"], CompareOptions(alpha, tolerance, margin))
-    click.echo(dumps({"a": a, "b": b, "rows": rows,
+    verdict = overall(rows)
+    click.echo(dumps({"a": a, "b": b, "verdict": verdict, "rows": rows,
                       "read": {k: st.as_dict() for k, st in read.items()}})
-               if as_json else rows_text(rows))
+               if as_json else f"{rows_text(rows)}\n{verdict_line(verdict)}")

@@ -8,7 +8,8 @@ import html
 
 import numpy as np
 
-from ..analysis.compare import CompareOptions, compare
+from ..analysis.compare import CompareOptions, compare, overall, verdict_line
+from ..analysis.digest import digest
 from ..analysis.keepalive import advise
 from ..analysis.selfsim import MIN_BINS, counts_per_bin, hurst_all
 from ..analysis.workload import Workload
@@ -198,8 +199,10 @@ def _fits(w: Workload) -> str:
 
 def compare_report(a: Workload, b: Workload,
                    options: CompareOptions = CompareOptions()) -> str:
-    """The comparison table with popularity and variance-time plots of both workloads."""
-    rows = compare(a, b, options)
+    """The comparison table and its overall verdict, with page popularity and variance-time
+    plots of both workloads."""
+    digests = [digest(w) for w in (a, b)]
+    rows = compare(*digests, options)
     body = [f"<p>A: {html.escape(a.name)} ({a.kind}); B: {html.escape(b.name)} ({b.kind})</p>"]
     if a.kind == b.kind == "replay":
         sa, sb = (summary_rows(read_results(w.source).attrs["run"] or {}) for w in (a, b))
@@ -207,22 +210,25 @@ def compare_report(a: Workload, b: Workload,
             ["figure", "A", "B"], [[x[0], x[1], y[1]] for x, y in zip(sa, sb) if x[0] == y[0]],
             "summaries")]
     body += ["<h2>Comparison</h2>", table(
-        ["row", "A", "B", "test", "p", "verdict", "why n/a"],
+        ["row", "A", "B", "test", "p", "verdict", "why"],
         [[r["row"], r["a"], r["b"], r["test"], r["p"], r["verdict"], r.get("why") or ""]
          for r in rows], "compare"),
+        f"<p class='verdict'>{html.escape(verdict_line(overall(rows)))}</p>",
         howto("each row measures the same quantity on A and B; the verdict says whether the "
-              "difference is larger than the test's noise and the effect-size threshold.")]
+              "difference is within the row's margin (same, close), beyond it (differs), or "
+              "cannot be told from these values (undecided), each wrong with probability at "
+              "most alpha; the line under the table is the comparison's one verdict.")]
     fig, ax = _fig(1, 6, 3.6)
-    for w, style in ((a, "-"), (b, "--")):
-        counts = np.sort(np.bincount(w.url))[::-1]
-        counts = counts[counts > 0]
-        ax[0, 0].loglog(np.arange(1, len(counts) + 1), counts, style, label=w.name)
+    for w, d, style in ((a, digests[0], "-"), (b, digests[1], "--")):
+        ax[0, 0].loglog(np.arange(1, len(d.page_hits) + 1), d.page_hits, style, label=w.name)
     ax[0, 0].set_xlabel("rank")
-    ax[0, 0].set_ylabel("requests")
+    ax[0, 0].set_ylabel("clicks")
     ax[0, 0].set_title("page popularity")
     ax[0, 0].legend(fontsize=8)
-    body += [png(fig), howto("requests per URL, most requested first, on log–log axes: a straight "
-                             "line is a Zipf law; curves apart mean different popularity.")]
+    body += [png(fig), howto("clicks per page, most clicked first, on log–log axes: a straight "
+                             "line is a Zipf law (the comparison's Zipf slope is that of the "
+                             "100 most clicked pages); curves apart mean different "
+                             "popularity.")]
     body += [f"<h2>A: {html.escape(a.name)}</h2>", _series_plots(a.time, a.name),
              f"<h2>B: {html.escape(b.name)}</h2>", _series_plots(b.time, b.name)]
     return page(f"wagon comparison: {a.name} vs {b.name}", body)
