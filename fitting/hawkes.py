@@ -151,9 +151,12 @@ class HawkesFit:
 
 def describe(d: dict) -> str:
     """One line of a fitted process (``HawkesFit.as_dict()``, as the model keeps it)."""
+    def end(x: float | None) -> str:              # JSON keeps an unbounded end as null
+        return "inf" if x is None else f"{x:.3g}"
+
     def show(k: str) -> str:
         ci = d["ci"].get(k)
-        return f"{k} {d[k]:.3g}" + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else "")
+        return f"{k} {d[k]:.3g}" + (f" [{end(ci[0])}, {end(ci[1])}]" if ci else "")
     unit = d.get("unit", "s")
     return (f"Hawkes: {', '.join(show(k) for k in ('mu', 'eta', 'beta'))} per {unit} (a share "
             f"{d['eta']:.2f} of arrivals brought by others, clusters fading in "
@@ -220,7 +223,8 @@ def _wald(f, params: list[float], n: int) -> tuple[dict, dict]:
         return dict.fromkeys(names), dict.fromkeys(names)
     sd = np.sqrt(np.diag(cov))
     z = stats.norm.ppf(0.5 + LEVEL / 2)
-    lo, hi = from_free(phi - z * sd, DOMAINS), from_free(phi + z * sd, DOMAINS)
+    with np.errstate(over="ignore"):           # an end at infinity: unbounded (null in JSON)
+        lo, hi = from_free(phi - z * sd, DOMAINS), from_free(phi + z * sd, DOMAINS)
     se = np.abs(free_slope(params, DOMAINS)) * sd
     return ({k: float(s) for k, s in zip(names, se)},
             {k: (a, b) for k, a, b in zip(names, lo, hi)})
