@@ -2,7 +2,7 @@
 per seed, through the command line with its defaults, as a researcher runs it:
 
     wagon fit LOG -o model.json
-    wagon synth model.json --duration <the log's span> --profile model --seed S
+    wagon synth model.json --duration <the span of its session starts> --profile model --seed S
     wagon export scenario.jsonl --to clf --start <the log's first second>
     wagon compare LOG synthetic.log --json
 
@@ -15,6 +15,11 @@ every octave from 2 s to 2¹² s, synthetic minus log, with the log's 95 % inter
 within that interval or within 1 log₂ unit.
 
     python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...]
+
+The duration is the span of the log's session starts (the model's rate profile), not of its
+requests: sessions still running at the end are synthesized to their end, as the log has them;
+over the requests' span a short log gains the arrivals of its tail (the bundled sample: 540 s of
+5,094, 12 % more sessions).
 
 The bundled logs (tests/data: NASA, EPA; data/: the sample) are always run; other public logs are
 given with --log (e.g. netnea's Apache example log: Apache-Labor/labor,
@@ -76,9 +81,10 @@ def half_width(n: int) -> float:
 def one(log: Path, seed: int, work: Path) -> dict:
     req, _ = parse_bytes(read(log))
     times = np.asarray(req.time, float)
-    span = float(times.max() - times.min())
     model = work / "model.json"
     fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))
+    profile = fit["arrivals"]["profile"]
+    span = profile["bin_s"] * len(profile["counts"])
     scenario, synthetic = work / f"s{seed}.jsonl", work / f"s{seed}.log"
     synth = json.loads(wagon("synth", str(model), "--duration", f"{span:.0f}", "--profile",
                              "model", "--seed", str(seed), "-o", str(scenario), "--force",
