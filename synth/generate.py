@@ -374,7 +374,7 @@ def scenario(model: Model | str | os.PathLike | None = None, **options) -> Scena
     >>> sc = wagon.synthesize("model.json", duration=600, seed=1)
     >>> frame = sc.to_frame()                                 # a row per click
     >>> frame.session.nunique(), len(frame)
-    (131, 643)
+    (130, 602)
     >>> sc.write("six-hundred.jsonl")                         # what wagon replay plays
     """
     name = None
