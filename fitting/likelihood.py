@@ -260,8 +260,11 @@ def draw_latent(frozen, obs, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def latent_mean(frozen, obs) -> float:
-    """E[X | its recording is kept]: the mean of what ``draw_latent`` draws."""
-    if not obs.truncated:
+    """E[X | its recording is kept]: the mean of what ``draw_latent`` draws (the law's own
+    when it lies inside the window, where every value is kept: a spliced law)."""
+    low, high = frozen.support()
+    if not obs.truncated or ((obs.lower is None or low >= obs.lower)
+                             and (obs.upper is None or high <= obs.upper)):
         return float(frozen.mean())
     if obs.kind == "grid":
         lo, hi = (np.array(obs.cell_window()) * obs.step).tolist()

@@ -107,6 +107,8 @@ def negated(mean_loglik: Callable[[list[float]], float], domains
 def maximize(mean_loglik: Callable[[list[float]], float], start, domains) -> list[float]:
     """Parameters maximising ``mean_loglik`` (a log-likelihood per observation), from
     ``start``; ValueError when no finite value is found near it."""
+    if not len(start):
+        return []                                   # nothing to estimate
     objective = negated(mean_loglik, domains)
     phi = to_free(start, domains)
     f = objective(phi)

@@ -77,6 +77,31 @@ class Observed:
     def sf(self, x) -> np.ndarray:
         return 1.0 - self.cdf(x)
 
+    def ppf(self, q) -> np.ndarray:
+        """The ``q``-quantiles of the values as recorded: on cells (counts, the grid) the
+        smallest cell whose CDF reaches q, by bisection."""
+        q = np.asarray(q, float)
+        if self.mode == "truncated":
+            return self._window.ppf(q)
+        if self.mode == "continuous":
+            return np.asarray(self.parent.ppf(q), float)
+        unit = self.observation.step if self.mode == "grid" else 1.0
+        first, last = self._cells if self.mode == "grid" else (self.support_min, math.inf)
+        if not math.isfinite(first):
+            first = math.floor(float(self.parent.support()[0]) / unit)
+        if not math.isfinite(last):                             # far enough for every q
+            reach = 1.0
+            while reach < 2.0 ** 60 and float(self.cdf((first + reach) * unit)) < q.max(
+                    initial=0.0):
+                reach *= 2
+            last = first + reach
+        lo, hi = np.full(q.shape, first - 1.0), np.full(q.shape, float(last))   # F(lo) < q
+        while np.any(hi - lo > 1):
+            mid = np.floor((lo + hi) / 2)
+            reached = self.cdf(mid * unit) >= q
+            hi, lo = np.where(reached, mid, hi), np.where(reached, lo, mid)
+        return hi * unit
+
     def mean(self) -> float:
         """E[a recorded value]."""
         if self.mode in ("rounded", "discrete"):
@@ -99,14 +124,16 @@ class Observed:
         the cells below the window."""
         lo, hi = self._cells
         step = self.observation.step
-        first = math.floor(float(self.parent.support()[0]) / step)
+        first = float(np.floor(float(self.parent.support()[0]) / step))    # -inf: a normal's
         if math.isfinite(hi):
             start = lo if math.isfinite(lo) else first
-            moment = self._cell_moment(start, hi) if start > -math.inf else math.nan
-        else:
-            below = self._cell_moment(first, lo - 1) if math.isfinite(lo) and lo > first else 0.0
+            moment = self._cell_moment(start, hi) if math.isfinite(start) else math.nan
+        elif math.isfinite(lo) and lo > first:
+            below = self._cell_moment(first, lo - 1) if math.isfinite(first) else math.nan
             moment = float(self.parent.mean()) / step - below
-        return moment * step / self._mass
+        else:
+            moment = float(self.parent.mean()) / step
+        return moment * step / self._mass if self._mass > 0 else math.nan
 
     def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
         """Values as the log would have recorded them."""

@@ -4,10 +4,15 @@ Each candidate is fitted by maximum likelihood *of the data as they were observe
 (``observation``: exact, counts, a timestamp grid, a truncation window; see ``likelihood``), so
 every candidate's log-likelihood is computed on the same data and the likelihoods compare.
 
-Selection rule (docs/methods.md): A²'s p-value (Stephens', asymptotic, or the bootstrap's)
-says which laws fit; among them the smallest BIC = k·ln n − 2·log-likelihood wins. When A²
-rejects every law — the rule on large samples of real data — the smallest λ² (Paxson's
-discrepancy per observation, which does not grow with n) wins. AIC and W² are reported.
+Selection rule (docs/methods.md): a law that puts mass where the variable cannot be (below 0
+for a sample without negative values) or whose mean as recorded is infinite is refused, and
+stays in the table marked why. A²'s p-value (Stephens', asymptotic, or the bootstrap's) says
+which of the others fit; among them the smallest BIC = k·ln n − 2·log-likelihood wins, and
+those within ``NEAR_TIE`` of it are near ties. When A² rejects every law — the rule on large
+samples of real data — the spliced law (``spliced``: the data up to a threshold, a generalized
+Pareto tail beyond) wins; without one (not among the candidates named, or its fit failed), the
+smallest λ² (Paxson's discrepancy per observation, which does not grow with n). AIC and W² are
+reported.
 
 The chosen law's parameters (every candidate's with ``intervals="all"``) carry standard errors
 and 95 % intervals (``uncertainty``), and with ``bootstrap`` percentile intervals too.
@@ -23,8 +28,10 @@ import numpy as np
 from . import gof
 from .laws import CONTINUOUS, DISCRETE, LAWS, FitFailed, Law, Sample
 from .likelihood import draw_observed, make_model, mode_of
-from .threads import one_blas_thread
 from .observation import Observation
+from .observed import Observed
+from .spliced import NO_BODY, SPLICED, spliced_law
+from .threads import one_blas_thread
 from .uncertainty import Uncertainty, percentile_intervals, uncertainty
 
 __all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidates",
@@ -34,6 +41,10 @@ __all__ = ["fit", "FitReport", "CandidateFit", "is_discrete", "default_candidate
 MAX_AUTO_DISCRETE_VALUES = 100
 BOOTSTRAP_CHUNK = 25            # replicates per bootstrap task
 SELECT_ALPHA = 0.01             # a law "fits" while its A² p-value is at least this
+NEAR_TIE = 2.0                  # ΔBIC at most this from the chosen law's: a near tie (Kass &
+                                # Raftery 1995: "not worth more than a bare mention")
+BELOW_FLOOR = 1e-3              # a law putting more of its mass below 0 than this is refused
+                                # for a sample without negative values
 
 
 @dataclass
@@ -53,6 +64,7 @@ class CandidateFit:
     p_a2: float | None = None
     p_method: str | None = None
     error: str | None = None
+    refused: str | None = None                   # why it cannot stand for the variable
     n: int = 0
     p_floor: float = 0.0                         # the smallest p-value the method can give
     uncertainty: Uncertainty | None = None       # SEs and intervals (None: not computed)
@@ -79,6 +91,20 @@ class CandidateFit:
     @property
     def ok(self) -> bool:
         return self.error is None and all(map(math.isfinite, (self.lambda2, self.w2, self.a2)))
+
+    @property
+    def usable(self) -> bool:
+        """Fitted, and not refused: a law that can be chosen."""
+        return self.ok and self.refused is None
+
+    @property
+    def spliced(self) -> bool:
+        return self.law.name == SPLICED
+
+    def fits(self, alpha: float = SELECT_ALPHA) -> bool:
+        """A² does not reject it: p ≥ ``alpha`` and above the smallest p-value its method can
+        give (1/(B + 1) for a bootstrap of B replicates: beyond all of them is a rejection)."""
+        return self.p_a2 is not None and self.p_a2 >= alpha and self.p_a2 > self.p_floor
 
     @property
     def frozen(self):
@@ -166,7 +192,9 @@ class CandidateFit:
                "loglik": num(self.loglik), "aic": num(self.aic), "bic": num(self.bic),
                "lambda2": num(self.lambda2), "w2": num(self.w2), "a2": num(self.a2),
                "p_w2": num(self.p_w2), "p_a2": num(self.p_a2), "p_method": self.p_method,
-               "error": self.error}
+               "error": self.error, "refused": self.refused}
+        if self.spliced and self.error is None:
+            out["body"] = self.law.body
         return {**out, **self.interval_fields()}
 
     def interval_fields(self) -> dict:
@@ -230,33 +258,83 @@ class FitReport:
     def best_continuous(self) -> CandidateFit | None:
         return self._best_of("continuous")
 
+    def recorded(self, c: CandidateFit | None = None) -> Observed:
+        """Candidate ``c``'s law (the chosen one's by default) as the sample was recorded:
+        inside the window, on the grid, as counts."""
+        c = c or self.best
+        if c is None:
+            raise ValueError(f"{self.name}: no law was chosen")
+        return Observed(c.frozen, self.observation, c.mode, self.support_min)
+
+    @property
+    def law_mean(self) -> float | None:
+        """The chosen law's mean as recorded: what the sample's mean estimates (None without
+        a law)."""
+        if self.best is None:
+            return None
+        with np.errstate(all="ignore"):
+            return float(self.recorded().mean())
+
+    @property
+    def near_ties(self) -> dict[str, float]:
+        """The other laws that fit within ``NEAR_TIE`` of the chosen law's BIC, with their
+        ΔBIC (none when BIC did not choose)."""
+        best = self.best
+        if best is None or best.spliced or not best.fits():
+            return {}
+        return {c.name: c.bic - best.bic for c in self.candidates
+                if c is not best and c.usable and not c.spliced and c.fits()
+                and c.bic - best.bic <= NEAR_TIE}
+
+    def choice(self) -> str:
+        """Why the chosen law was chosen, and its mean as recorded, in a line."""
+        best = self.best
+        if best is None:
+            return "no law could be chosen"
+        if best.spliced:
+            why = f"no law fits (p(A²) < {SELECT_ALPHA:g} or refused): the spliced law"
+        elif best.fits():
+            ties = ", ".join(f"{k} {_g(v)}" for k, v in self.near_ties.items())
+            why = f"{best.name}, the smallest BIC of the laws that fit" + (
+                f"; near ties (ΔBIC ≤ {NEAR_TIE:g}): {ties}" if ties else "")
+        else:
+            why = f"no law fits and no spliced law: {best.name}, the smallest λ²"
+        return f"chosen: {why}; mean as recorded {_g(self.law_mean)}"
+
     def to_dict(self) -> dict:
         best = self.best
         return {"n": self.n, "mean": self.mean, "std": self.std, "min": self.minimum,
                 "max": self.maximum, "discrete": self.discrete,
                 "observation": self.observation.as_dict(),
                 "best": best.name if best else None, "params": dict(best.params) if best else None,
+                **({"body": best.law.body} if best and best.spliced else {}),
+                "law_mean": self.law_mean, "near_ties": self.near_ties,
                 **(best.interval_fields() if best else {}), "table": self.table}
 
     def summary(self) -> str:
-        """The fit table as text, the chosen law marked with '*', then its parameters with
-        their standard errors and intervals."""
+        """The fit table as text, the chosen law marked with '*' (its near ties with '≈'),
+        the spliced law last, then why it was chosen, and its parameters with their standard
+        errors and intervals."""
         head = (f"{self.name}: n={self.n:,} mean={_g(self.mean)} sd={_g(self.std)} "
                 f"min={_g(self.minimum)} max={_g(self.maximum)} "
                 f"({self.observation.describe()})")
         lines = [head, f"  {'law':21s} {'AIC':>11s} {'BIC':>11s} {'ΔBIC':>8s} {'λ²':>9s} "
                        f"{'W²':>9s} {'A²':>10s} {'p(A²)':>7s}  parameters"]
-        order = sorted(self.candidates, key=lambda c: (not c.ok, c.bic if c.ok else 0))
-        top = min((c.bic for c in self.candidates if c.ok), default=0.0)
+        order = sorted(self.candidates, key=lambda c: (c.spliced, not c.ok,
+                                                        c.bic if c.ok else 0))
+        top = min((c.bic for c in self.candidates if c.ok and not c.spliced), default=0.0)
+        ties = self.near_ties
         for c in order:
-            mark = "*" if c is self.best else " "
+            mark = "*" if c is self.best else "≈" if c.name in ties else " "
             if not c.ok:
                 lines.append(f" {mark}{c.name:21s} not fitted: {c.error}")
                 continue
             p = "" if c.p_a2 is None else f"{c.p_a2:.3f}"
             lines.append(f" {mark}{c.name:21s} {_g(c.aic):>11s} {_g(c.bic):>11s} "
                          f"{_g(c.bic - top):>8s} {_g(c.lambda2):>9s} {_g(c.w2):>9s} "
-                         f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}")
+                         f"{_g(c.a2):>10s} {p:>7s}  {format_params(c.params)}"
+                         + (f"  refused: {c.refused}" if c.refused else ""))
+        lines.append("  " + self.choice())
         best = self.best
         if best is not None and best.uncertainty is not None:
             lines += ["", f"  {best.name}, the chosen law: {INTERVALS_SAID}"]
@@ -295,6 +373,23 @@ def _stephens(c: CandidateFit, s: Sample) -> None:
     c.p_method = "stephens"
 
 
+def _why_refused(c: CandidateFit, s: Sample) -> str | None:
+    """Why a fitted law cannot stand for the variable (None: it can), what the model reader
+    and synthesis refuse or should: mass below 0 for a sample without negative values (a
+    normal with σ near μ; one run along a ridge toward a limit law, its mean far below 0), or
+    an infinite mean when nothing bounds the values as recorded."""
+    with np.errstate(all="ignore"):
+        frozen = c.frozen
+        below = 0.0 if s.v[0] < 0 else float(frozen.cdf(-1.0 if c.law.kind == "discrete"
+                                                         else 0.0))      # P(X < 0)
+        mean = 0.0 if s.obs.upper is not None else float(frozen.mean())
+    if not below <= BELOW_FLOOR:
+        return f"puts {100 * below:.3g} % of its mass below 0"
+    if not math.isfinite(mean):
+        return "its mean is infinite"
+    return None
+
+
 def _refuse(law: Law, s: Sample) -> str | None:
     """Why ``law`` cannot describe this sample at all (None: it can)."""
     if s.v[0] == s.v[-1]:
@@ -319,7 +414,8 @@ def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray,
             model = make_model(law, s)
             with np.errstate(all="ignore"):
                 params = model.estimate(start)
-                c.params = {k: int(v) if k == "loc" else float(v) for k, v in params.items()}
+                c.params = {k: int(params[k]) if k == "loc" else float(params[k])
+                            for k in law.takes()}
                 c.loglik, c.w2, c.a2, below = model.measure(c.params, edges)
             c.lambda2, c.df = gof.lambda2(obs, below, s.n, c.nparams)
             if c.mode == "continuous" and law.name in ("normal", "lognormal"):
@@ -335,16 +431,32 @@ def _fit_one(law: Law, s: Sample, edges: np.ndarray, obs: np.ndarray,
     return c
 
 
+def _fit_spliced(s: Sample, edges: np.ndarray, obs: np.ndarray) -> CandidateFit:
+    """The spliced law's candidate: its body from the sample, its tail fitted and measured as
+    every law is; no p-value (its body is the data). A tail whose mean is infinite where
+    nothing bounds the values (ξ ≥ 1) is ended at the largest value recorded, and fitted
+    again."""
+    try:
+        c = _fit_one(spliced_law(s), s, edges, obs, p_values=False)
+        if c.ok and c.law.params and not math.isfinite(c.frozen.mean()):
+            c = _fit_one(spliced_law(s, bounded=True), s, edges, obs, p_values=False)
+        return c
+    except FitFailed as e:
+        return CandidateFit(law=NO_BODY, mode=mode_of(NO_BODY, s), n=s.n, error=str(e))
+
+
 def _select(cands: list[CandidateFit], alpha: float = SELECT_ALPHA) -> CandidateFit | None:
-    """Among the laws A² does not reject (p ≥ alpha, and above the smallest p-value a bootstrap
-    of B replicates can give, 1/(B + 1): beyond all B replicates is a rejection), the smallest
-    BIC; when it rejects them all (large samples of real data), the smallest λ²."""
-    ok = [c for c in cands if c.ok]
-    fitting = [c for c in ok if c.p_a2 is not None and c.p_a2 >= alpha
-               and c.p_a2 > c.p_floor]
+    """Of the laws not refused: among those A² does not reject (``CandidateFit.fits``), the
+    smallest BIC; when it rejects them all (large samples of real data), the spliced law;
+    without one, the smallest λ²."""
+    usable = [c for c in cands if c.usable]
+    fitting = [c for c in usable if not c.spliced and c.fits(alpha)]
     if fitting:
         return min(fitting, key=lambda c: (c.bic, c.nparams))
-    return min(ok, key=lambda c: (c.lambda2, c.nparams)) if ok else None
+    spliced = [c for c in usable if c.spliced]
+    if spliced:
+        return spliced[0]
+    return min(usable, key=lambda c: (c.lambda2, c.nparams)) if usable else None
 
 
 @dataclass(frozen=True)
@@ -372,7 +484,7 @@ def bootstrap_tasks(report: "FitReport", replicates: int, seed: int = 0
     tasks = []
     per_candidate = np.random.SeedSequence(seed).spawn(len(report.candidates))
     for i, (c, ss) in enumerate(zip(report.candidates, per_candidate)):
-        if not c.ok:
+        if not c.ok or c.spliced:
             continue
         chunks = -(-replicates // BOOTSTRAP_CHUNK)
         for j, child in enumerate(ss.spawn(chunks)):
@@ -437,9 +549,10 @@ def apply_bootstrap(report: "FitReport", tasks: list[BootstrapTask],
 def add_intervals(report: "FitReport", s: Sample, intervals: str | Collection[str] = "best"
                   ) -> None:
     """Standard errors and intervals (``uncertainty``) of the chosen law's parameters, of every
-    candidate's (``intervals`` "all") or of the named laws' and the chosen one's."""
+    candidate's (``intervals`` "all") or of the named laws' and the chosen one's; never the
+    spliced law's (its body is the data: docs/methods.md)."""
     for c in report.candidates:
-        if c.ok and c.uncertainty is None and (
+        if c.ok and not c.spliced and c.uncertainty is None and (
                 c is report.best or intervals == "all"
                 or (not isinstance(intervals, str) and c.name in intervals)):
             with np.errstate(all="ignore"):
@@ -463,7 +576,8 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
 
     ``observation``: how the values were recorded (default: exact values, or counts when
     ``discrete`` — None: integer values ≥ 0 with at most 100 distinct ones). ``candidates``: law
-    names (default: every law that can describe such a sample). ``bootstrap``: replicates of
+    names, ``"spliced"`` among them or not (default: every law that can describe such a
+    sample, and the spliced law). ``bootstrap``: replicates of
     the parametric bootstrap for p-values and percentile intervals (0: off). ``intervals``:
     whose parameters get standard errors and intervals: the chosen law's ("best"), every
     candidate's ("all"), or those of the laws named and the chosen one. BLAS runs on one
@@ -482,17 +596,21 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
         raise ValueError(f"{name}: the sample holds NaN/inf values")
     observation.check(x, name)
     s = Sample(x, observation=observation)
-    names = candidates or default_candidates(observation, s.support_min)
-    unknown = [c for c in names if c not in LAWS]
+    names = candidates or default_candidates(observation, s.support_min) + (SPLICED,)
+    unknown = [c for c in names if c not in LAWS and c != SPLICED]
     if intervals not in ("best", "all"):
         if isinstance(intervals, str):
             raise ValueError(f"intervals must be 'best', 'all' or law names, got {intervals!r}")
-        unknown += [c for c in intervals if c not in LAWS]
+        unknown += [c for c in intervals if c not in LAWS and c != SPLICED]
     if unknown:
-        raise ValueError(f"unknown law(s) {', '.join(unknown)}; known: {', '.join(LAWS)}")
+        raise ValueError(f"unknown law(s) {', '.join(unknown)}; known: "
+                         f"{', '.join((*LAWS, SPLICED))}")
     edges = gof.bin_edges(s)
     obs = gof.observed(s, edges)
-    cands = [_fit_one(LAWS[c], s, edges, obs) for c in names]
+    cands = [_fit_spliced(s, edges, obs) if c == SPLICED else _fit_one(LAWS[c], s, edges, obs)
+             for c in names]
+    for c in cands:
+        c.refused = _why_refused(c, s) if c.ok else None
     report = FitReport(name=name, n=s.n, mean=s.mean, std=float(np.sqrt(s.var)),
                        minimum=float(s.v[0]), maximum=float(s.v[-1]), discrete=s.discrete,
                        candidates=cands, best=_select(cands), observation=observation,

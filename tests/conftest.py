@@ -114,6 +114,17 @@ def nasa_model(tmp_path_factory, nasa) -> tuple[Path, str]:
 
 
 @pytest.fixture(scope="session")
+def epa_model(tmp_path_factory, epa):
+    """``wagon fit --json`` of the EPA trace, once per run: (model path, the summary, what it
+    wrote on standard error)."""
+    out = tmp_path_factory.mktemp("epa-model") / "model.json"
+    result = CliRunner().invoke(main, ["fit", str(epa), "--base-month", "1995-08", "-o",
+                                       str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout), result.stderr
+
+
+@pytest.fixture(scope="session")
 def sample_model(tmp_path_factory, sample) -> tuple[Path, dict]:
     """``wagon fit`` of the sample, once per run: (model path, the --json summary). Tests that
     change the model write a copy."""

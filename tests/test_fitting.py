@@ -312,7 +312,7 @@ def test_report_table_and_summary():
                                                     random_state=np.random.default_rng(0))
     rep = fit(x, name="think")
     assert {r["law"] for r in rep.table} == {n for n, law in LAWS.items()
-                                             if law.kind == "continuous"}
+                                             if law.kind == "continuous"} | {"spliced"}
     row = next(r for r in rep.table if r["law"] == "lognormal")
     assert set(row) >= {"lambda2", "w2", "a2", "loglik", "aic", "p_a2", "params"}
     text = rep.summary()

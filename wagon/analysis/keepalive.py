@@ -38,6 +38,7 @@ from scipy import optimize
 
 from ..fitting.laws import CONTINUOUS, LAWS
 from ..fitting.likelihood import count_mean
+from ..fitting.spliced import SPLICED
 from ..formats.model import Model
 from .options import DEFAULT_CLICKS
 
@@ -234,7 +235,7 @@ def think_and_clicks(model: Model) -> tuple[object, float | None]:
     var = model.variables.get("think")
     if var is None:
         raise ValueError("the model has no think-time law")
-    if var.law not in CONTINUOUS:
+    if var.law not in (*CONTINUOUS, SPLICED):
         raise ValueError(f"the model's think-time law {var.law} is not a law of durations")
     clicks = model.variables.get("clicks")
     if clicks is None:

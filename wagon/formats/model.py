@@ -10,8 +10,9 @@ Version 2 adds, to the site, a page's ``variants`` (distinct logged URLs behind 
 and the ``remainder`` (the pages past ``--max-pages``, folded into one record). Version 3 adds
 ``agents``: sessions per browser family (``{"sessions": {"firefox": 412, ...}}``), family names
 only, never an agent string; and the parameters' standard errors and intervals (``se``, ``ci``,
-``ci_method``, ``ci_note``, ``ci_bootstrap``). Files of earlier versions, without them, read as
-before.
+``ci_method``, ``ci_note``, ``ci_bootstrap``). Version 5 adds the spliced law (``best``
+``"spliced"``, its ``body``: knots, shares and the tail's end), and a variable's ``law_mean``
+and ``near_ties``. Files of earlier versions, without them, read as before.
 """
 from __future__ import annotations
 
@@ -35,12 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES"]
 
-MODEL_VERSION = 4           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 5           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
                             # bootstrap_replicates (and in their table rows); 4 adds, optional:
-                            # site.pages[].views, site.object_delays, arrivals.process
+                            # site.pages[].views, site.object_delays, arrivals.process; 5
+                            # adds: the law "spliced" with variables.*.body, optional
+                            # variables.*.law_mean, near_ties (and table rows' refused, body)
 
 #: percentiles 0..100 of each rank's delays in ``site.object_delays``
 DELAY_QUANTILES = 101
@@ -90,12 +93,13 @@ class Variable:
     ci: dict = field(default_factory=dict)      # parameter → (lower, upper) 95 % (None: none)
     ci_method: dict = field(default_factory=dict)   # parameter → one of CI_METHODS
     ci_bootstrap: dict = field(default_factory=dict)    # parameter → percentile (lo, hi)
+    body: dict | None = None                    # the spliced law's knots, shares and end
 
     @property
     def parent(self):
         """The fitted law itself, frozen (SciPy-like): what the data's true values follow
         before recording cut or rounded them (think times below Tmin included)."""
-        return _laws()[self.law].freeze(self.params)
+        return _law(self.law, self.body, self.params).freeze(self.params)
 
     @property
     def observed(self):
@@ -135,7 +139,7 @@ class Model:
                                      v.get("n", 0), v.get("mean", math.nan),
                                      _observation(obs) if obs else None, dict(v.get("se", {})),
                                      _pairs(v.get("ci", {})), dict(v.get("ci_method", {})),
-                                     _pairs(v.get("ci_bootstrap", {})))
+                                     _pairs(v.get("ci_bootstrap", {})), v.get("body"))
         return out
 
     @property
@@ -170,6 +174,13 @@ def _laws() -> dict:
     are read or checked, not with this module (``wagon serve --scenario`` never needs it)."""
     from ..fitting.laws import LAWS  # lazy: SciPy costs 0.6 s, only models with laws need it
     return LAWS
+
+
+def _law(name: str, body: object, params: dict):
+    """The law called ``name`` (the spliced law of ``body``, with a tail when ``params`` give
+    its shape): ValueError saying what is wrong with a body."""
+    from ..fitting.spliced import SPLICED, body_law  # lazy: SciPy, as _laws()
+    return body_law(body, "shape" in params) if name == SPLICED else _laws()[name]
 
 
 def _observation(d: dict) -> Observation:
@@ -215,8 +226,8 @@ def validate(data: object, path: str = "model") -> None:
         law = v.get("best")
         if law is None:
             continue
-        laws = _laws()
-        _check(isinstance(law, str) and law in laws, path,
+        known = (*_laws(), "spliced")
+        _check(isinstance(law, str) and law in known, path,
                f"variable {name!r} has unknown law {law!r:.40}")
         params = v.get("params")
         _check(isinstance(params, dict) and all(_number(p) and math.isfinite(p) for p in
@@ -225,13 +236,14 @@ def validate(data: object, path: str = "model") -> None:
         try:
             with warnings.catch_warnings():     # SciPy's overflow warnings: the check says it
                 warnings.simplefilter("ignore")
-                mean = float(laws[law].freeze(params).mean())
+                mean = float(_law(law, v.get("body"), params).freeze(params).mean())
         except (TypeError, ValueError, ArithmeticError) as e:      # λ = 0: a division by 0
             raise ModelError(f"{path}: not a valid wagon model: variable {name!r}: bad "
                              f"parameters for {law}: {e}") from None
         _check(not math.isnan(mean), path, f"variable {name!r}: parameters out of range for {law}")
-        _check(mean > 0 or name != "interarrival", path,   # synth divides by it
-               f"variable 'interarrival': parameters for {law} with a mean gap of 0 s")
+        _check(0 < mean < math.inf or name != "interarrival", path,   # synth divides by it
+               f"variable 'interarrival': parameters out of range for {law}: a mean gap of "
+               f"{mean:g} s")
         if v.get("observation") is not None:
             try:
                 _observation(v["observation"])
@@ -428,7 +440,7 @@ def load_model(path: str | os.PathLike) -> Model:
 
     >>> model = wagon.load_model("model.json")             # as wagon fit writes it
     >>> model.variables["interarrival"].law               # gaps between sessions
-    'lomax'
+    'spliced'
     """
     path = str(path)
     try:

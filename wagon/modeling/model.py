@@ -14,7 +14,8 @@ import numpy as np
 from .. import __version__
 from ..fitting import FitReport, Observation
 from ..fitting.arrivals import arrival_verdict
-from ..fitting.report import INTERVALS_SAID, apply_bootstrap, bootstrap_tasks, format_params
+from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstrap_tasks,
+                              format_params)
 from ..formats.model import DELAY_QUANTILES, MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
@@ -67,7 +68,9 @@ class FitResult:
                 + ")")
 
     def summary_text(self, output: str, plots: list[str]) -> str:
-        """What ``wagon fit`` prints: input counts, a line per variable, the arrival verdict."""
+        """What ``wagon fit`` prints: input counts, a line per variable (its chosen law's mean
+        as recorded: inside the window, on the grid, as counts), the near ties, the arrival
+        verdict."""
         st, c = self.stats, self.sessions.counts
         out = st.summary_lines()
         out.append(f"{self.clients_text()}  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
@@ -84,10 +87,15 @@ class FitResult:
                 out.append(f"{name:17s} {rep.n:>8,} no law could be fitted")
                 continue
             p = "" if b.p_a2 is None else f"{b.p_a2:.3g}"
-            out.append(f"{name:17s} {rep.n:>8,} {b.name:20s} {b.frozen.mean():>10.4g} "
+            out.append(f"{name:17s} {rep.n:>8,} {b.name:20s} {rep.law_mean:>10.4g} "
                        f"{b.lambda2:>9.3g} {b.w2:>8.3g} {b.a2:>9.3g} {p:>7s}  "
                        f"{format_params(b.params)}")
         out += [f"{name:17s} not fitted: {why}" for name, why in self.skipped.items()]
+        ties = {name: rep.near_ties for name, rep in self.fits.items() if rep.near_ties}
+        if ties:
+            out.append(f"near ties (ΔBIC ≤ {NEAR_TIE:g} from the chosen law): " + "; ".join(
+                f"{name} " + ", ".join(f"{law} {d:.3g}" for law, d in t.items())
+                for name, t in ties.items()))
         out += self._interval_lines()
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]

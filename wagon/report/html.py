@@ -110,8 +110,12 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
         if not v.get("best"):
             continue
         var = model.variables[name]
+        data = v.get("mean")
+        said = f"{data:.4g}" if isinstance(data, (int, float)) else "n/a"
         body.append(f"<h2>{html.escape(name)}: {html.escape(v['best'])} "
-                    f"({html.escape(format_params(v['params']))})</h2>")
+                    f"({html.escape(format_params(v['params']))})</h2>"
+                    f"<p>Mean as recorded {float(var.observed.mean()):.4g} (the data's "
+                    f"{said}).</p>")
         if var.ci_method:
             boot = ["bootstrap 95 % (percentile)"] if var.ci_bootstrap else []
             body.append(table(["parameter", "estimate", "standard error", "95 % interval",
@@ -124,7 +128,8 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
         body.append(table(["law", "parameters", "λ²", "W²", "A²", "AIC", "p(A²)", "note"],
                            [[r["law"], ", ".join(f"{k}={p:.4g}" for k, p in r["params"].items()),
                              r["lambda2"], r["w2"], r["a2"], r["aic"], r["p_a2"],
-                             r["error"] or ("chosen" if r["law"] == v["best"] else "")]
+                             r["error"] or (f"refused: {r['refused']}" if r.get("refused")
+                                            else "chosen" if r["law"] == v["best"] else "")]
                             for r in v.get("table", [])]))
         fig, ax = _fig(1, 6, 3.2)
         lo, hi = var.parent.ppf(0.001), var.parent.ppf(0.999)

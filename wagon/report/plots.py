@@ -22,24 +22,26 @@ def plot_fit(report: FitReport, values: np.ndarray, path: str | os.PathLike) -> 
 
 
 def fit_figure(report: FitReport, values: np.ndarray) -> Figure:
-    """Left the empirical CDF against the chosen law's, right the QQ plot."""
+    """Left the empirical CDF against the chosen law's as the sample was recorded (inside the
+    window, on the grid, as counts: ``FitReport.recorded``), right the QQ plot of the same."""
     best = report.best
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
     ranks = np.unique(np.linspace(0, n - 1, min(n, 1000)).astype(int))   # a readable subset
     probs = (ranks + 0.5) / n
-    frozen = best.frozen
+    law = report.recorded()
     fig = Figure(figsize=(10, 4))
     ax1, ax2 = fig.subplots(1, 2)
     ax1.step(x[ranks], (ranks + 1) / n, where="post", label=f"data (n={n:,})", color="black", lw=1)
     positive = x[0] > 0
     grid = np.geomspace(x[0], x[-1], 400) if positive else np.linspace(x[0], x[-1], 400)
-    ax1.plot(grid, frozen.cdf(grid), label=best.name, color="tab:red")
+    ax1.plot(grid, law.cdf(grid), label=f"{best.name}, as recorded", color="tab:red",
+             drawstyle="default" if law.mode in ("continuous", "truncated") else "steps-post")
     ax1.set_xlabel(report.name)
     ax1.set_ylabel("P(X ≤ x)")
     ax1.legend(loc="lower right")
     ax1.set_title(f"{report.name}: CDF")
-    theo = frozen.ppf(probs)
+    theo = law.ppf(probs)
     ax2.plot(theo, x[ranks], ".", ms=3, color="black")
     finite = theo[np.isfinite(theo)]
     lo, hi = min(finite.min(), x[0]), max(finite.max(), x[-1])
