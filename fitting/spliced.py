@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from scipy import stats
 
 from .laws import FitFailed, Law, Sample
 from .mle import maximize
@@ -51,26 +52,17 @@ FLAT = 1e-12                # |ξ| below: the exponential limit of the tail's fo
 
 def _log_sf(e: np.ndarray, xi: float, sigma: float) -> np.ndarray:
     """log S(e) of the generalized Pareto law (−inf beyond its end point when ξ < 0)."""
-    z = np.maximum(e, 0.0) / sigma
-    if abs(xi) < FLAT:
-        return -z
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = -np.log1p(xi * z) / xi
-    return np.where(1 + xi * z > 0, out, -np.inf)
+    return stats.genpareto.logsf(np.maximum(e, 0.0), xi, scale=sigma)
 
 
 def _isf(p: np.ndarray, xi: float, sigma: float) -> np.ndarray:
     """The excess e with S(e) = p."""
-    with np.errstate(divide="ignore"):
-        log_p = np.log(p)
-    return sigma * (-log_p if abs(xi) < FLAT else np.expm1(-xi * log_p) / xi)
+    return stats.genpareto.isf(p, xi, scale=sigma)
 
 
 def _log_pdf(e: np.ndarray, xi: float, sigma: float) -> np.ndarray:
-    """log f(e) = −log σ + (1 + ξ)·log S(e)."""
-    with np.errstate(invalid="ignore"):
-        out = -math.log(sigma) + (1 + xi) * _log_sf(e, xi, sigma)
-    return np.where(np.isnan(out), -np.inf, out)
+    """log f(e)."""
+    return stats.genpareto.logpdf(e, xi, scale=sigma)
 
 
 def _integrated_sf(end: float, xi: float, sigma: float) -> float:
