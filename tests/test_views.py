@@ -13,7 +13,7 @@ import pywt
 from click.testing import CliRunner
 
 from wagon.cli import main
-from wagon.formats.site import SiteSpec, build_site
+from wagon.formats.site import SiteSpec, build_site, page_html
 from wagon.replay import ReplayOptions, replay
 
 from .conftest import NASA, require_tool
@@ -123,3 +123,16 @@ def test_an_export_places_embedded_requests_by_the_delays_and_thinks_from_the_la
     got = [(round(x - t[0]), url) for x, (_, _, url, _, _) in zip(t, rows)]
     assert got == [(0, "/a.html"), (3, "/o0.gif"), (5, "/o2.gif"),
                    (15, "/a.html"), (18, "/o0.gif"), (20, "/o2.gif")]
+
+
+def test_a_page_fetched_within_a_click_is_served_by_its_page(tmp_path):
+    """A view may hold a page's URL (a page asked for within Tmin of the click: an embedded
+    request of it); site build writes the page there, counts the object as served by it, and
+    skips nothing; the file is the page's HTML, not an object's filler."""
+    site = SiteSpec.from_dict({"pages": [{"url": "/", "size": 900, "objects": [0, 1]},
+                                         {"url": "/b.html", "size": 800, "objects": []}],
+                               "objects": [{"url": "/b.html", "size": 5000},
+                                           {"url": "/o.gif", "size": 300}]})
+    report = build_site(site, tmp_path / "site")
+    assert (report.pages, report.objects, report.as_pages, report.skipped) == (2, 1, 1, {})
+    assert (tmp_path / "site" / "b.html").read_bytes() == page_html(site, 1)

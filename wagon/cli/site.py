@@ -40,4 +40,6 @@ def build(outdir, scenario, model, pages, zipf) -> None:
                f"{report.bytes / 1e6:.1f} MB"
                + (f"; {report.grown} pages larger than modeled (their links need more room)"
                   if report.grown else "")
+               + (f"; {report.as_pages} objects are pages too (their page serves them)"
+                  if report.as_pages else "")
                + (f"; skipped: {skipped}" if skipped else ""))

@@ -238,6 +238,7 @@ class BuildReport:
     objects: int = 0
     bytes: int = 0
     grown: int = 0                         # pages whose references exceed their modeled size
+    as_pages: int = 0                      # objects whose URL is a page's: the page serves them
     skipped: dict[str, int] = field(default_factory=dict)
 
     def skip(self, why: str) -> None:
@@ -253,9 +254,13 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
     files = {p for p, _, _ in entries if p}
     dirs = {"/".join(p.split("/")[:k]) for p in files for k in range(1, p.count("/") + 1)}
     seen: set[str] = set()
+    pages = {p for p, is_page, _ in entries if is_page and p}
     for path, is_page, i in entries:
         if path is None:
             report.skip("URL cannot be a file path")
+            continue
+        if not is_page and path in pages and path not in dirs:
+            report.as_pages += 1           # a page fetched within a click (views): it is there
             continue
         if path in dirs or path in seen:
             report.skip("path is also a directory" if path in dirs else "duplicate path")
