@@ -22,6 +22,7 @@ from .observation import Observation
 __all__ = ["Observed", "Latent"]
 
 CHUNK = 100_000            # grid cells summed at a time
+MAX_CELLS = 1 << 22        # a window of more cells: its mean is the latent one (within a step)
 
 
 class Latent:
@@ -121,12 +122,16 @@ class Observed:
     def _grid_mean(self) -> float:
         """E[D·step | lo ≤ D ≤ hi] for the recorded cell D = ⌊U + G/step⌋: a finite sum over
         the window, or, with no upper end, E[D] = E[G]/step (E⌊U + y⌋ = y for every y) less
-        the cells below the window."""
+        the cells below the window; over more than ``MAX_CELLS`` cells, the latent law's mean
+        in the window (a step is then far below the law's scale)."""
         lo, hi = self._cells
         step = self.observation.step
         first = float(np.floor(float(self.parent.support()[0]) / step))    # -inf: a normal's
+        start = lo if math.isfinite(lo) else first
+        summed = hi - start if math.isfinite(hi) else lo - first if math.isfinite(lo) else 0
+        if summed > MAX_CELLS:          # microseconds over minutes: 6e8 cells
+            return latent_mean(self.parent, self.observation)
         if math.isfinite(hi):
-            start = lo if math.isfinite(lo) else first
             moment = self._cell_moment(start, hi) if math.isfinite(start) else math.nan
         elif math.isfinite(lo) and lo > first:
             below = self._cell_moment(first, lo - 1) if math.isfinite(first) else math.nan

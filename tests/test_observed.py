@@ -37,6 +37,7 @@ def _recorded(x: np.ndarray, step: float, lo: float | None, hi: float | None,
 
 @pytest.mark.parametrize("law,params,obs", [
     ("lognormal", {"mu": 3.0, "sigma": 1.1}, Observation.grid(1.0, 2.0, 600.0)),
+    ("lognormal", {"mu": 3.0, "sigma": 1.1}, Observation.grid(1e-6, 2.0, 600.0)),   # 6e8 cells
     ("lognormal", {"mu": 3.0, "sigma": 1.1}, Observation.exact(2.0, 600.0)),
     ("exponential", {"scale": 0.04}, Observation.grid(0.001, 0.0)),
     ("weibull", {"shape": 0.7, "scale": 20.0}, Observation.grid(1.0, 0.0)),
