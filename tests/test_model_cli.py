@@ -251,3 +251,20 @@ def test_scenario_reader_only_ever_raises_scenario_error(tmp_path, lines):
         list(read_scenario(p).sessions())
     except ScenarioError as e:
         assert "\n" not in str(e)
+
+
+def test_a_sampled_log_is_said_to_be_one(tmp_path, nasa, nasa_model, epa_model):
+    """NASA's morning keeping one line in three (as a sampling logger would): a third of its
+    clicks begin on an object whose page went unlogged, and wagon fit says the log looks
+    sampled, on the console and in --json; the complete NASA and EPA logs (3 % and 0.8 %) are
+    not said to be."""
+    from wagon.modeling import fit_logs
+    thinned = tmp_path / "thin.log"
+    thinned.write_bytes(b"".join(gzip.decompress(nasa.read_bytes()).splitlines(True)[2::3]))
+    result = fit_logs([str(thinned)])
+    summary = result.summary_json(str(tmp_path / "m.json"), [])
+    assert summary["looks_sampled"] and 0.25 < summary["object_click_share"] < 0.5
+    assert ("the log looks sampled or filtered: 33 % of its clicks"
+            in result.summary_text(str(tmp_path / "m.json"), []))
+    assert "looks sampled" not in nasa_model[1]
+    assert epa_model[1]["looks_sampled"] is False and epa_model[1]["object_click_share"] < 0.05

@@ -27,6 +27,21 @@ from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootst
 __all__ = ["FitResult", "fit_sessions", "fit_samples", "build_model", "observations"]
 
 
+#: the share of clicks beginning on an object above which a log looks sampled or filtered
+#: (complete logs: NASA 3.3 %, EPA 0.8 %, netnea's 7.7 %; NASA keeping one line in 3: 33 %)
+SAMPLED_SHARE = 0.25
+
+
+def object_click_share(counts: dict) -> float:
+    """The share of clicks that begin on an object (no page fetched before it)."""
+    return counts["object_clicks"] / counts["clicks"] if counts["clicks"] else 0.0
+
+
+def looks_sampled(counts: dict) -> bool:
+    """Whether so many clicks begin on an object that pages are missing from the log."""
+    return object_click_share(counts) > SAMPLED_SHARE
+
+
 @dataclass
 class FitResult:
     """What ``fit_logs`` found: the ``model``, the parse's ``stats``, the ``sessions`` the laws
@@ -55,6 +70,8 @@ class FitResult:
                 "formats": st.formats, "long_urls": st.long_urls,
                 "time_outliers": st.time_outliers, "duplicate_lines": st.duplicates,
                 "sessions": self.sessions.counts["sessions"], "counts": self.sessions.counts,
+                "object_click_share": object_click_share(self.sessions.counts),
+                "looks_sampled": looks_sampled(self.sessions.counts),
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
                 "arrivals": self.model.arrivals, "model": output, "plots": plots}
 
@@ -78,6 +95,11 @@ class FitResult:
         out.append(f"clicks on objects {c['object_clicks']:,}  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
+        if looks_sampled(c):
+            out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
+                       "of its clicks begin on an object with no page before it (complete logs: "
+                       "a few %); the pages they stand for are missing, and the model takes "
+                       "those objects for pages")
         out.append("")
         out.append(f"{'variable':17s} {'n':>8s} {'law':20s} {'mean':>10s} {'λ²':>9s} "
                    f"{'W²':>8s} {'A²':>9s} {'p(A²)':>7s}  parameters")
