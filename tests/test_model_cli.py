@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import wagon
 from wagon import load_model
 from wagon.cli import main
 from wagon.formats.model import ModelError
@@ -256,8 +257,9 @@ def test_scenario_reader_only_ever_raises_scenario_error(tmp_path, lines):
 def test_a_sampled_log_is_said_to_be_one(tmp_path, nasa, nasa_model, epa_model):
     """NASA's morning keeping one line in three (as a sampling logger would): a third of its
     clicks begin on an object whose page went unlogged, and wagon fit says the log looks
-    sampled, on the console and in --json; the complete NASA and EPA logs (3 % and 0.8 %) are
-    not said to be."""
+    sampled, on the console and in --json, and takes no image for a page (the complete log
+    keeps the images its users opened alone as pages); the complete NASA and EPA logs (3 % and
+    0.8 %) are not said to be sampled. Synthesis from the sampled log's model works."""
     from wagon.modeling import fit_logs
     thinned = tmp_path / "thin.log"
     thinned.write_bytes(b"".join(gzip.decompress(nasa.read_bytes()).splitlines(True)[2::3]))
@@ -268,3 +270,10 @@ def test_a_sampled_log_is_said_to_be_one(tmp_path, nasa, nasa_model, epa_model):
             in result.summary_text(str(tmp_path / "m.json"), []))
     assert "looks sampled" not in nasa_model[1]
     assert epa_model[1]["looks_sampled"] is False and epa_model[1]["object_click_share"] < 0.05
+    images = (".gif", ".jpg", ".xbm")           # what NASA's objects are
+    thin_pages = [p["url"] for p in result.model.data["site"]["pages"]]
+    full_pages = [p["url"] for p in json.loads(nasa_model[0].read_text())["site"]["pages"]]
+    assert len(thin_pages) > 100 and not [u for u in thin_pages if u.endswith(images)]
+    assert len([u for u in full_pages if u.endswith(images)]) > 20   # a complete log's own
+    sc = wagon.synthesize(result.model, sessions=200, seed=1)
+    assert sc.to_frame()["page"].max() < len(thin_pages)

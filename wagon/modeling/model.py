@@ -19,7 +19,7 @@ from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstr
 from ..formats.model import DELAY_QUANTILES, MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
-from ..logs.sessions import Sessions, View
+from ..logs.sessions import Sessions, View, extension_flags
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -98,8 +98,8 @@ class FitResult:
         if looks_sampled(c):
             out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
                        "of its clicks begin on an object with no page before it (complete logs: "
-                       "a few %); the pages they stand for are missing, and the model takes "
-                       "those objects for pages")
+                       "a few %); the pages they stand for are missing, and the model does not "
+                       "take those objects for pages")
         out.append("")
         out.append(f"{'variable':17s} {'n':>8s} {'law':20s} {'mean':>10s} {'λ²':>9s} "
                    f"{'W²':>8s} {'A²':>9s} {'p(A²)':>7s}  parameters")
@@ -230,12 +230,25 @@ def _fit_variables(samples: dict[str, np.ndarray], bootstrap: int, seed: int,
     return {r.name: r for r in reports}, skipped, checked
 
 
-def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None) -> dict:
+def _pages(sessions: Sessions, object_extensions: frozenset[str]) -> list[int]:
+    """The clicked URLs that are pages, most clicked first: in a log that looks sampled, the
+    objects that began clicks stand for pages the log lost, and are not pages themselves."""
+    site = sessions.site
+    assert site is not None
+    urls = list(site.page_hits)
+    if looks_sampled(sessions.counts) and urls:
+        lost = extension_flags([site.urls[u] for u in urls], object_extensions)
+        urls = [u for u, drop in zip(urls, lost) if not drop]
+    return sorted(urls, key=lambda u: (-site.page_hits[u], site.urls[u]))
+
+
+def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
+               object_extensions: frozenset[str] = frozenset()) -> dict:
     """The model's site: the ``max_pages`` most clicked pages, their objects, entry counts and
     transitions; the other pages folded into ``remainder`` (see docs/formats.md)."""
     site = sessions.site
     assert site is not None
-    ranked = sorted(site.page_hits, key=lambda u: (-site.page_hits[u], site.urls[u]))
+    ranked = _pages(sessions, object_extensions)
     pages, tail = ranked[:max_pages], ranked[max_pages:]
     page_index = {u: i for i, u in enumerate(pages)}
     views = {u: kept_views(site.page_views.get(u, [])) for u in pages}
@@ -332,8 +345,10 @@ def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:
 
 def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
                 provenance: dict, max_pages: int = FitOptions.max_pages,
-                variants: np.ndarray | None = None) -> Model:
-    """Assemble the model document from sessions, fit reports and provenance."""
+                variants: np.ndarray | None = None,
+                object_extensions: frozenset[str] = frozenset()) -> Model:
+    """Assemble the model document from sessions, fit reports and provenance
+    (``object_extensions``: what a log that looks sampled does not take for pages)."""
     variables = {}
     for name, report in fits.items():
         entry = report.to_dict()
@@ -347,7 +362,7 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "provenance": provenance,
         "variables": variables,
         "arrivals": arrivals,
-        "site": _site_json(sessions, max_pages, variants),
+        "site": _site_json(sessions, max_pages, variants, object_extensions),
     }
     if sessions.agents:
         data["agents"] = {"sessions": dict(sessions.agents)}
@@ -382,5 +397,6 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
         "skipped_variables": skipped,
     }
     model = build_model(sessions, fits, arrivals, provenance, options.max_pages,
-                        None if options.keep_paths else variants)
+                        None if options.keep_paths else variants,
+                        options.rules.object_extensions)
     return FitResult(model, stats, sessions, fits, skipped)
