@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from wagon.experiment.servers import Running, free_port, listening, start, wait_port
+from wagon.formats.site import FOLDER_NGINX
 
 from .conftest import require_tool
 
@@ -60,6 +61,7 @@ http {{
     {tls}
     root {root};
     index index.html;
+    {folder}
     {limit}
     {cookie}
     {locations}
@@ -187,7 +189,7 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
                        keepalive_requests=keepalive_requests, log_format=log_format,
                        listen=(" ssl" if tls else "") + (" http2" if http2 else "") +
                        (f" sndbuf={sndbuf}" if sndbuf else ""),
-                       locations=locations,
+                       locations=locations, folder=FOLDER_NGINX,
                        tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
                            "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
                        if tls else "",

@@ -17,7 +17,7 @@ from wagon.formats.site import SiteSpec, build_site, page_html
 from wagon.replay import ReplayOptions, replay
 
 from .conftest import NASA, require_tool
-from .servers import nginx
+from .servers import apache, nginx
 
 _STATUS = re.compile(rb'" (\d{3}) ')
 _CLF = re.compile(r'^(\S+) - - \[([^]]+)\] "GET (\S+) HTTP/1\.0" (\d{3}) (\d+)$')
@@ -136,3 +136,20 @@ def test_a_page_fetched_within_a_click_is_served_by_its_page(tmp_path):
     report = build_site(site, tmp_path / "site")
     assert (report.pages, report.objects, report.as_pages, report.skipped) == (2, 1, 1, {})
     assert (tmp_path / "site" / "b.html").read_bytes() == page_html(site, 1)
+
+
+def test_a_page_that_is_also_a_folder_is_answered_200_by_nginx_and_apache(tmp_path):
+    """/ksc.html beside /ksc.html/x.gif (NASA's most clicked page is one): site build writes
+    the page as the folder's index.html, and nginx and Apache, configured as wagon's servers
+    are, answer its URL 200 with the page (their default: a 301 to /ksc.html/)."""
+    import urllib.request
+    site = SiteSpec.from_dict({"pages": [{"url": "/ksc.html", "size": 900, "objects": [0]}],
+                               "objects": [{"url": "/ksc.html/x.gif", "size": 300}]})
+    report = build_site(site, tmp_path / "site")
+    assert (report.pages, report.objects, report.folders, report.skipped) == (1, 1, 1, {})
+    (tmp_path / "site").chmod(0o755)
+    for serve in (nginx, apache):
+        with serve(tmp_path / "site", tmp_path / serve.__name__) as server:
+            with urllib.request.urlopen(server.url.rstrip("/") + "/ksc.html") as r:
+                assert (r.status, r.url.endswith("/ksc.html"), r.read()) == (
+                    200, True, page_html(site, 0))

@@ -42,4 +42,6 @@ def build(outdir, scenario, model, pages, zipf) -> None:
                   if report.grown else "")
                + (f"; {report.as_pages} objects are pages too (their page serves them)"
                   if report.as_pages else "")
+               + (f"; {report.folders} pages are folders too (written as their index.html: "
+                  "serve them with the configuration in docs/synth.md)" if report.folders else "")
                + (f"; skipped: {skipped}" if skipped else ""))

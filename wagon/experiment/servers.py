@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..formats.site import FOLDER_APACHE, FOLDER_NGINX
 from ..lifeline import die_with_parent
 from ..replay.http2 import h2c_get
 from ..replay.serve_options import ServeOptions
@@ -115,6 +116,7 @@ LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
 LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
 LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
 LoadModule status_module /usr/lib/apache2/modules/mod_status.so
+LoadModule rewrite_module /usr/lib/apache2/modules/mod_rewrite.so
 TypesConfig /etc/mime.types
 Listen 127.0.0.1:{{ port }}
 ListenBacklog {{ ListenBacklog }}
@@ -126,6 +128,8 @@ User www-data
 Group www-data
 DocumentRoot "{{ root }}"
 DirectoryIndex index.html
+# a page that is also a folder (/a beside /a/b.html) answered 200 from the folder's index.html
+""" + FOLDER_APACHE + """
 <Directory />
   AllowOverride None
 </Directory>
@@ -176,6 +180,7 @@ http {
     listen 127.0.0.1:{{ port }}{{ http2 }};
     root {{ root }};
     index index.html;
+    """ + FOLDER_NGINX + """   # a page that is also a folder: its index.html, 200
     location = /nginx-status { stub_status; access_log off; }
   }
 }

@@ -20,7 +20,8 @@ import numpy as np
 
 from .atomic import atomic_write
 
-__all__ = ["SiteSpec", "PageView", "FetchTable", "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
+__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
+           "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
@@ -239,14 +240,26 @@ class BuildReport:
     bytes: int = 0
     grown: int = 0                         # pages whose references exceed their modeled size
     as_pages: int = 0                      # objects whose URL is a page's: the page serves them
+    folders: int = 0                       # pages also a folder: served by its index.html
     skipped: dict[str, int] = field(default_factory=dict)
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
 
+#: how a server answers a page that is also a folder (/a beside /a/b.html) with 200, as the
+#: logged server did, instead of a redirect to /a/: its file is the folder's index.html
+FOLDER_NGINX = "try_files $uri $uri/index.html =404;"
+FOLDER_APACHE = """DirectorySlash Off
+RewriteEngine On
+RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" -d
+RewriteRule "^(.*[^/])$" "$1/index.html" [L]"""
+
+
 def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
-    """Write every page and object under ``outdir``; unmappable URLs are counted, not fatal."""
+    """Write every page and object under ``outdir``; unmappable URLs are counted, not fatal.
+    A page whose path is also a folder is written as the folder's index.html (served at its
+    URL by ``FOLDER_NGINX`` or ``FOLDER_APACHE``)."""
     outdir = Path(outdir)
     report = BuildReport()
     entries = [(url_path(u), True, i) for i, u in enumerate(site.page_urls)] + \
@@ -262,6 +275,11 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
         if not is_page and path in pages and path not in dirs:
             report.as_pages += 1           # a page fetched within a click (views): it is there
             continue
+        if is_page and path in dirs:       # /a beside /a/b.html: the folder's index.html
+            path = f"{path}/index.html"
+            report.folders += 1
+            if path in seen:               # the page /a/ wrote it: one resource, two URLs
+                continue
         if path in dirs or path in seen:
             report.skip("path is also a directory" if path in dirs else "duplicate path")
             continue
