@@ -14,7 +14,10 @@ every octave from 2 s to 2¹² s, synthetic minus log, with the log's 95 % inter
 (χ² with n_j degrees of freedom: Abry & Veitch 1998); an octave passes when the difference is
 within that interval or within 1 log₂ unit.
 
-    python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...]
+    python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...] [--plot PNG]
+
+``--plot`` draws each log's energy by octave with its 95 % interval beside each seed's
+synthetic energy (docs/img/fidelity-energy.png).
 
 The duration is the span of the log's session starts (the model's rate profile), not of its
 requests: sessions still running at the end are synthesized to their end, as the log has them;
@@ -104,18 +107,48 @@ def one(log: Path, seed: int, work: Path) -> dict:
             "per_click": len(syn_req.time) / max(synth.get("clicks", 0), 1),
             "differs": [r["row"] for r in rows if r["verdict"] == "differs"],
             "undecided": [r["row"] for r in rows if r["verdict"] == "undecided"],
-            "octaves": octaves}
+            "octaves": octaves, "energy_log": e_log, "energy_syn": e_syn}
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    """A panel per log: its energy by octave with the 95 % band, and each seed's synthetic."""
+    from matplotlib.figure import Figure
+    logs = list(dict.fromkeys(r["log"] for r in runs))
+    fig = Figure(figsize=(4 * len(logs), 3.4))
+    for k, name in enumerate(logs):
+        ax = fig.add_subplot(1, len(logs), k + 1)
+        mine = [r for r in runs if r["log"] == name]
+        e = mine[0]["energy_log"]
+        j = np.array(sorted(e))
+        y = np.array([e[i][0] for i in j])
+        h = np.array([half_width(e[i][1]) for i in j])
+        ax.fill_between(j, y - h, y + h, color="0.85", label="log, 95 %")
+        ax.plot(j, y, "k-o", ms=3, label="log")
+        for r in mine:
+            s = r["energy_syn"]
+            ax.plot(sorted(s), [s[i][0] for i in sorted(s)], "--", lw=1,
+                    label=f"synthetic, seed {r['seed']}")
+        ax.set_title(name.split(".")[0], fontsize=9)
+        ax.set_xlabel("octave j (2^j s)")
+        if k == 0:
+            ax.set_ylabel("log2 energy of requests/s")
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--log", action="append", default=[], type=Path)
+    ap.add_argument("--plot", type=Path)
     a = ap.parse_args()
+    runs = []
     for log in LOGS + a.log:
         for seed in (int(s) for s in a.seeds.split(",")):
             with tempfile.TemporaryDirectory() as tmp:
                 r = one(log, seed, Path(tmp))
+            runs.append(r)
             bad = [j for j, (d, h) in r["octaves"].items() if abs(d) > max(h, 1.0)]
             print(f"{r['log']:32s} seed {seed}: requests {r['requests']:,} / {r['log_requests']:,}"
                   f" = {r['requests'] / r['log_requests']:.3f}; per click {r['per_click']:.2f} / "
@@ -124,6 +157,8 @@ def main() -> None:
                   + f"; octaves off {bad or 'none'}")
             print(f"{'':32s}   differs: {', '.join(r['differs']) or 'none'}; undecided: "
                   f"{', '.join(r['undecided']) or 'none'}")
+    if a.plot:
+        plot(runs, a.plot)
 
 
 if __name__ == "__main__":
