@@ -31,10 +31,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .gaps import exponential_a2, ljung_box
-from .mle import derivatives, free_slope, from_free, maximize, negated, to_free
+from .mle import derivatives, free_slope, maximize, negated, to_free
+from .uncertainty import ParamUncertainty, inverse_information
 
 __all__ = ["Hawkes", "HawkesFit", "fit_hawkes", "HawkesStream", "describe"]
 
@@ -42,7 +42,6 @@ DOMAINS = ("positive", "unit", "positive")          # μ, η, β
 #: starting decays tried, in units of the mean rate (β·mean gap)
 START_DECAYS = (0.01, 0.1, 1.0, 10.0)
 START_ETAS = (0.2, 0.6, 0.9)
-LEVEL = 0.95
 BURN_IN = 20.0                  # cluster lifetimes 1/(β(1 − η)) a stream is warmed up over
 
 
@@ -208,26 +207,23 @@ def fit_hawkes(times: np.ndarray, span: float | None = None, lags: int = 10,
 
 
 def _wald(f, params: list[float], n: int) -> tuple[dict, dict]:
-    """Standard errors (delta method) and intervals (on the free scales, mapped back) of μ, η,
-    β from the observed information; None where it is not positive definite."""
+    """Standard errors and intervals of μ, η, β as ``uncertainty`` gives a law's Wald ones
+    (the observed information on the free scales, mapped back); None where the information is
+    singular or the estimate not a stationary point."""
     names = ("mu", "eta", "beta")
     phi = to_free(params, DOMAINS)
     objective = negated(f, DOMAINS)
-    _, hess = derivatives(objective, phi, objective(phi))
-    try:
-        cov = np.linalg.inv(n * hess)
-        ok = bool(np.all(np.isfinite(cov)) and np.all(np.linalg.eigvalsh(n * hess) > 0))
-    except np.linalg.LinAlgError:
-        ok = False
-    if not ok:
+    grad, hess = derivatives(objective, phi, objective(phi))
+    cov, _ = inverse_information(grad, hess, n)
+    if cov is None:
         return dict.fromkeys(names), dict.fromkeys(names)
-    sd = np.sqrt(np.diag(cov))
-    z = stats.norm.ppf(0.5 + LEVEL / 2)
+    slope = free_slope(params, DOMAINS)
+    wald = [ParamUncertainty("wald", v, float(abs(s) * math.sqrt(c)), (float(x), math.sqrt(c)),
+                             d)
+            for v, s, c, x, d in zip(params, slope, np.diag(cov), phi, DOMAINS)]
     with np.errstate(over="ignore"):           # an end at infinity: unbounded (null in JSON)
-        lo, hi = from_free(phi - z * sd, DOMAINS), from_free(phi + z * sd, DOMAINS)
-    se = np.abs(free_slope(params, DOMAINS)) * sd
-    return ({k: float(s) for k, s in zip(names, se)},
-            {k: (a, b) for k, a, b in zip(names, lo, hi)})
+        intervals = {k: u.interval() for k, u in zip(names, wald)}
+    return {k: u.se for k, u in zip(names, wald)}, intervals
 
 
 class HawkesStream:

@@ -33,7 +33,7 @@ from scipy import optimize, stats
 from .mle import derivatives, free_slope, from_free, maximize, negated, to_free
 
 __all__ = ["ParamUncertainty", "Uncertainty", "uncertainty", "profile_interval",
-           "percentile_intervals", "LEVEL"]
+           "inverse_information", "percentile_intervals", "LEVEL"]
 
 LEVEL = 0.95                    # the level of the intervals reported (and of the profile's)
 SINGULAR = 1e-7                 # an eigenvalue of J as a correlation matrix below: singular
@@ -89,7 +89,7 @@ class Uncertainty:
     cov: np.ndarray | None = None
 
 
-def _inverse_information(grad: np.ndarray, hess: np.ndarray, n: int
+def inverse_information(grad: np.ndarray, hess: np.ndarray, n: int
                          ) -> tuple[np.ndarray | None, str]:
     """cov(φ̂) = (n·H)⁻¹, H the Hessian of −ℓ̄ at φ̂; or None and why it is no covariance.
     Singular: an eigenvalue of H scaled to a unit diagonal (a correlation matrix, so that the
@@ -177,7 +177,7 @@ def uncertainty(model, params: dict) -> Uncertainty:
     phi = to_free(values, domains)
     minus = negated(objective, domains)
     grad, hess = derivatives(minus, phi, minus(phi))
-    cov_free, why = _inverse_information(grad, hess, n)
+    cov_free, why = inverse_information(grad, hess, n)
     quadratic = (_quadratic(minus, phi, cov_free, n) if cov_free is not None
                  else np.zeros(len(names), bool))
     slope = free_slope(values, domains)
