@@ -54,9 +54,12 @@ class ModelSite:
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
-        """Routing rows searched as one array: row r's cumulative values moved into (r, r + 1]."""
-        rows = np.arange(len(self.route_ptr) - 1)
-        return self.route_cum + np.repeat(rows, np.diff(self.route_ptr))
+        return _row_keys(self.route_ptr, self.route_cum)
+
+    @cached_property
+    def _view_keys(self) -> np.ndarray:
+        assert self.view_rows is not None
+        return _row_keys(self.view_rows[0], self.view_rows[2])
 
     def next_pages(self, current: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One Markov step for each current page; pages without recorded links use popularity."""
@@ -66,8 +69,8 @@ class ModelSite:
         out = np.empty(len(current), np.int64)
         linked = stop > start
         if linked.any():
-            pos = np.searchsorted(self._route_keys, row[linked] + u[linked], side="right")
-            out[linked] = self.route_to[np.minimum(pos, stop[linked] - 1)]
+            out[linked] = _draw_rows(self.route_ptr, self.route_to, self._route_keys,
+                                     row[linked], u[linked])
         if (~linked).any():
             out[~linked] = _draw(self.popularity, u[~linked])
         tail = out < 0
@@ -85,14 +88,24 @@ class ModelSite:
         out = np.zeros(len(pages), np.int64)
         if self.view_rows is None:
             return out
-        ptr, to, cum = self.view_rows
+        ptr, to, _ = self.view_rows
         row = 2 * pages + repeat
-        start, stop = ptr[row], ptr[row + 1]
-        has = stop > start
-        keys = cum + np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-        pos = np.searchsorted(keys, row[has] + rng.random(int(has.sum())), side="right")
-        out[has] = to[np.minimum(pos, stop[has] - 1)]
+        has = ptr[row + 1] > ptr[row]
+        out[has] = _draw_rows(ptr, to, self._view_keys, row[has], rng.random(int(has.sum())))
         return out
+
+
+def _row_keys(ptr: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """The rows of a CSR draw table (``_routing``) searched as one array: row r's cumulative
+    probabilities moved into (r, r + 1]."""
+    return cum + np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+
+
+def _draw_rows(ptr: np.ndarray, to: np.ndarray, keys: np.ndarray, row: np.ndarray,
+               u: np.ndarray) -> np.ndarray:
+    """The entry of each of ``row`` (rows that have entries) that the uniform ``u`` draws."""
+    pos = np.searchsorted(keys, row + u, side="right")
+    return to[np.minimum(pos, ptr[row + 1] - 1)]
 
 
 def concrete_url(template: str) -> str:
