@@ -469,6 +469,8 @@ def summary_text(s: dict) -> str:
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")
     for why in s.get("dead_workers", []):
         lines.append(f"worker died: {why}")
+    lines += [f"{p['name']} lost (pid {p['pid']}): {p['cause']}; the run stopped"
+              for p in s.get("dead_processes", []) if p["kind"] != "worker"]
     if s.get("stopped_by") == "signal":
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":
