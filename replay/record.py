@@ -456,8 +456,11 @@ def summary_text(s: dict) -> str:
                               f"{', '.join(ident['agents']) or 'wagon-replay'}; Referer and "
                               "cookies per session"))
     net = s.get("network")
-    if net:
-        relay = net["relay"] or {}
+    if net and net["relay"] is None:
+        lines.append("network: every packet through its client's path; the relay's counts "
+                     "were lost with it")
+    elif net:
+        relay = net["relay"]
         lines.append(f"network: every packet through its client's path; "
                      f"relayed {relay.get('packets', 0):,} packets, lost "
                      f"{relay.get('lost', 0):,}, dropped by full queues "
