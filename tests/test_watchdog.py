@@ -33,11 +33,12 @@ needs_root = pytest.mark.skipif(
     reason="the packet path needs root and /dev/net/tun")
 
 
-def _start(scenario, server, results, *extra: str) -> subprocess.Popen:
-    """``wagon replay`` of ``scenario`` against ``server`` in a process of its own."""
+def _start(scenario, server, results, *extra: str, bound: float = BOUND) -> subprocess.Popen:
+    """``wagon replay`` of ``scenario`` against ``server`` in a process of its own, lost
+    processes after ``bound`` seconds of silence."""
     return subprocess.Popen([sys.executable, "-m", "wagon", "replay", str(scenario),
                              "--target", server.url, "--results", str(results), "--json",
-                             "--watchdog", str(BOUND), *extra],
+                             "--watchdog", str(bound), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=results.parent)
 
@@ -180,3 +181,31 @@ def test_a_lost_relay_stops_the_run_at_once_and_leaves_no_namespace(tmp_path,
     assert summary["stopped_by"] == "relay_died"
     _accounted(results, scenario, summary, cut)
     assert _gone_soon([relay]) == [] and inside not in _namespaces() - before
+
+
+def test_a_stopped_cluster_worker_is_lost_through_dasks_heartbeats(tmp_path, site_and_scenario):
+    """A Dask worker of ``--cluster local:2`` stopped: Dask's heartbeats (the scheduler's
+    ``last_seen``) name it silent, its Nanny kills it, the run stops with its segment settled,
+    and the cluster leaves no process behind."""
+    scenario = site_and_scenario("lan/http11", sessions=300, rate=30.0, think=(-1.0, 0.3))
+    results = tmp_path / "r.csv"
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        proc = _start(scenario, server, results, "--cluster", "local:2", "--quiet",
+                      bound=2.0)                        # Dask beats every 0.5 s
+        pending = tmp_path / "r.run.json.part"          # written at t0
+        deadline = time.monotonic() + 60
+        while not pending.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)                                 # both segments play
+        procs = _run_processes(proc.pid)
+        victim = next(k for k in procs if b"spawn_main" in cmdline(k))
+        os.kill(victim, signal.SIGSTOP)
+        cut = time.time()
+        out, err = proc.communicate(timeout=60)
+        summary = json.loads(out)
+    assert proc.returncode == 5, err
+    lost = summary["dead_processes"]
+    assert [(p["kind"], p["pid"]) for p in lost] == [("cluster worker", victim)]
+    assert "silent for" in lost[0]["cause"], lost
+    _accounted(results, scenario, summary, cut)
+    assert _gone_soon(procs) == []
