@@ -564,7 +564,7 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int, b
     loop stops the run and flushes its rows); a parent that is gone ends it quietly, its rows
     in its part files."""
     die_with_parent(parent, signal.SIGTERM)
-    beat(lambda: beats.send_bytes(b"."), opts.watchdog / BEATS, threading.Event())
+    beat(lambda: beats.send_bytes(b"."), opts.watchdog / BEATS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # until its loop handles it
     try:
         sc = read_scenario(path)

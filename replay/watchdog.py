@@ -2,12 +2,14 @@
 
 Each process the parent starts (the replay's workers, the packet relay) sends a heartbeat, one
 byte, every ``bound / BEATS`` seconds from a thread of its own (the relay from its loop), on a
-pipe only it writes. The parent's ``Watchdog`` thread reads them all. A process is lost when it
-dies (its pipe reads EOF: the kernel closed it) or stays silent for ``bound`` seconds (stopped
-by SIGSTOP, or frozen; before its first beat, while Python starts, ``START_S``): a silent one is killed (SIGKILL works on a stopped process), so nothing
-of it outlives the run. Each loss is kept with its cause (killed by signal N, exit status N,
-silent for X s) and signalled on ``alarm``, a pipe the runner waits on: it stops the run within
-the bound. The watchdog only detects and reports; what a loss does to the run is the runner's.
+pipe only it writes. The parent's ``Watchdog`` thread reads them all, every ``bound / BEATS``
+seconds. A process is lost when it dies (its pipe reads EOF: the kernel closed it) or stays
+silent for ``bound`` seconds (stopped by SIGSTOP, or frozen; before its first beat, while
+Python starts, ``START_S``): a silent one is killed (SIGKILL works on a stopped process), so
+nothing of it outlives the run. Each loss is kept with its cause (killed by signal N, exit
+status N, silent for X s) and signalled on ``alarm``, a pipe the runner waits on: it stops the
+run within 1.2 × the bound. The watchdog only detects and reports; what a loss does to the run
+is the runner's.
 
 A run with children (workers, relay) is also guarded: the same thread beats for the parent to
 a ``lifeline.Guardian``, told every child's pid, which ends them (SIGTERM, then SIGKILL after
@@ -70,18 +72,17 @@ def cause_of_exit(code: int | None) -> str:
     return f"killed by signal {-code}" if code < 0 else f"exit status {code}"
 
 
-def beat(send: Callable[[], object], every: float, stop: threading.Event) -> threading.Thread:
-    """A daemon thread calling ``send`` every ``every`` seconds until ``stop`` is set or
-    ``send`` fails (the reader is gone)."""
+def beat(send: Callable[[], object], every: float) -> None:
+    """Start a daemon thread calling ``send`` every ``every`` seconds until ``send`` fails
+    (the reader is gone)."""
     def run() -> None:
-        while not stop.wait(every):
+        while True:
+            time.sleep(every)
             try:
                 send()
             except (OSError, ValueError):
                 return
-    t = threading.Thread(target=run, name="wagon-heartbeat", daemon=True)
-    t.start()
-    return t
+    threading.Thread(target=run, name="wagon-heartbeat", daemon=True).start()
 
 
 def _drain(beats: Connection | int) -> bool:
@@ -149,6 +150,7 @@ class Watchdog:
             self._guardian.release()
 
     def _run(self) -> None:
+        beaten = 0.0
         while not self._done.is_set():
             with self._lock:
                 watched = list(self._watched.values())
@@ -169,7 +171,8 @@ class Watchdog:
                 elif now - w.last > (self.bound if w.beating else max(self.bound, START_S)):
                     self._lose(w, f"silent for {now - w.last:.1f} s (stopped responding)",
                                kill=True)
-            if self._beat is not None:
+            if self._beat is not None and now - beaten >= self.tick:
+                beaten = now
                 try:
                     self._beat()
                 except (OSError, ValueError):

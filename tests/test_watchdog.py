@@ -97,18 +97,18 @@ def _accounted(results, scenario, summary: dict, cut_at: float) -> None:
     assert due <= set(got["session"])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGSTOP, signal.SIGKILL])
-def test_a_lost_worker_is_named_its_share_settled_and_nothing_remains(tmp_path,
-                                                                      site_and_scenario, sig):
-    """A worker stopped (it used to hang the run for ever) or killed: the run stops, the
-    worker is named with its cause and pid, its due requests are settled, and no process of
-    the run (the frozen worker, the resource tracker, the guardian) outlives it."""
+def test_a_stopped_worker_is_named_its_share_settled_and_nothing_remains(tmp_path,
+                                                                        site_and_scenario):
+    """A worker stopped (it used to hang the run for ever): the run stops, the worker is named
+    with its cause and pid, its due requests are settled, and no process of the run (the
+    frozen worker, the resource tracker, the guardian) outlives it. (A killed worker:
+    test_replay.test_workers_stop_together.)"""
     scenario = site_and_scenario("lan/http11", sessions=300, rate=30.0, think=(-1.0, 0.3))
     results = tmp_path / "r.csv"
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         proc, procs, workers, tracker = _two_workers(scenario, server, results)
         victim = workers[0]
-        os.kill(victim, sig)
+        os.kill(victim, signal.SIGSTOP)
         cut = time.time()
         out, err = proc.communicate(timeout=30)
         summary = json.loads(out)
@@ -116,8 +116,7 @@ def test_a_lost_worker_is_named_its_share_settled_and_nothing_remains(tmp_path,
     assert proc.returncode == 5 and "Traceback" not in err, err
     lost = summary["dead_processes"]
     assert [(p["kind"], p["pid"]) for p in lost] == [("worker", victim)]
-    cause = "silent for" if sig == signal.SIGSTOP else "killed by signal 9"
-    assert cause in lost[0]["cause"] and cause in summary["dead_workers"][0]
+    assert "silent for" in lost[0]["cause"] and lost[0]["cause"] in summary["dead_workers"][0]
     assert summary["stopped_by"] == "worker_died"
     _accounted(results, scenario, summary, cut)
     assert summary["requests"]["ok"] <= len(served)
