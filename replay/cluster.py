@@ -12,10 +12,18 @@ back as data and are merged, with their statistics, by the same code as ``--work
 With progress on, each segment's ``Progress`` states travel through a Dask queue and this
 process shows their sum every ``progress_every`` seconds, as ``--workers`` does.
 SIGINT/SIGTERM here stop every segment, which still ends with every request recorded.
+
+The segments' workers are watched through Dask's own heartbeats (``watchdog``'s bound): a
+worker the scheduler no longer lists (it died: its Nanny starts a new one elsewhere on the
+cluster's books) or has not heard from for the bound (``last_seen``: stopped, frozen) is lost:
+the run stops, a silent one is restarted by its Nanny (``Client.restart_workers``, which kills
+it), and its segment is settled as a dead worker's (its rows were on the worker: every request
+due by then is ``not_started``), named in ``dead_processes``.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import multiprocessing
 import os
 import signal
@@ -23,9 +31,10 @@ import tempfile
 import threading
 import time
 import uuid
+from typing import Callable
 
 import uvloop
-from distributed import Event, Queue, Variable, get_worker
+from distributed import Event, Queue, Variable, get_worker, wait
 from distributed.comm import CommClosedError
 
 from ..cluster import ClockOffset, clock_offsets
@@ -33,13 +42,17 @@ from ..formats.scenario import read_scenario
 from .limits import raise_nofile
 from .parts import part_paths, remove_parts
 from .progress import Board
-from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, finish,
-                     no_full_collections, play, preflight, prepare, run_info, speaks_h2,
-                     tls_for)
+from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, _target, finish,
+                     measured_window, no_full_collections, play, preflight, prepare, run_info,
+                     speaks_h2, tls_for)
+from .salvage import settle_part
+from .watchdog import BEATS, Loss
 
 __all__ = ["replay_on_cluster"]
 
 READY_TIMEOUT_S = 120.0       # a worker that cannot read the scenario in this long is dead
+RESTART_S = 1.0               # a silent worker's Nanny SIGKILLs it after 0.8 × this (a stopped
+                              # one never handles its SIGTERM)
 
 
 def _watch(stop: Event, done: threading.Event, control) -> None:
@@ -106,10 +119,11 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
             return state, r.read(), p.read()
 
 
-def _write(results: str, parts: list[tuple[bytes, bytes]]) -> None:
-    """Each segment's request and page rows as its part files (``finish`` publishes them)."""
-    for k, rows in enumerate(parts):
-        for path, data in zip(part_paths(results, k), rows):
+def _write(results: str, parts: dict[int, tuple[bytes, bytes]], n: int) -> None:
+    """Each of the ``n`` segments' request and page rows as its part files (``finish``
+    publishes them); a segment without rows (lost) gets empty ones."""
+    for k in range(n):
+        for path, data in zip(part_paths(results, k), parts.get(k, (b"", b""))):
             with open(path, "wb") as f:
                 f.write(data)
 
@@ -142,31 +156,85 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
     try:
         _await_ready(client, Queue(f"wagon-ready-{run}", client), futures, stop)
         sched, clocks = clock_offsets(client)
+        pids = client.run(os.getpid)
         t0_wall = time.time() + START_MARGIN
         t0s.set({a: t0_wall + clocks[a].offset_s for a in addresses})
         info = run_info(path, sc, worker_opts, t0_wall)
+        show = None
         if opts.progress:
-            _follow(futures, Queue(f"wagon-progress-{run}", client),
-                    Board(t0_wall, opts.progress_every))
-        states, parts, dead = [], [], []
-        for k, fut in enumerate(futures):
-            try:
-                state, rows, pages = fut.result()
-            except Exception as e:                # reported in the summary, in one line
-                dead.append(f"worker {k} ({addresses[k]}): {type(e).__name__}: {e}")
-                stop.set()
-                continue
-            states.append(state)
-            parts.append((rows, pages))
+            queue, board = Queue(f"wagon-progress-{run}", client), Board(t0_wall,
+                                                                        opts.progress_every)
+            show = functools.partial(_follow, queue, board)
+        got, lost = _gather(client, futures, addresses, stop, (opts.watchdog, sched.offset_s),
+                            show)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    states = [state for state, _, _ in got.values()]
     if opts.results:
         remove_parts(opts.results)
-        _write(opts.results, parts)
-    return finish(states, dead, info, worker_opts, thresholds,
-                  {"cluster": {"scheduler": client.scheduler.address,
-                               "workers": _offsets(sched, clocks)}})
+        _write(opts.results, {k: (rows, pages) for k, (_, rows, pages) in got.items()}, n)
+        window, prefix = measured_window(sc, opts), _target(opts.target)[3]
+        states += [settle_part(sc, (k, n), at - t0_wall, prefix, *part_paths(opts.results, k),
+                               window) for k, (at, _) in lost.items()]
+    losses = [Loss("cluster worker", f"worker {k} ({addresses[k]})", pids.get(addresses[k]),
+                   why) for k, (_, why) in sorted(lost.items())]
+    return finish(states, [f"{x.name}: {x.cause}" for x in losses], info, worker_opts,
+                  thresholds, {"cluster": {"scheduler": client.scheduler.address,
+                                           "workers": _offsets(sched, clocks)}}, lost=losses)
+
+
+def _silent(client, addresses: list[str], pending: set[int], bound: float,
+            offset: float) -> dict[int, str]:
+    """The pending segments whose worker Dask has lost (no longer listed) or not heard from
+    for ``bound`` seconds (its ``last_seen``, on the scheduler's clock: ``offset`` from
+    ours), with the cause."""
+    workers = client.scheduler_info()["workers"]
+    now, out = time.time() + offset, {}
+    for k in pending:
+        w = workers.get(addresses[k])
+        if w is None:
+            out[k] = "left the cluster (died: the Dask scheduler no longer lists it)"
+        elif now - w["last_seen"] > bound:
+            out[k] = f"silent for {now - w['last_seen']:.1f} s (no Dask heartbeat)"
+    return out
+
+
+def _gather(client, futures: list, addresses: list[str], stop: Event,
+            watch: tuple[float, float], show: Callable[[bool], bool] | None
+            ) -> tuple[dict[int, tuple], dict[int, tuple[float, str]]]:
+    """Every segment's result as it comes, by k, and the segments lost (failed, or lost by
+    Dask's heartbeats: ``_silent`` with ``watch``, its bound and the scheduler's clock offset)
+    with when and why. A lost segment stops the others; a silent worker is restarted by its
+    Nanny (which kills it). ``show`` shows the progress meanwhile (False: no more)."""
+    got, lost = {}, {}
+    bound, offset = watch
+    pending = set(range(len(futures)))
+    while pending:
+        if show is not None and not show(False):
+            show = None
+        try:
+            wait([futures[k] for k in pending], timeout=bound / BEATS,
+                 return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            pass
+        for k in [k for k in pending if futures[k].done()]:
+            pending.discard(k)
+            try:
+                got[k] = futures[k].result()
+            except Exception as e:                # reported in the summary, in one line
+                lost[k] = (time.time(), f"{type(e).__name__}: {e}")
+                stop.set()
+        for k, why in _silent(client, addresses, pending, bound, offset).items():
+            pending.discard(k)
+            lost[k] = (time.time(), why)
+            stop.set()
+            client.cancel(futures[k])
+            if why.startswith("silent"):
+                client.restart_workers([addresses[k]], timeout=RESTART_S, raise_for_error=False)
+    if show is not None:
+        show(True)
+    return got, lost
 
 
 def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
@@ -187,18 +255,14 @@ def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
             continue
 
 
-def _follow(futures: list, progress: Queue, board: Board) -> None:
-    """Until every segment is done, put their progress states on ``board`` and show it; a last
-    line when they are (the summary's counts)."""
-    while True:
-        finished = all(f.done() for f in futures)   # before the drain: the last states are in
-        try:
-            for k, state in progress.get(batch=True):
-                board.put(k, state)
-        except (OSError, TimeoutError, CommClosedError):
-            board.close()
-            return                              # the scheduler is gone: the results will say
-        board.show(final=finished)
-        if finished:
-            return
-        time.sleep(0.2)
+def _follow(progress: Queue, board: Board, final: bool) -> bool:
+    """Put the segments' progress states on ``board`` and show it (``final``: the last line,
+    the summary's counts); False once the scheduler is gone (the results will say)."""
+    try:
+        for k, state in progress.get(batch=True):
+            board.put(k, state)
+    except (OSError, TimeoutError, CommClosedError):
+        board.close()
+        return False
+    board.show(final=final)
+    return True

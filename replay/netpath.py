@@ -64,6 +64,7 @@ class PathOptions:
     queue_min: int = 16 * MTU
     loss: float = 0.0
     seed: int = 0
+    beat_s: float = 1.0        # the relay's heartbeat (``watchdog``)
 
 
 def _queue(rate: float, opts: PathOptions) -> float:
@@ -79,7 +80,8 @@ def relay_config(networks: list[Network], base: int, shift: int, opts: PathOptio
         paths.append({"delay": n.rtt_ms / 2000.0, "up": up, "down": down,
                       "loss": n.loss if n.loss else opts.loss,
                       "queue_up": _queue(up, opts), "queue_down": _queue(down, opts)})
-    return {"paths": paths, "base": base, "shift": shift, "seed": opts.seed}
+    return {"paths": paths, "base": base, "shift": shift, "seed": opts.seed,
+            "beat_s": opts.beat_s}
 
 
 def path_sources(block: str, shift: int) -> SourcePool:
@@ -140,7 +142,8 @@ def _check_host() -> None:
 class PacketPath:
     """The namespaces, devices and relay of one run; a context manager. ``sources()`` gives
     each session its address; ``inside()`` runs a block in the clients' namespace
-    (sockets made there, and processes started there, use the path)."""
+    (sockets made there, and processes started there, use the path). ``relay`` is the relay
+    process, ``heartbeat`` the descriptor its heartbeats come on (``watchdog``)."""
 
     def __init__(self, networks: list[Network], opts: PathOptions = PathOptions()) -> None:
         self.networks, self.opts = list(networks), opts
@@ -149,7 +152,8 @@ class PacketPath:
         self.report: dict | None = None
         self._fds: list[int] = []
         self._root = self._clients = -1
-        self._relay: subprocess.Popen | None = None
+        self.relay: subprocess.Popen | None = None
+        self.heartbeat = -1
 
     # ---- addresses --------------------------------------------------------------------------
     def sources(self) -> SourcePool:
@@ -205,24 +209,28 @@ class PacketPath:
         finally:
             _setns(self._root)
         cfg = relay_config(self.networks, int(self.block.network_address), self.shift, self.opts)
-        self._relay = subprocess.Popen(
-            (sys.executable, "-m", "wagon.replay.relay", json.dumps(cfg), str(client),
-             str(server)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            pass_fds=(client, server))
-        if not self._relay.stdout.readline():
+        self.heartbeat, beat = os.pipe()
+        try:
+            self.relay = subprocess.Popen(
+                (sys.executable, "-m", "wagon.replay.relay", json.dumps(cfg), str(client),
+                 str(server), str(beat)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                text=True, pass_fds=(client, server, beat))
+        finally:
+            os.close(beat)                  # the relay's alone: its death closes the pipe
+        if not self.relay.stdout.readline():
             raise PathError("the packet relay did not start")
 
     def close(self) -> None:
         """Stop the relay (its counts in ``report``), close the devices and namespaces."""
-        if self._relay is not None:
-            out, _ = self._relay.communicate(timeout=30)        # closes its stdin: it stops
+        if self.relay is not None:
+            out, _ = self.relay.communicate(timeout=30)        # closes its stdin: it stops
             with contextlib.suppress(ValueError, IndexError):
                 self.report = json.loads(out.splitlines()[-1])
-            self._relay = None
-        for fd in (*self._fds, self._clients, self._root):
+            self.relay = None
+        for fd in (*self._fds, self._clients, self._root, self.heartbeat):
             if fd >= 0:
                 os.close(fd)
-        self._fds, self._clients, self._root = [], -1, -1
+        self._fds, self._clients, self._root, self.heartbeat = [], -1, -1, -1
 
     @contextlib.contextmanager
     def inside(self):

@@ -456,8 +456,11 @@ def summary_text(s: dict) -> str:
                               f"{', '.join(ident['agents']) or 'wagon-replay'}; Referer and "
                               "cookies per session"))
     net = s.get("network")
-    if net:
-        relay = net["relay"] or {}
+    if net and net["relay"] is None:
+        lines.append("network: every packet through its client's path; the relay's counts "
+                     "were lost with it")
+    elif net:
+        relay = net["relay"]
         lines.append(f"network: every packet through its client's path; "
                      f"relayed {relay.get('packets', 0):,} packets, lost "
                      f"{relay.get('lost', 0):,}, dropped by full queues "
@@ -469,6 +472,8 @@ def summary_text(s: dict) -> str:
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")
     for why in s.get("dead_workers", []):
         lines.append(f"worker died: {why}")
+    lines += [f"{p['name']} lost (pid {p['pid']}): {p['cause']}; the run stopped"
+              for p in s.get("dead_processes", []) if p["kind"] != "worker"]
     if s.get("stopped_by") == "signal":
         lines.append("interrupted: the results hold everything recorded until then")
     elif s.get("stopped_by") == "max_time":

@@ -8,10 +8,11 @@ link when its last byte is through, ``len/rate`` after the previous one's, so ev
 packets stay in order; the server's real TCP sees the losses, the queue and the delay and does
 the rest (handshake, slow start, retransmission, send buffer, close).
 
-Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD``) holding the
-two TUN devices' descriptors: when it ends the devices, and their routes, are gone. It stops when
-its standard input closes (the parent ends, however it ends) and writes its counts on standard
-output as one JSON line.
+Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD BEAT_FD``)
+holding the two TUN devices' descriptors: when it ends the devices, and their routes, are gone.
+It writes a heartbeat byte on BEAT_FD every ``beat_s`` seconds of its loop (``watchdog``: the
+parent stops the run when they stop), stops when its standard input closes (the parent ends,
+however it ends) and writes its counts on standard output as one JSON line.
 """
 from __future__ import annotations
 
@@ -123,14 +124,26 @@ class Relay:
                 "lag_mean_ms": round(self.lag_sum / n * 1000, 4) if n else 0.0}
 
 
-def run(relay: Relay, client: int, server: int, stop: int) -> None:
-    """Relay between the devices until ``stop`` (a descriptor) is readable or closed."""
+def _beat(fd: int) -> None:
+    try:
+        os.write(fd, b".")
+    except OSError:             # a full pipe (the parent frozen) or none: nothing to tell
+        pass
+
+
+def run(relay: Relay, client: int, server: int, stop: int, beat: int, every: float) -> None:
+    """Relay between the devices until ``stop`` (a descriptor) is readable or closed, with a
+    heartbeat on ``beat`` every ``every`` seconds."""
     clock = time.monotonic
     watch = [client, server, stop]
+    next_beat = clock()
     while True:
         due = relay.due
-        timeout = max(due[0][0] - clock(), 0.0) if due else None
-        ready = select.select(watch, [], [], timeout)[0]
+        if clock() >= next_beat:
+            _beat(beat)
+            next_beat = clock() + every
+        timeout = min(due[0][0] if due else next_beat, next_beat) - clock()
+        ready = select.select(watch, [], [], max(timeout, 0.0))[0]
         if stop in ready:
             return
         for fd in ready:
@@ -147,7 +160,7 @@ def run(relay: Relay, client: int, server: int, stop: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``CONFIG CLIENT_FD SERVER_FD``: CONFIG is the JSON of ``netpath.relay_config``."""
+    """``CONFIG CLIENT_FD SERVER_FD BEAT_FD``: CONFIG is the JSON of ``netpath.relay_config``."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)        # never outlive the run
     try:
@@ -156,14 +169,15 @@ def main(argv: list[str]) -> int:
         pass                                              # not allowed: the default priority
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the run's ^C is the parent's to handle
     cfg = json.loads(argv[0])
-    client, server = int(argv[1]), int(argv[2])
+    client, server, beat = int(argv[1]), int(argv[2]), int(argv[3])
     paths = [ClientPath(**p) for p in cfg["paths"]]
     relay = Relay(paths, cfg["base"], cfg["shift"], cfg["seed"])
     os.set_blocking(client, False)
     os.set_blocking(server, False)
+    os.set_blocking(beat, False)
     sys.stdout.write(json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
-    run(relay, client, server, sys.stdin.fileno())
+    run(relay, client, server, sys.stdin.fileno(), beat, cfg["beat_s"])
     sys.stdout.write(json.dumps(relay.report()) + "\n")
     sys.stdout.flush()
     return 0

@@ -29,7 +29,7 @@ from array import array
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from multiprocessing.connection import wait as wait_any
-from typing import Callable
+from typing import Callable, Iterable
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -53,6 +53,7 @@ from .scheduler import Scheduler, class_override
 from .schedstat import RunQueueWait
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
+from .watchdog import BEATS, BOUND_S, Loss, Watchdog, Watched, beat, cause_of_exit
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "WorkerDied",
            "estimate_connections", "exit_status", "EXIT_OK", "EXIT_THRESHOLDS",
@@ -113,6 +114,7 @@ class ReplayOptions:
     ca_file: str | None = None                 # HTTPS: the CAs that verify the server
     insecure: bool = False                     # HTTPS: no verification (curl -k)
     tls_version: str | None = None             # HTTPS: the highest TLS version (1.2, 1.3)
+    watchdog: float = BOUND_S                  # a worker or relay silent this long is lost
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -289,8 +291,8 @@ def measured_window(sc: Scenario, opts: ReplayOptions) -> tuple[float, float | N
 
 def exit_status(summary: dict) -> int:
     """0 for a run that ran as planned (to its end, or to ``--max-time``) within its
-    thresholds; EXIT_INCOMPLETE only for an unplanned cut (a signal, a dead worker)."""
-    if summary.get("dead_workers") or not (summary["complete"] or
+    thresholds; EXIT_INCOMPLETE only for an unplanned cut (a signal, a lost process)."""
+    if summary.get("dead_workers") or summary.get("dead_processes") or not (summary["complete"] or
                                            summary.get("stopped_by") in PLANNED_STOPS):
         return EXIT_INCOMPLETE
     if any(t["failed"] for t in summary["thresholds"]):
@@ -300,9 +302,10 @@ def exit_status(summary: dict) -> int:
 
 # ---- one process's part of the run ---------------------------------------------------------
 async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
-                results: tuple[str, str] | None, control=None) -> dict:
+                results: tuple[str, str] | None, control=None, stop=None) -> dict:
     """Play this process's sessions; ``control``: the parent's pipe (a worker), whose
-    ("stop", why) messages, or closing, stop the run."""
+    ("stop", why) messages, or closing, stop the run; ``stop``: another such pipe (the
+    watchdog's alarm, in a process without parent)."""
     loop = asyncio.get_running_loop()
     t0 = clock() + (t0_wall - time.time())
     hooks = Hooks()
@@ -331,16 +334,17 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     end = steady_end(sc)
     if end is not None:
         loop.call_later(t0 + end - clock(), sched.halt, "duration")
-    if control is not None:
-        loop.add_reader(control.fileno(), _on_control, control, sched)
+    pipes = [c for c in (control, stop) if c is not None]
+    for c in pipes:
+        loop.add_reader(c.fileno(), _on_control, c, sched)
     report = _progress_reporter(hooks, t0, control) if opts.progress else None
     keeper = asyncio.ensure_future(_housekeeping(stats, recorder, report, opts.progress_every))
     try:
         cpu0, began = time.process_time(), clock()
         await sched.run()
     finally:
-        if control is not None:
-            loop.remove_reader(control.fileno())
+        for c in pipes:
+            loop.remove_reader(c.fileno())
         keeper.cancel()
         if recorder is not None:
             recorder.flush()
@@ -453,6 +457,8 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError(str(e)) from None
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
+    if not opts.watchdog > 0:
+        raise ReplayError(f"--watchdog {opts.watchdog:g}: seconds, more than 0")
     check_network(opts)
     sources_for(opts)
     tls_for(opts)
@@ -469,25 +475,31 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     http2 = speaks_h2(sc, opts)
     if opts.network != "packet":
         preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
-        return finish(*_play_all(path, sc, opts), opts, thresholds)
+        with Watchdog(opts.watchdog, guarded=opts.workers > 1) as dog:
+            played = _play_all(path, sc, opts, dog)
+        return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
+    path_opts = PathOptions(opts.queue_ms, loss=opts.loss, beat_s=opts.watchdog / BEATS)
     try:
-        with PacketPath(networks, PathOptions(opts.queue_ms, loss=opts.loss)) as net:
+        with PacketPath(networks, path_opts) as net:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
             with net.inside():
                 preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
-                played = _play_all(path, sc, opts)
+                with Watchdog(opts.watchdog, guarded=True) as dog:
+                    dog.watch(Watched("relay", "relay", net.relay.pid, net.heartbeat,
+                                      net.relay.poll))
+                    played = _play_all(path, sc, opts, dog)
     except PathError as e:
         raise ReplayError(str(e)) from None
-    return finish(*played, opts, thresholds, extra={"network": {
+    return finish(*played, opts, thresholds, lost=dog.lost.values(), extra={"network": {
         "mode": "packet", "clients": net.sources().describe, "block": str(net.block),
         "class_shift": net.shift, "relay": net.report}})
 
 
-def _play_all(path: str, sc: Scenario, opts: ReplayOptions
+def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog
               ) -> tuple[list[dict], list[str], dict]:
-    """Play in this process or in ``opts.workers`` processes: their states, the dead workers
-    and the run's info."""
+    """Play in this process or in ``opts.workers`` processes watched by ``dog``: their
+    states, the dead workers and the run's info."""
     info: dict = {}
 
     def started(t0_wall: float) -> None:
@@ -501,16 +513,19 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions
         with no_full_collections():
             t0_wall = time.time() + START_MARGIN
             started(t0_wall)
-            states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results))], []
+            states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results,
+                                            stop=dog.alarm))], []
     else:
-        states, dead = _Workers(path, opts, sc).run(started)
+        states, dead = _Workers(path, opts, sc, dog).run(started)
     return states, dead, info
 
 
 def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
-            thresholds: list[Threshold], extra: dict | None = None) -> dict:
+            thresholds: list[Threshold], extra: dict | None = None,
+            lost: Iterable[Loss] = ()) -> dict:
     """The merged summary of the processes' ``states`` (plus ``extra`` keys), published with
-    the rows of the ``opts.workers`` processes' parts (``parts.publish``)."""
+    the rows of the ``opts.workers`` processes' parts (``parts.publish``); ``lost``: the
+    processes the run lost (``watchdog``)."""
     merged = Stats.merged(states)
     reasons = {s["stopped_by"] for s in states} - {None}
     stopped_by = "signal" if "signal" in reasons else (reasons.pop() if reasons else None)
@@ -523,6 +538,7 @@ def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
     summary["thresholds"] = check(summary, thresholds)
     summary["stopped_by"] = stopped_by
     summary["dead_workers"] = dead
+    summary["dead_processes"] = [loss.report() for loss in lost]
     summary["workers"] = opts.workers
     summary["identity"] = info.get("identity")
     summary["results"] = opts.results
@@ -542,11 +558,13 @@ def _send(conn, message) -> bool:
     return True
 
 
-def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int) -> None:
-    """A worker process: get ready, wait for the common t0, play, send the statistics. It
-    gets SIGTERM when the parent dies (its loop stops the run and flushes its rows); a parent
-    that is gone ends it quietly, its rows in its part files."""
+def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int, beats) -> None:
+    """A worker process: get ready, wait for the common t0, play, send the statistics, with a
+    heartbeat on ``beats`` all along (``watchdog``). It gets SIGTERM when the parent dies (its
+    loop stops the run and flushes its rows); a parent that is gone ends it quietly, its rows
+    in its part files."""
     die_with_parent(parent, signal.SIGTERM)
+    beat(lambda: beats.send_bytes(b"."), opts.watchdog / BEATS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # until its loop handles it
     try:
         sc = read_scenario(path)
@@ -569,15 +587,17 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int) -
 class _Workers:
     """The parent's side of ``--workers``: start, synchronise, forward signals, collect."""
 
-    def __init__(self, path: str, opts: ReplayOptions, sc: Scenario) -> None:
-        self.path, self.opts, self.sc = path, opts, sc
+    def __init__(self, path: str, opts: ReplayOptions, sc: Scenario, dog: Watchdog) -> None:
+        self.path, self.opts, self.sc, self.dog = path, opts, sc, dog
         ctx = multiprocessing.get_context("spawn")
-        self.conns, self.procs = [], []
+        self.conns, self.procs, self.beats = [], [], []
         for k in range(opts.workers):
             mine, theirs = ctx.Pipe()
+            beats, beating = ctx.Pipe(duplex=False)
             self.conns.append(mine)
+            self.beats.append((beats, beating))
             self.procs.append(ctx.Process(target=_worker, args=(path, opts, k, opts.workers,
-                                                                theirs, os.getpid())))
+                                                                theirs, os.getpid(), beating)))
         self.dead: dict[int, str] = {}
         self.died_at: dict[int, float] = {}          # wall-clock time each death was seen
         self.t0_wall = 0.0
@@ -609,8 +629,10 @@ class _Workers:
         got: dict[int, object] = {}
         while len(got.keys() | self.dead.keys()) < len(self.procs):
             live = [k for k in range(len(self.procs)) if k not in got and k not in self.dead]
-            ready = wait_any([self.conns[k] for k in live] +
+            ready = wait_any([self.conns[k] for k in live] + [self.dog.alarm] +
                              [self.procs[k].sentinel for k in live], timeout=0.5)
+            if self.dog.alarm in ready and (why := self.dog.alarm.recv()[1]) != "worker_died":
+                self._stop_all(why)                  # the relay is lost: the run stops
             for k in live:
                 if self.conns[k] in ready or self.conns[k].poll():
                     try:
@@ -642,18 +664,22 @@ class _Workers:
         self.died_at[k] = time.time()
         p = self.procs[k]
         p.join(5)
-        code = p.exitcode
-        how = (why or (f"killed by signal {-code}" if code is not None and code < 0
-                       else f"exit status {code}"))
+        how = why or self.dog.cause(f"worker {k}") or cause_of_exit(p.exitcode)
         self.dead[k] = f"worker {k}: {how}"
+        self.dog.forget(f"worker {k}")
+        self.dog.record(Loss("worker", f"worker {k}", p.pid, how))
         self._stop_all("worker_died")
 
     def run(self, started: Callable[[float], None]) -> tuple[list[dict], list[str]]:
         opts = self.opts
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            for p in self.procs:
+            for k, p in enumerate(self.procs):
                 p.start()
+                beats, beating = self.beats[k]
+                beating.close()                      # the worker's alone: its death is EOF
+                self.dog.watch(Watched("worker", f"worker {k}", p.pid, beats,
+                                       lambda p=p: p.exitcode, death=False))
             self._collect("ready")
             if self.dead or self.interrupted:
                 self._stop_all("signal")

@@ -836,7 +836,8 @@ def test_workers_stop_together(tmp_path, site_and_scenario, how):
         if CUTS[how] is None:
             proc.send_signal(signal.SIGINT)
         else:
-            os.kill(_workers_of(proc.pid)[0], CUTS[how])
+            victim = _workers_of(proc.pid)[0]
+            os.kill(victim, CUTS[how])
         cut = time.time()
         out, err = proc.communicate(timeout=30)
         summary = json.loads(out)
@@ -859,6 +860,8 @@ def test_workers_stop_together(tmp_path, site_and_scenario, how):
         assert summary["stopped_by"] == "worker_died" and len(summary["dead_workers"]) == 1
         dead = summary["dead_workers"][0]
         assert ("signal 9" if CUTS[how] == signal.SIGKILL else "a signal of its own") in dead
+        assert [(p["kind"], p["pid"], p["cause"]) for p in summary["dead_processes"]] == [
+            ("worker", victim, dead.split(": ", 1)[1])]
         k = int(re.match(r"worker (\d+):", dead).group(1))
         other = got[(got["session"] % 2 != k) & got["start"].notna()]
         assert other["start"].max() < cut - got.attrs["run"]["t0_unix"] + 2.0

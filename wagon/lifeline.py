@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
-__all__ = ["die_with_parent", "ScratchDir"]
+__all__ = ["die_with_parent", "ScratchDir", "Guardian", "GRACE_S"]
+
+GRACE_S = 3.0       # children get this long to end on SIGTERM before the guardian's SIGKILL
 
 PR_SET_PDEATHSIG = 1                         # <linux/prctl.h>
 
@@ -53,3 +58,96 @@ class ScratchDir:
         shutil.rmtree(self.path, ignore_errors=True)
         if self._watcher.stdin is not None:
             self._watcher.stdin.close()
+
+
+class Guardian:
+    """The guardian of this process' children (module docstring); ``beat`` from a thread,
+    ``adopt`` each child, ``release`` at the run's end."""
+
+    def __init__(self, bound: float, grace: float = GRACE_S) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "import sys, wagon.lifeline as g; g.guard(*sys.argv[1:])",
+             str(os.getpid()), str(bound), str(grace)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+        self._lock = threading.Lock()                 # beats come from another thread
+
+    def _say(self, line: bytes) -> None:
+        with self._lock:
+            self._proc.stdin.write(line + b"\n")
+            self._proc.stdin.flush()
+
+    def beat(self) -> None:
+        self._say(b".")
+
+    def adopt(self, pid: int) -> None:
+        self._say(str(pid).encode())
+
+    def release(self) -> None:
+        """The run ended as it should: the guardian goes (and kills nothing)."""
+        try:
+            self._say(b"bye")
+            with self._lock:
+                self._proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+        self._proc.wait()
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except OSError:                     # already gone
+        return None
+
+
+def _signal(fds: list[int], sig: int) -> None:
+    for fd in fds:
+        try:
+            signal.pidfd_send_signal(fd, sig)
+        except OSError:
+            pass
+
+
+def _end(children: list[int], grace: float) -> list[int]:
+    """SIGTERM the children (pidfds), SIGKILL those still there after ``grace``; the ones
+    killed."""
+    _signal(children, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    left = list(children)
+    while left and (wait := deadline - time.monotonic()) > 0:
+        ended = select.select(left, [], [], wait)[0]
+        left = [fd for fd in left if fd not in ended]
+    _signal(left, signal.SIGKILL)
+    return left
+
+
+def guard(parent: str, bound: str, grace: str) -> None:
+    """The guardian's loop (``Guardian``): follow ``parent`` through standard input."""
+    pid, silence, grace_s = int(parent), float(bound), float(grace)
+    me, children, buf = _pidfd(pid), [], b""
+    last = time.monotonic()
+    while True:
+        ready = select.select([0], [], [], silence / 5)[0]
+        if ready:
+            data = os.read(0, 4096)
+            if not data:
+                killed = _end(children, grace_s)
+                if killed:
+                    print(f"wagon: {len(killed)} process(es) of the dead replay {pid} still "
+                          f"there {grace_s:g} s after it: killed", file=sys.stderr)
+                return
+            last = time.monotonic()
+            *lines, buf = (buf + data).split(b"\n")
+            for line in lines:
+                if line == b"bye":
+                    return
+                if line.isdigit() and (fd := _pidfd(int(line))) is not None:
+                    children.append(fd)
+        elif time.monotonic() - last > silence:
+            print(f"wagon: the replay {pid} was silent for {time.monotonic() - last:.1f} s "
+                  "(stopped or frozen): its processes and it are ended; 'wagon recover' "
+                  "settles its results", file=sys.stderr)
+            _end(children, grace_s)
+            if me is not None:
+                _signal([me], signal.SIGKILL)
+            return

@@ -107,11 +107,15 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--progress-every", type=Finite(0.1, 1e6),
               default=default(ReplayOptions, "progress_every"), show_default=True,
               help="Seconds between progress lines.")
+@click.option("--watchdog", type=Finite(0, 1e6, min_open=True),
+              default=default(ReplayOptions, "watchdog"), show_default=True,
+              help="Seconds of silence (no heartbeat) after which a worker or the packet relay "
+                   "is lost: killed, named in the summary, and the run stopped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
             queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
-            progress_every, as_json) -> None:
+            progress_every, watchdog, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         sc = read_scenario(scenario)
@@ -134,7 +138,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
                          queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
-                         tls_version=tls_version)
+                         tls_version=tls_version, watchdog=watchdog)
     try:
         check_network(opts)
         pool = sources_for(opts)

@@ -101,6 +101,10 @@ SUMMARY = _object(
      "warnings": {"type": "array", "items": {"type": "string"}}},
     {"stopped_by": {"type": ["string", "null"]},
      "dead_workers": {"type": "array", "items": {"type": "string"}},
+     # the processes the run lost (replay.watchdog): absent in files written before
+     "dead_processes": {"type": "array", "items": _object(
+         {"kind": {"type": "string"}, "name": {"type": "string"},
+          "pid": {"type": ["integer", "null"]}, "cause": {"type": "string"}})},
      "workers": _count(1),
      # per second: never negative as wagon writes it now, but files it wrote before
      # (results version 6 too) may hold -1 (a connection's close counted twice): still read
