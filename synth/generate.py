@@ -25,6 +25,7 @@ from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_di
 from ..formats.site import FetchTable
 from .agents import AgentMix
 from .arrivals import Arrivals, resolve_arrivals
+from .delays import calibrated_rho
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
@@ -126,6 +127,12 @@ def _check_bound(name: str, value, lo: float, hi: float) -> None:
         raise SynthError(f"{name} must be a finite number in [{lo:,}, {hi:,}] (got {value!r})")
 
 
+def _delays_header(delays: dict) -> dict:
+    """The scenario's ``object_delays``: the model's percentiles per rank and the copula that
+    draws a click's delays together as the log's went (``delays.calibrated_rho``)."""
+    return {"quantiles": delays["quantiles"], "rho": calibrated_rho(delays)}
+
+
 class Generator:
     """Turns a model and options into a header and batches of sessions."""
 
@@ -176,8 +183,7 @@ class Generator:
                 "classes": [c.to_dict() for c in self.classes],
                 "site": self.site.spec.to_dict(),
                 "agents": self.agents.header(),
-                **({"object_delays": {"quantiles": self.delays["quantiles"]}}
-                   if self.delays else {})}
+                **({"object_delays": _delays_header(self.delays)} if self.delays else {})}
 
     def expected_sessions(self) -> int:
         """About how many sessions ``batches`` will yield (for progress bars)."""

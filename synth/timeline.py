@@ -3,16 +3,18 @@
 The offered time of a click is its session's start plus the think times before it (transfer
 times are unknown before a replay). Its embedded requests are those of the view it fetches;
 they come after it by the delays the log showed for their rank in a click (the header's
-``object_delays``: each drawn from its rank's percentiles, then sorted so that they come in
-order), or at its time when the scenario has none. The think time before the next click then
-runs from the last of them, as a log's think times were measured (from a click's completion). A revalidated request is answered 304
-with no body. Sessions
-are read in batches; since no later request can precede the next batch's first session start,
+``object_delays``: each drawn from its rank's percentiles, those of one click together as the
+log's went together — ``rho``, a Gaussian copula with one factor a click —, then sorted so
+that they come in order), or at its time when the scenario has none. The think time before
+the next click then runs from the last of them, as a log's think times were measured (from a
+click's completion). A revalidated request is answered 304 with no body. Sessions are read in
+batches; since no later request can precede the next batch's first session start,
 everything before it is sorted and released, and only the requests of sessions still running
 stay in memory.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -21,7 +23,7 @@ import numpy as np
 from ..formats.scenario import Scenario, SessionBatch
 from ..formats.site import FetchTable
 
-__all__ = ["Requests", "offered_requests"]
+__all__ = ["Requests", "offered_requests", "click_delays"]
 
 _FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status")
 
@@ -50,8 +52,32 @@ class Requests:
         return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
+            ) -> np.ndarray:
+    """A uniform for each embedded request, those of one click (``click``) correlated by a
+    Gaussian copula with one factor a click: Φ(√ρ·Z_click + √(1 − ρ)·ε)."""
+    z = (math.sqrt(rho) * rng.standard_normal(clicks)[click]
+         + math.sqrt(1.0 - rho) * rng.standard_normal(len(click)))
+    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+
+
+def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
+                 rho: float, rng: np.random.Generator) -> np.ndarray:
+    """The delay after its page (s) of each embedded request, given in click order (``click``
+    non-decreasing, ``rank`` its place in its click from 1): each drawn from its rank's
+    percentiles (the last row for the ranks past it), a click's together by ``_copula``, then
+    in order within each click."""
+    u = _copula(click, clicks, rho, rng)
+    pick = np.ceil(u * (quantiles.shape[1] - 1)).astype(np.int64)
+    drawn = quantiles[np.minimum(rank, len(quantiles)) - 1, pick]
+    return drawn[np.lexsort((drawn, click))]
+
+
 def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
-            object_sizes: np.ndarray, delays: np.ndarray | None, speedup: float,
+            object_sizes: np.ndarray, delays: np.ndarray | None, rho: float, speedup: float,
             rng: np.random.Generator) -> Requests:
     """All requests of a batch of sessions (unsorted)."""
     counts = np.diff(b.click_ptr)
@@ -71,11 +97,8 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
                     else 0)
     after = np.zeros(len(rows))                 # each request's delay after its click
     if delays is not None and (~is_page).any():
-        rank = np.minimum(k[~is_page], len(delays)) - 1
-        pick = np.ceil(rng.random(len(rank)) * (delays.shape[1] - 1)).astype(np.int64)
-        drawn = delays[rank, pick] / speedup
-        lead = np.flatnonzero(~is_page)
-        after[lead] = drawn[np.lexsort((drawn, rows[lead]))]     # in order within each click
+        after[~is_page] = click_delays(delays, k[~is_page], rows[~is_page], len(pages), rho,
+                                       rng) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
@@ -101,7 +124,7 @@ def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
     chunk = next(batches, None)
     while chunk is not None:
         nxt = next(batches, None)
-        part = _expand(chunk, fetch, page_sizes, object_sizes, delays, sc.speedup,
+        part = _expand(chunk, fetch, page_sizes, object_sizes, delays, sc.delay_rho, sc.speedup,
                        np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
                                               else 0, 0xDE1A, int(chunk.ids[0])]))
         pending = part if pending is None else Requests.concat([pending, part])

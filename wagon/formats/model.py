@@ -325,7 +325,8 @@ def _check_views(page: dict, where: str, path: str) -> None:
 
 def _check_delays(delays: object, path: str) -> None:
     """``site.object_delays`` (version 4, optional): per rank, DELAY_QUANTILES non-decreasing
-    delays ≥ 0 (s) and a count of requests."""
+    delays ≥ 0 (s) and a count of requests; optionally (version 5) how a click's delays go
+    together (``dependence``: ``modeling.delays``)."""
     if delays is None:
         return
     q = delays.get("quantiles") if isinstance(delays, dict) else None
@@ -339,6 +340,15 @@ def _check_delays(delays: object, path: str) -> None:
     _check(len(q) == len(n) and all(a <= b for r in q for a, b in zip(r, r[1:])), path,
            "site.object_delays: each rank's delays must be in order, with one count a rank "
            "(a rank that does not exist)")
+    dep = delays.get("dependence")
+    if dep is not None:
+        rho = dep.get("spearman") if isinstance(dep, dict) else None
+        ci = dep.get("interval") if isinstance(dep, dict) else None
+        _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
+               and all(_number(x) for x in ci) and -1 <= ci[0] <= rho <= ci[1] <= 1
+               and _count(dep.get("clicks")) and _count(dep.get("pairs")), path,
+               "site.object_delays.dependence needs spearman in [-1, 1] inside its interval, "
+               "and counts of clicks and pairs")
 
 
 def _number(v: object) -> bool:

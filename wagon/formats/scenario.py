@@ -290,6 +290,12 @@ class Scenario:
         return None if d is None else np.array(d["quantiles"], float)
 
     @property
+    def delay_rho(self) -> float:
+        """The header's ``object_delays.rho``: how a click's delays go together (a Gaussian
+        copula's correlation, one factor a click; 0: independent, as before it was kept)."""
+        return float((self.header.get("object_delays") or {}).get("rho", 0.0))
+
+    @property
     def speedup(self) -> float:
         """The factor synthesis divided every time by (1 when it did not)."""
         return float(self.header.get("options", {}).get("speedup") or 1.0)
@@ -512,9 +518,11 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
             isinstance(q, list) and q and all(
                 isinstance(r, list) and len(r) == len(q[0]) > 1
                 and all(type(x) in (int, float) and 0 <= x < math.inf for x in r)
-                and all(a <= b for a, b in zip(r, r[1:])) for r in q)):
+                and all(a <= b for a, b in zip(r, r[1:])) for r in q)
+            and type(delays.get("rho", 0.0)) in (int, float) and 0 <= delays.get("rho", 0.0) <= 1):
         raise ScenarioError(f"{path}:1: the header's object_delays needs 'quantiles': rows of "
-                            "as many non-decreasing delays >= 0 (s), at least two a row")
+                            "as many non-decreasing delays >= 0 (s), at least two a row, and "
+                            "'rho' (optional) in [0, 1]")
     return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)
 
 

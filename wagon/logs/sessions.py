@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .agents import FAMILIES, family_codes
+from .delays import delay_bin
 from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
@@ -107,6 +108,9 @@ class Site:
     delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (rank, delay in µs, requests): when a click's
                                             # embedded requests began after its page
+    delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (rank, delay bin, next delay bin, pairs): how
+                                            # a click's consecutive delays go together
 
 
 @dataclass(frozen=True)
@@ -448,6 +452,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                    views=_click_views(url, status == 304, cs, click_of, member, session,
                                       len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
+                   delay_pairs=_delay_pairs(t, cs, click_of, member),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
 
 
@@ -487,22 +492,38 @@ def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
     return rows
 
 
-def _delays(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
-            ) -> np.ndarray:
-    """(rank, delay in µs, requests): how long after its click's page each embedded request
-    began, by its rank among the click's embedded requests (from 1; the last rank
-    ``DELAY_RANKS`` holds the later ones too)."""
+def _ranked(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The embedded requests by click, in time order: each one's rank in its click (from 1),
+    its delay after its click's page (s), and whether the one before it is of the same click."""
     m = np.flatnonzero(member)
-    if not len(m):
-        return np.zeros((0, 3), np.int64)
     click = click_of[m]
     order = np.argsort(click, kind="stable")
     m, click = m[order], click[order]
     first = np.r_[True, click[1:] != click[:-1]]
     start = np.maximum.accumulate(np.where(first, np.arange(len(m)), 0))
-    rank = np.minimum(np.arange(len(m)) - start + 1, DELAY_RANKS)
-    delay = np.round(np.maximum(t[m] - t[cs][click], 0) * 1e6).astype(np.int64)
-    return _tally(rank, delay)
+    return np.arange(len(m)) - start + 1, np.maximum(t[m] - t[cs][click], 0), ~first
+
+
+def _delays(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
+            ) -> np.ndarray:
+    """(rank, delay in µs, requests): how long after its click's page each embedded request
+    began, by its rank among the click's embedded requests (from 1; the last rank
+    ``DELAY_RANKS`` holds the later ones too)."""
+    rank, delay, _ = _ranked(t, cs, click_of, member)
+    return _tally(np.minimum(rank, DELAY_RANKS), np.round(delay * 1e6).astype(np.int64))
+
+
+def _delay_pairs(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
+                 ) -> np.ndarray:
+    """(rank, bin of its delay, bin of the next one's, pairs): each two consecutive embedded
+    requests of a click (a pair's rank is its first's, the ranks from ``DELAY_RANKS`` - 1 on
+    as one), delays on ``delays.delay_bin``'s log grid: how the delays of one click go
+    together (the model's ``object_delays.dependence``)."""
+    rank, delay, pair = _ranked(t, cs, click_of, member)
+    at = np.flatnonzero(pair[1:])
+    d = delay_bin(delay)
+    return _tally(np.minimum(rank[at], DELAY_RANKS - 1), d[at], d[at + 1])
 
 
 def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:
@@ -570,6 +591,8 @@ class Partial:
                                             # first views, repeat views): ``_click_views``
     delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (rank, delay in µs, requests)
+    delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (rank, delay bin, next delay bin, pairs)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
 
 
@@ -669,13 +692,16 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
             page_objects.setdefault(p, []).append(o)
     entry = merged("entry")
     delays = [p.delays for p in partials if len(p.delays)]
+    pairs = [p.delay_pairs for p in partials if len(p.delay_pairs)]
     site = Site(urls=urls, page_size=_upper_median(merged("page_sizes")),
                 object_size=_upper_median(merged("object_sizes")), page_objects=page_objects,
                 page_hits=page_hits, entry=dict(zip(entry[:, 0].tolist(), entry[:, 1].tolist())),
                 transitions=merged("transitions", 2).reshape(-1, 3),
                 page_views=_merged_views(partials, maps),
                 delays=_sum_rows(np.concatenate(delays)) if delays else
-                np.zeros((0, 3), np.int64))
+                np.zeros((0, 3), np.int64),
+                delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
+                np.zeros((0, 4), np.int64))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

@@ -16,10 +16,11 @@ from ..fitting import FitReport, Observation
 from ..fitting.arrivals import arrival_verdict
 from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstrap_tasks,
                               format_params)
-from ..formats.model import DELAY_QUANTILES, MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
+from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, View, extension_flags
+from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -73,7 +74,13 @@ class FitResult:
                 "object_click_share": object_click_share(self.sessions.counts),
                 "looks_sampled": looks_sampled(self.sessions.counts),
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
-                "arrivals": self.model.arrivals, "model": output, "plots": plots}
+                "arrivals": self.model.arrivals, "delay_dependence": self.delay_dependence,
+                "model": output, "plots": plots}
+
+    @property
+    def delay_dependence(self) -> dict | None:
+        """How a click's delays go together, as the model keeps it (None: not kept)."""
+        return (self.model.site.get("object_delays") or {}).get("dependence")
 
     def clients_text(self) -> str:
         """``clients 61  robots 1 (25 requests left out; robots.txt 1)``: the summary's words,
@@ -121,6 +128,12 @@ class FitResult:
         out += self._interval_lines()
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
+        dep = self.delay_dependence
+        if dep:
+            lo, hi = dep["interval"]
+            out.append(f"embedded requests of a click: Spearman {dep['spearman']:.3f} "
+                       f"[{lo:.3f}, {hi:.3f}] between consecutive delays after their page "
+                       f"({dep['clicks']:,} clicks, {dep['pairs']:,} pairs)")
         out.append("")
         out.append(f"model written to {output}" + (f"; plots in {os.path.dirname(plots[0])}"
                                                    if plots else ""))
@@ -282,6 +295,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         out["remainder"] = _remainder(site, tail, page_index)
     if len(site.delays):
         out["object_delays"] = delay_quantiles(site.delays)
+        dependence = delay_dependence(site.delay_pairs)
+        if dependence is not None:
+            out["object_delays"]["dependence"] = dependence
     return out
 
 
@@ -297,23 +313,6 @@ def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
         extra[k] += (v.first, v.repeat)
     return [replace(v, first=v.first + int(a), repeat=v.repeat + int(b))
             for v, (a, b) in zip(kept, extra.tolist())]
-
-
-def delay_quantiles(rows: np.ndarray) -> dict:
-    """When embedded requests began after their page: for each rank (1st embedded request of
-    a click, 2nd, ..., the last rank holding the later ones), the percentiles 0..100 of the
-    delay in seconds (inverted CDF: values the log recorded) and how many requests."""
-    q = np.linspace(0, 1, DELAY_QUANTILES)
-    ranks, counts = [], []
-    for r in range(1, int(rows[:, 0].max()) + 1):
-        mine = rows[rows[:, 0] == r]
-        if not len(mine):
-            break
-        cum = np.cumsum(mine[:, 2])
-        at = np.minimum(np.searchsorted(cum, q * cum[-1], side="left"), len(mine) - 1)
-        ranks.append((mine[at, 1] / 1e6).tolist())
-        counts.append(int(cum[-1]))
-    return {"quantiles": ranks, "requests": counts}
 
 
 def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:
