@@ -172,17 +172,18 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     if n * tables["experiment"]["repetitions"] > MAX_CELLS:
         raise RecipeError(f"{path}: {n} cells × {tables['experiment']['repetitions']} "
                           f"repetitions is more than {MAX_CELLS:,} runs")
-    for cell in recipe.cells():
-        for table in TABLES:
-            for key, value in cell.settings[table].items():
+    for settings in (tables, *(cell.settings for cell in recipe.cells())):
+        for table in TABLES:                 # a table's value too, where an axis replaces it
+            for key, value in settings[table].items():
                 _check_value(path, f"{table}.{key}", value)
+    for cell in recipe.cells():
         srv = cell.settings["server"]
         try:
             resolve(srv["kind"], {k: v for k, v in srv.items() if k not in SERVER_KEYS})
         except ServerError as e:
             raise RecipeError(f"{path}: [server] {e}") from None
-        w, e = cell.settings["workload"], cell.settings["experiment"]
-        if e["duration"] / w["speedup"] + e["drain"] > MAX_RUN_S:
+        w, run = cell.settings["workload"], cell.settings["experiment"]
+        if run["duration"] / w["speedup"] + run["drain"] > MAX_RUN_S:
             raise RecipeError(f"{path}: cell {cell.label}: duration / speedup + drain is more "
                               f"than {MAX_RUN_S:g} s")
         if w["users"] and (w["steady"] or w["deterministic"] or w["arrivals"] != "poisson"):
