@@ -26,7 +26,7 @@ FOLDERS = {"wagon": "wagon", "fitting": "wagon.fitting", "synth": "wagon.synth",
 #: packages of the same layer are independent of each other
 LAYERS = [
     ["wagon.fitting"],
-    ["wagon.source"],
+    ["wagon.source", "wagon.exits"],
     ["wagon.formats", "wagon.logs", "wagon.cluster", "wagon.lifeline"],
     ["wagon.modeling", "wagon.synth", "wagon.replay"],
     ["wagon.analysis"],
