@@ -77,10 +77,14 @@ def _csv_mutant(text: str, name: str, data, ended: bool = True) -> tuple[str, in
     row = lines[k].split(",")
     how = data.draw(st.sampled_from(["value", "value", "value", "drop field", "add field",
                                      "cut", "blank line", "header", "order"]
-                                    + ["late"] * ended + ["repeat"] * (name == "pages")))
+                                    + ["late"] * ended + ["repeat"] * (name == "pages")
+                                    + ["unbegun"] * (name == "requests")))
     if how == "late":                            # after the run's end (its run file's duration)
         column = data.draw(st.sampled_from([c for c in TIMES if c in header]))
         row[header.index(column)] = "50.000000"
+    elif how == "unbegun":                       # connected, never begun (recover's TypeError)
+        i, j = header.index("connect_start"), header.index("connected")
+        row[i], row[j] = "", row[j] or f"{float(row[header.index('start')] or 0):.6f}"
     elif how == "repeat":                        # a page's row twice
         lines.insert(k, lines[k])
         return "\r\n".join(lines) + "\r\n", k + 2

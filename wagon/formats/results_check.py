@@ -133,6 +133,8 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
         for kind, lo in (("http_4xx", 400), ("http_5xx", 500)):
             first(e.isin((kind,)).to_numpy() & ((s < lo) | (s > lo + 99)), "status",
                   f"must be in [{lo}, {lo + 99}] for {kind}")
+        first((df["connected"].notna() & df["connect_start"].isna()).to_numpy(), "connect_start",
+              "must be present when connected is (a connection is begun before it is made)")
         ok = e.isin(("",)).to_numpy()
         first(ok & ((s < 100) | (s > 399)), "status", "must be in [100, 399] for a success")
         first(ok & (df["start"].isna() | df["last_byte"].isna()).to_numpy(), "last_byte",
