@@ -120,14 +120,16 @@ def test_every_forbidden_value_is_one_line_naming_its_line(tmp_path_factory, val
 def test_export_of_a_forbidden_scenario_is_exit_2(tmp_path, valid):
     """Through a command (the issue's observer): a duplicate id, a page URL of 0, an object of
     1e18 bytes, a non-list site.objects, a class of "2" connections (accepted before, then a
-    TypeError in replay), a start of 1e308 s (no log date: an OverflowError before): exit 2,
-    one line, no traceback."""
+    TypeError in replay), a start of 1e308 s (no log date: an OverflowError before), a think
+    time of 1e300 s (issue 36: exit 0, 71 of 412 lines written): exit 2, one line, no
+    traceback."""
     for mutate in (lambda h, s: s[2].update(id=s[1]["id"]),
                    lambda h, s: h["site"]["pages"][0].update(url=0),
                    lambda h, s: h["site"]["objects"][1].update(size=10**18),
                    lambda h, s: h["site"].update(objects="x"),
                    lambda h, s: h["classes"][0]["protocol"].update(connections="2"),
-                   lambda h, s: s[2].update(start=1e308)):
+                   lambda h, s: s[2].update(start=1e308),
+                   lambda h, s: s[0]["clicks"][1].__setitem__(1, 1e300)):
         header, sessions = json.loads(valid[0]), [json.loads(x) for x in valid[1:]]
         mutate(header, sessions)
         path = tmp_path / "m.jsonl"
