@@ -1,5 +1,5 @@
-"""Mutation audit of the file formats (issue 27's closing counts): the mutation generators of
-tests/test_{model,scenario,results}_mutations.py (driven by hypothesis, de-duplicated) run
+"""Mutation audit of the file formats (issue 27's closing counts, issue 36's): the mutation
+generators of tests/test_{model,scenario,results,recipe}_mutations.py (driven by hypothesis, de-duplicated) run
 through the real commands in-process (click's CliRunner), every mutant through every command
 that reads its format. Per format and command: tried, clean errors (exit 2, one line, no
 traceback), tracebacks (an exception escaping, or "Traceback" in the output), other exits,
@@ -11,7 +11,7 @@ over a scenario's lines) is invalid when the JSON Schema docs/formats.md publish
 file (``jsonschema``, an independent validator). Schema-valid mutants a command accepts are
 listed by place and value, for a reader to judge (the rules JSON Schema cannot state).
 
-    python bench/mutations_audit.py [--examples 1000] [--formats model,scenario,...]
+    python bench/mutations_audit.py [--examples 1000] [--formats model,scenario,...,recipe]
 """
 from __future__ import annotations
 
@@ -40,9 +40,11 @@ from tests import test_results_mutations  # noqa: E402
 from tests.test_replay import wagon_serve  # noqa: E402
 from tests.test_results_mutations import _csv_mutant, _run_mutant  # noqa: E402
 from tests.test_scenario_mutations import _mutated  # noqa: E402
+from tests.test_recipe_mutations import VALID, mutant as _recipe_mutant, toml  # noqa: E402
 from wagon.cli import main  # noqa: E402
 
 FILES = {"requests": "r.csv", "pages": "r.pages.csv", "run": "r.run.json"}
+LATE = ",50.000000,"                # tests/test_results_mutations.py's time after the run's end
 
 
 class _Enough(Exception):
@@ -146,6 +148,8 @@ def tally(name: str, mutants: list, exhausted: bool, commands: dict, write, inva
 
 def describe(m) -> object:
     """A mutant's place and value, indices folded (for grouping)."""
+    if isinstance(m, dict) and "doc" in m:
+        return toml(m["doc"]).replace("\n", " ")[:160]
     if isinstance(m, dict) and "where" in m:
         return (re.sub(r"\b\d+\b", "*", json.dumps(m["where"])), json.dumps(m["value"]))
     if "text" in m:                     # a results file: its first changed line, as it is now
@@ -298,11 +302,14 @@ def audit_results(name: str, n: int, files: dict[str, str]) -> dict:
 
     def reads(c: str, m) -> bool | str:
         """recover reads the parts (no header), and drops a last line cut by a killed
-        writer."""
+        writer; a time after the run's end (the tests' "late" mutation) is none in a killed
+        run's parts, which have no end."""
         if c != "recover" or name == "run":
             return True
         if m["text"].split("\r\n", 1)[0] != original.split("\r\n", 1)[0]:
             return False
+        if LATE in m["text"] and LATE not in original:
+            return "valid"
         return "valid" if not m["text"].endswith("\r\n") else True
 
     commands = {"report": lambda d: ["report", "r.csv", "-o", "x.html"],
@@ -334,6 +341,22 @@ def killed(d: Path, run: str, requests: str, pages: str) -> None:
         (d / part).write_text(text.split("\r\n", 1)[1] if "\r\n" in text else "", newline="")
 
 
+# --- recipes -----------------------------------------------------------------------------
+
+def audit_recipe(n: int) -> dict:
+    """Recipes with one forbidden value (invalid by construction) through ``wagon experiment
+    --dry-run``."""
+    mutants, exhausted = collect(lambda data: {"doc": _recipe_mutant(data)}, n)
+    commands = {"experiment --dry-run": lambda d: ["experiment", "m.toml", "--dry-run"]}
+    with tempfile.TemporaryDirectory() as base:
+        (Path(base) / "m.toml").write_text(toml(VALID))
+        print("recipe: the valid recipe: exit "
+              f"{invoke(commands['experiment --dry-run'](Path(base)), Path(base)).exit_code}",
+              file=sys.stderr)
+    return tally("recipe", mutants, exhausted, commands,
+                 lambda d, m: (d / "m.toml").write_text(toml(m["doc"])), lambda m: True)
+
+
 #: the played files, by format (for describing their mutants)
 ORIGINALS: dict[str, str] = {}
 #: the played run's summary (a pending run file has none)
@@ -359,7 +382,7 @@ def show(r: dict) -> None:
 def main_() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--examples", type=int, default=1000, help="Distinct mutants per format.")
-    ap.add_argument("--formats", default="model,scenario,requests,pages,run")
+    ap.add_argument("--formats", default="model,scenario,requests,pages,run,recipe")
     ap.add_argument("--json", default=None, help="Also write the counts here.")
     a = ap.parse_args()
     want = a.formats.split(",")
@@ -385,6 +408,8 @@ def main_() -> None:
             for name in ("requests", "pages", "run"):
                 if name in want:
                     done(audit_results(name, a.examples, files))
+        if "recipe" in want:
+            done(audit_recipe(a.examples))
 
 
 if __name__ == "__main__":

@@ -481,6 +481,9 @@ def summary_text(s: dict) -> str:
     elif s.get("stopped_by") == "parent_died":
         lines.append("the replay's process died: recovered from the rows its workers wrote "
                      "(wagon recover)")
+    elif s.get("stopped_by") == "disk_full":
+        lines.append("the disk filled up: recovered from the rows written until then "
+                     "(wagon recover)")
     elif s.get("stopped_by") == "duration":
         lines.append(f"ended at the steady scenario's duration with {ss['interrupted']:,} "
                      "sessions still running (cut, as a running site's are)")

@@ -7,21 +7,42 @@ earlier run's, untouched), only the part files ``RESULTS.partK`` with the rows a
 run file ``RESULTS'.run.json.part``, without summary. ``recover`` settles each part as a dead
 worker's (``salvage``: the requests of sessions due by the last time any part records and left
 without a row are ``not_started``), publishes them with the summary the run would have had,
-``stopped_by: parent_died``. A single process' part (part 0 of 1) is settled the same way.
+``stopped_by: parent_died``, or the reason the pending run file records (``note_stop``:
+``disk_full``, written by a replay that a full disk stopped). A single process' part (part 0
+of 1) is settled the same way.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import fields, replace
 
-from ..formats.results import read_run, run_path
+from ..formats.results import read_run, run_path, write_run
 from ..formats.scenario import read_scenario
 from .parts import part_paths, pending_run_path
 from .runner import ReplayError, ReplayOptions, _target, finish, measured_window
 from .salvage import last_recorded, settle_part
 from .thresholds import ThresholdError, parse_threshold
 
-__all__ = ["recover"]
+__all__ = ["recover", "note_stop", "DISK_FULL_STOP"]
+
+#: ``stopped_by`` of a run that a full disk stopped (its pending run file says so)
+DISK_FULL_STOP = "disk_full"
+
+
+def note_stop(results: str, why: str) -> bool:
+    """Record in the pending run file of ``results`` why the run stopped before its end (a
+    full disk), so that ``recover`` says so rather than ``parent_died``; False when it cannot
+    (no pending file, or no room even for that: recover then says ``parent_died``)."""
+    pending = pending_run_path(results)
+    try:
+        info = read_run(results, pending)
+        if info is None:
+            return False
+        write_run(results, {k: v for k, v in info.items() if k not in ("format", "version")}
+                  | {"stopped_by": why}, pending)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _options(saved: dict) -> ReplayOptions:
@@ -66,7 +87,9 @@ def recover(results: str) -> dict:
     window = measured_window(sc, opts)
     missing = [_missing_part(k, *paths) for k, paths in enumerate(parts)
                if not all(map(os.path.exists, paths))]
-    states = [settle_part(sc, (k, n), due_by, prefix, *parts[k], window, why="parent_died")
+    why = info.get("stopped_by") or "parent_died"
+    states = [settle_part(sc, (k, n), due_by, prefix, *parts[k], window, why=why)
               for k in range(n)]
-    info = {k: v for k, v in info.items() if k not in ("format", "version", "summary")}
+    info = {k: v for k, v in info.items() if k not in ("format", "version", "summary",
+                                                        "stopped_by")}
     return finish(states, missing, info, opts, thresholds)

@@ -63,17 +63,16 @@ START_MARGIN = 0.25         # seconds between fixing t0 and the first possible s
 PREFLIGHT_S = 2.0           # the pre-flight connect gives up after this long
 CLOSE_WAIT = 1.0            # at the end, clients' FINs still on their way get this (+ R/2)
 
-EXIT_OK = 0                 # complete, within its thresholds
-EXIT_UNREACHABLE = 3        # the pre-flight connect failed: nothing was replayed
-EXIT_THRESHOLDS = 4         # complete, but a --fail-on threshold failed
-EXIT_INCOMPLETE = 5         # cut short by a signal, or a worker died
+# complete, within its thresholds; the pre-flight connect failed (nothing was replayed);
+# complete, but a --fail-on threshold failed; cut short by a signal, or a worker died
+from ..exits import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK, EXIT_THRESHOLDS, EXIT_UNREACHABLE  # noqa: E402,E501
 
 
 class ReplayError(ValueError):
     """A replay that cannot start (bad target, unreadable scenario, bad option); ``status`` is
     the exit status it stands for."""
 
-    status = 2
+    status = EXIT_BAD_INPUT
 
 
 class TargetUnreachable(ReplayError):

@@ -20,7 +20,8 @@ import io
 import os
 from collections import Counter
 
-from ..formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, checked_frame
+from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsError, ResultsWriter,
+                               checked_frame)
 from ..formats.scenario import Scenario
 from .events import NOT_STARTED, UNFINISHED, Call, PageVisit
 from .record import Stats
@@ -57,6 +58,15 @@ def _rows(path: str, columns: dict[str, str]) -> list[dict]:
                   say="a damaged part file ({}); it cannot be recovered")
     text = io.StringIO(body.decode("utf-8"), newline="")
     return list(csv.DictReader(text, fieldnames=list(columns)))
+
+
+def _known_classes(path: str, rows: list[dict], names: set[str]) -> None:
+    """ResultsError (one line, the part file's line) for a row whose class the scenario does
+    not have."""
+    line = next((k for k, r in enumerate(rows, 1) if r["class"] not in names), None)
+    if line is not None:
+        raise ResultsError(f"{path}:{line}: a damaged part file (class {rows[line - 1]['class']!r}"
+                           " is not a class of the run's scenario); it cannot be recovered")
 
 
 def last_recorded(paths: list[str]) -> float:
@@ -170,6 +180,9 @@ def settle_part(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str
     state its rows make over the run's measured ``window`` (``Stats.state``, with the duration
     and the stop, ``why``, that ``finish`` reads)."""
     rows = _rows(requests, REQUEST_COLUMNS)
+    page_rows = _rows(pages, PAGE_COLUMNS)
+    for path, got in ((requests, rows), (pages, page_rows)):
+        _known_classes(path, got, {c.name for c in sc.classes})
     extra = _missing(sc, share, due_by, prefix, rows)
     with open(requests, "a", newline="") as f:
         writer = ResultsWriter(f, REQUEST_COLUMNS, header=False)
@@ -177,6 +190,6 @@ def settle_part(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str
             writer.add(row)
         writer.flush()
     rows += [dict(zip(REQUEST_COLUMNS, map(str, row))) for row in extra]
-    state = _stats(rows, _rows(pages, PAGE_COLUMNS), window).state()
+    state = _stats(rows, page_rows, window).state()
     state.update(duration=due_by, cpu=None, stopped_by=why)
     return state

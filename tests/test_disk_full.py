@@ -58,7 +58,8 @@ def test_a_replay_that_fills_the_disk_exits_6_and_leaves_what_recover_completes(
     """The results outgrow the disk mid-run (300 sessions of two clicks, files limited to
     8 kB): exit 6 and one line saying where the rows are kept and how to finish them, not 2
     (bad input); the results file that was there is unchanged (no half results.csv), the rows
-    sit in the part file; ``wagon recover`` with room again publishes results whose every
+    sit in the part file; ``wagon recover`` on the still full disk exits 6 (it said 2), with
+    room again publishes, saying the disk stopped the run (it said parent_died), results whose every
     session has its two requests, counted as the summary counts them, and no part is left."""
     from wagon import read_results
     from .servers import write_scenario_file
@@ -77,10 +78,14 @@ def test_a_replay_that_fills_the_disk_exits_6_and_leaves_what_recover_completes(
     assert f"wagon recover {results}" in lines[0] and "Traceback" not in r.stderr
     assert results.read_bytes() == OLD and not (tmp_path / "r.run.json").exists()
     assert (tmp_path / "r.csv.part0").stat().st_size > 1000      # it had begun: mid-run
+    full = _run(["recover", str(results)], tmp_path, 8_000)         # the disk still full
+    assert full.returncode == 6 and len(full.stderr.strip().splitlines()) == 1, full.stderr
+    assert "the disk is full" in full.stderr and results.read_bytes() == OLD
     again = _run(["recover", str(results)], tmp_path, 1 << 30)
     assert again.returncode == 5, again.stderr                  # complete: no
     got = read_results(results)
     summary = got.attrs["run"]["summary"]
+    assert summary["stopped_by"] == "disk_full" and "the disk filled up" in again.stdout
     assert len(got) == summary["requests"]["total"] > 0 and summary["complete"] is False
     assert (got.groupby("session").size() == 2).all()
     assert not list(tmp_path.glob("r*.part*"))

@@ -26,6 +26,7 @@ FOLDERS = {"wagon": "wagon", "fitting": "wagon.fitting", "synth": "wagon.synth",
 #: packages of the same layer are independent of each other
 LAYERS = [
     ["wagon.fitting"],
+    ["wagon.source", "wagon.exits"],
     ["wagon.formats", "wagon.logs", "wagon.cluster", "wagon.lifeline"],
     ["wagon.modeling", "wagon.synth", "wagon.replay"],
     ["wagon.analysis"],

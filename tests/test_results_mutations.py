@@ -24,18 +24,20 @@ from .test_replay import wagon_serve
 
 TIMES = ["intended", "start", "connect_start", "tls_start", "connected", "first_byte",
          "last_byte"]
-NOT_A_TIME = ["inf", "-inf", "nan", "x", "-5.0", "1e400", "1,5", "0x10"]
+#: the last two: beyond the formats' limit of a run (1e7 s; the issue's IndexError in report)
+NOT_A_TIME = ["inf", "-inf", "nan", "x", "-5.0", "1e400", "1,5", "0x10",
+              "99999999999999999999", "2e7"]
 #: column → values it must never hold
 FORBIDDEN = {
     "requests": {"session": ["-1", "x", "1.5", "", "99999999999999999999999"],
-                 "class": [""], "page": ["-1", "x", ""], "url": [""],
+                 "class": ["", "nosuch"], "page": ["-1", "x", ""], "url": [""],
                  "kind": ["", "pageX", "PAGE", "3"], "conn": ["-2", "c", ""],
                  "reused": ["2", "-1", "true", ""], "retried": ["2", "yes", ""],
                  **{t: NOT_A_TIME for t in TIMES},
                  "status": ["99", "600", "1000", "-1", "x", ""],
                  "bytes": ["-1", str(2**41), "1.5e0", ""],
                  "error": ["boom", "HTTP_4XX", "http_3xx", "ok", "0"]},
-    "pages": {"session": ["-1", "s", ""], "class": [""], "page": ["-3", "p"],
+    "pages": {"session": ["-1", "s", ""], "class": ["", "nosuch"], "page": ["-3", "p"],
               "intended": NOT_A_TIME + [""], "start": NOT_A_TIME + [""],
               "html_first_byte": NOT_A_TIME, "done": NOT_A_TIME,
               "response_time": ["inf", "-1.0", "x"], "html_latency": ["inf", "-0.5", "nan"],
@@ -66,15 +68,27 @@ def played(tmp_path_factory):
     return {k: p.read_bytes().decode() for k, p in files.items()}
 
 
-def _csv_mutant(text: str, name: str, data) -> tuple[str, int]:
-    """``text`` (a CSV file) with one forbidden thing; the line it is on."""
+def _csv_mutant(text: str, name: str, data, ended: bool = True) -> tuple[str, int]:
+    """``text`` (a CSV file) with one forbidden thing; the line it is on. ``ended``: the run
+    file beside it has its summary (its duration: a time after it is forbidden)."""
     lines = text.split("\r\n")[:-1]
     header = lines[0].split(",")
     k = data.draw(st.integers(1, len(lines) - 1))
     row = lines[k].split(",")
     how = data.draw(st.sampled_from(["value", "value", "value", "drop field", "add field",
-                                     "cut", "blank line", "header", "order"]))
-    if how == "value":
+                                     "cut", "blank line", "header", "order"]
+                                    + ["late"] * ended + ["repeat"] * (name == "pages")
+                                    + ["unbegun"] * (name == "requests")))
+    if how == "late":                            # after the run's end (its run file's duration)
+        column = data.draw(st.sampled_from([c for c in TIMES if c in header]))
+        row[header.index(column)] = "50.000000"
+    elif how == "unbegun":                       # connected, never begun (recover's TypeError)
+        i, j = header.index("connect_start"), header.index("connected")
+        row[i], row[j] = "", row[j] or f"{float(row[header.index('start')] or 0):.6f}"
+    elif how == "repeat":                        # a page's row twice
+        lines.insert(k, lines[k])
+        return "\r\n".join(lines) + "\r\n", k + 2
+    elif how == "value":
         column = data.draw(st.sampled_from(sorted(FORBIDDEN[name])))
         row[header.index(column)] = data.draw(st.sampled_from(FORBIDDEN[name][column]))
     elif how == "drop field":
@@ -112,8 +126,10 @@ def test_every_forbidden_csv_is_one_line_naming_its_line(tmp_path_factory, playe
     text, line = _csv_mutant(played[name], name, data)
     if not line:
         return
-    path = tmp_path_factory.mktemp("mutant") / ("r.csv" if name == "requests" else "r.pages.csv")
+    d = tmp_path_factory.mktemp("mutant")
+    path = d / ("r.csv" if name == "requests" else "r.pages.csv")
     path.write_text(text, newline="")
+    (d / "r.run.json").write_text(played["run"])
     with pytest.raises(ResultsError) as e:
         read_results(path)
     message = str(e.value)
@@ -128,11 +144,14 @@ NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 7, "6", 6.5,
            ("classes",): ["lan", [1], None, {}], ("options",): [None, [], "x"],
            ("options", "workers"): [0, "2", None], ("options", "fail_on"): ["x", [1]],
            ("options", "warmup"): [-1.0, "5"],
-           ("speedup",): [0, -1.0, "1"], ("model",): ["x", [], {"name": 3}, {"digest": 1.5}],
+           ("speedup",): [0, -1.0, "1", 2**70, 1e-9],
+           ("options", "timeout"): [-1.0, "x"], ("options", "follow_redirects"): ["x", 1],
+           ("summary", "generator", "start_lag"): [{}, None, {"p50": -1, "p90": 1, "p99": 1,
+                                                              "max": 1}], ("model",): ["x", [], {"name": 3}, {"digest": 1.5}],
            ("summary",): [[], "done", 1],
            ("summary", "requests", "ok"): [-1, "5", 1.5, None, True],
            ("summary", "requests"): [None, []],
-           ("summary", "duration_s"): [-0.5, "1", None],
+           ("summary", "duration_s"): [-0.5, "1", None, 1e20],
            ("summary", "complete"): ["yes", None, 0],
            ("summary", "errors", "by_kind"): [[], {"reset": -1}, {"reset": "2"}],
            ("summary", "latency", "request"): [{"p50": 1.0}, {"p50": -1, "p90": 1, "p99": 1,
@@ -216,7 +235,7 @@ def test_recover_refuses_every_forbidden_part_file(tmp_path_factory, played, nam
     recover checked only the types, and published a class of "", -1 objects, a time of −5 s):
     exit 2, one line naming the part file and its line, no results file. A last line cut
     short is a death mid-write: recover drops it (tests/test_replay.py)."""
-    text, line = _csv_mutant(played[name], name, data)
+    text, line = _csv_mutant(played[name], name, data, ended=False)
     header = played[name].split("\r\n", 1)[0] + "\r\n"
     if not line or not text.startswith(header) or not text.endswith("\r\n"):
         return                            # the header (parts have none), or a cut last line

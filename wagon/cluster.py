@@ -61,14 +61,19 @@ def _distributed():
 
 
 @contextlib.contextmanager
-def connect(spec: ClusterSpec, timeout: float = 10.0) -> Iterator[Any]:
-    """A ``distributed.Client`` on ``spec``, closed (with its LocalCluster) on exit."""
+def connect(spec: ClusterSpec, timeout: float = 10.0, scratch: str | None = None
+            ) -> Iterator[Any]:
+    """A ``distributed.Client`` on ``spec``, closed (with its LocalCluster) on exit; a
+    LocalCluster's workers spill to ``scratch`` (Dask's default: ``dask-scratch-space`` in the
+    temporary folder, left behind by a killed run)."""
     distributed = _distributed()
     cluster = None
     try:
         if spec.local:
-            cluster = distributed.LocalCluster(n_workers=spec.local, threads_per_worker=1,
-                                               processes=True, dashboard_address=":0")
+            import dask  # lazy: with distributed, only for --cluster
+            with dask.config.set({"temporary-directory": scratch} if scratch else {}):
+                cluster = distributed.LocalCluster(n_workers=spec.local, threads_per_worker=1,
+                                                   processes=True, dashboard_address=":0")
             client = distributed.Client(cluster, timeout=timeout)
         else:
             client = distributed.Client(spec.address, timeout=timeout)

@@ -1,16 +1,21 @@
 """What every command shares: the lazy command group, one-line errors, option defaults."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import math
+from typing import Any, Iterator
 
 import click
 
+from ..cluster import ClusterSpec, connect
+from ..lifeline import ScratchDir
+from ..exits import EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INCOMPLETE
 from ..formats.atomic import DISK_FULL
 from ..formats.kind import wrong_kind
 
-__all__ = ["LazyGroup", "WagonError", "DiskFull", "write_error", "default", "not_wagon",
+__all__ = ["LazyGroup", "WagonError", "DiskFull", "Interrupted", "cluster_client", "write_error", "default", "not_wagon",
            "Finite", "Given", "Count", "SEED", "tls_options"]
 
 
@@ -52,14 +57,21 @@ SEED = click.IntRange(0, 2**63 - 1)
 class WagonError(click.ClickException):
     """A one-line error with exit status 2 (bad input, unreadable file)."""
 
-    exit_code = 2
+    exit_code = EXIT_BAD_INPUT
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: the command stopped before its end, having written nothing half
+    (files are written whole or not at all: ``formats.atomic``)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 class DiskFull(click.ClickException):
     """A write that failed for want of room (disk, quota, file-size limit): exit status 6,
     apart from bad input."""
 
-    exit_code = 6
+    exit_code = EXIT_DISK_FULL
 
 
 def cannot_play(e: Exception) -> WagonError:
@@ -98,9 +110,13 @@ class LazyGroup(click.Group):
         self.lazy = commands
 
     def invoke(self, ctx: click.Context):
-        """Run the command; a full disk met anywhere is DiskFull, not a traceback."""
+        """Run the command; a full disk met anywhere is DiskFull, not a traceback; Ctrl-C
+        is Interrupted, exit 5, as replay's cut (click said "Aborted!", exit 1)."""
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted: stopped before the end; no file was written "
+                              "half") from None
         except OSError as e:
             if e.errno not in DISK_FULL:
                 raise
@@ -120,6 +136,19 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, short) for name, (_, short) in self.lazy.items()])
+
+
+@contextlib.contextmanager
+def cluster_client(spec: ClusterSpec) -> Iterator[Any]:
+    """``cluster.connect``, a LocalCluster's workers spilling to a scratch folder that dies
+    with this process (``lifeline.ScratchDir``: a killed run left ``dask-scratch-space``)."""
+    scratch = ScratchDir("wagon-dask-") if spec.local else None
+    try:
+        with connect(spec, scratch=scratch and scratch.path) as client:
+            yield client
+    finally:
+        if scratch is not None:
+            scratch.remove()
 
 
 def default(options: type, name: str):

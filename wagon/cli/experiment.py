@@ -8,6 +8,7 @@ import click
 
 from ..experiment.recipe import RecipeError, locate, read_recipe
 from ..experiment.servers import ServerError
+from .common import Interrupted as CliInterrupted
 from .common import WagonError, cannot_play, write_error
 
 
@@ -114,9 +115,7 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
     except ReplayError as e:
         raise cannot_play(e) from None
     except Interrupted as e:
-        stop = click.ClickException(str(e))
-        stop.exit_code = 5                          # as wagon replay's unplanned cut
-        raise stop from None
+        raise CliInterrupted(str(e)) from None      # as wagon replay's unplanned cut
     except OSError as e:
         raise write_error(str(folder), e) from None
     if r.plots:

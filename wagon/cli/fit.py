@@ -7,14 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..cluster import ClusterError, connect, parse_cluster, shippable
+from ..cluster import ClusterError, parse_cluster, shippable
 from ..formats.strict_json import dumps
 from ..logs.parse import LogError
 from ..logs.sessions import SessionRules
 from ..modeling import FitOptions, fit_logs
 from ..modeling.allocator import keep_freed_memory
 from ..modeling.processes import ProcessRunner, WorkerError, can_fork, usable_cores
-from .common import Count, Finite, Given, SEED, WagonError, default, not_wagon, write_error
+from .common import (SEED, Count, Finite, Given, WagonError, cluster_client, default, not_wagon,
+                     write_error)
 
 if TYPE_CHECKING:
     from ..modeling import FitResult
@@ -70,7 +71,7 @@ def _fit(logs, options: FitOptions, progress: _Progress, cluster: str | None,
     spec = parse_cluster(cluster)
     shippable(list(logs))
     from ..modeling.dask_runner import DaskRunner  # lazy: Dask is optional, only for --cluster
-    with connect(spec) as client:
+    with cluster_client(spec) as client:
         return fit_logs(logs, options, progress, DaskRunner(client))
 
 

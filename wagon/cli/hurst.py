@@ -12,6 +12,7 @@ import numpy as np
 from ..analysis.options import DEFAULT_SCALES
 from ..formats.strict_json import dumps
 from ..modeling import FitOptions
+from ..source import not_regular
 from . import inputs
 from .common import Finite, WagonError, default, not_wagon
 
@@ -60,6 +61,9 @@ def command(inputs_, counts_file, scales, fmt, base_month, detrend_s, as_json) -
         raise WagonError("give INPUTS or --counts FILE")
     if counts_file:
         not_wagon([counts_file], "a series of counts")
+        why = not_regular(counts_file)
+        if why:
+            raise WagonError(why)
         try:
             with warnings.catch_warnings():     # an empty file gets the one-line error below
                 warnings.simplefilter("ignore", UserWarning)

@@ -9,7 +9,7 @@ from ..formats.scenario import ScenarioError
 from ..replay import ReplayError, exit_status
 from ..replay.record import summary_text
 from ..replay.recover import recover
-from .common import WagonError, not_wagon
+from .common import WagonError, not_wagon, write_error
 from .replay import EXIT_HELP
 
 
@@ -25,6 +25,7 @@ def command(results) -> None:
     except (ReplayError, ResultsError, ScenarioError) as e:
         raise WagonError(str(e)) from None
     except OSError as e:
-        raise WagonError(f"{results}: {e.strerror or e}") from None
+        raise write_error(results, e, "the part files are kept: run wagon recover again once "
+                          "there is room") from None
     click.echo(summary_text(summary))
     click.get_current_context().exit(exit_status(summary))

@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import click
 
-from ..cluster import ClusterError, connect, parse_cluster
+from ..cluster import ClusterError, parse_cluster
+from ..formats.atomic import DISK_FULL
 from ..formats.classes import ClassError
 from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
+from ..replay.recover import DISK_FULL_STOP, note_stop
 from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
-from .common import (Count, Finite, Given, WagonError, cannot_play, default, tls_options,
+from .common import (Count, Finite, Given, WagonError, cannot_play, cluster_client, default,
+                     tls_options,
                      write_error)
 
 PROTOCOLS = ("http10xK, http11, http11xK, pipeline, early-close[xK], early-close-pipeline, "
@@ -29,7 +32,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
         return replay(scenario, opts)
     spec = parse_cluster(cluster)
     from ..replay.cluster import replay_on_cluster  # lazy: Dask is optional, only for --cluster
-    with connect(spec) as client:
+    with cluster_client(spec) as client:
         return replay_on_cluster(scenario, opts, client)
 
 
@@ -155,6 +158,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OSError as e:
+        if results and e.errno in DISK_FULL:
+            note_stop(results, DISK_FULL_STOP)
         kept = (f"the rows written until then are kept in {results}.part*: 'wagon recover "
                 f"{results}' completes the run's results once there is room" if results else
                 "the run has no summary")

@@ -7,6 +7,7 @@ from ..formats.atomic import atomic_write
 from ..formats.results import ResultsError
 from ..logs.parse import LogError
 from ..modeling import FitOptions, fit_logs
+from ..source import not_regular
 from . import inputs
 from .common import WagonError, default, write_error
 
@@ -21,6 +22,10 @@ from .common import WagonError, default, write_error
 def command(inputs_, output, as_compare, fmt) -> None:
     """One self-contained HTML report of a model (.json), a workload (logs, a scenario or replay
     results), or (--compare) two workloads."""
+    for path in inputs_:               # a log is read twice (the workload, then the fit)
+        why = not_regular(path)
+        if why:
+            raise WagonError(why)
     try:
         page = _page(inputs_, as_compare, fmt)
     except ResultsError as e:                   # e.g. a replay whose .pages.csv is missing

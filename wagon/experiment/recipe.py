@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.kind import wrong_kind
+from ..formats.limits import (MAX_PAGES, MAX_RATE, MAX_RUN_S, MAX_USERS, MAX_WORKERS,
+                              SPEEDUP)
+from ..source import read_document
 from ..replay.runner import NETWORK_MODES
 from ..synth.options import ARRIVALS
 from .servers import ServerError, resolve
@@ -62,8 +65,15 @@ POSITIVE = {"experiment.repetitions", "experiment.duration", "experiment.hurst_b
             "workload.rate", "workload.pages", "workload.speedup", "replay.workers"}
 NOT_NEGATIVE = {"experiment.seed", "experiment.drain", "experiment.pause", "replay.warmup",
                 "replay.loss", "workload.users"}
-CHOICES = {"workload.arrivals": ARRIVALS, "replay.network": NETWORK_MODES}
 MAX_CELLS = 10_000
+CHOICES = {"workload.arrivals": ARRIVALS, "replay.network": NETWORK_MODES}
+#: the highest value of a number (docs/experiments.md; ``formats.limits``)
+AT_MOST = {"experiment.repetitions": MAX_CELLS, "experiment.seed": 2**63 - 1,
+           "experiment.duration": MAX_RUN_S, "experiment.drain": MAX_RUN_S,
+           "experiment.pause": MAX_RUN_S, "experiment.hurst_bin": MAX_RUN_S,
+           "workload.rate": MAX_RATE, "workload.pages": MAX_PAGES,
+           "workload.speedup": SPEEDUP[1], "workload.users": MAX_USERS,
+           "replay.workers": MAX_WORKERS, "replay.warmup": MAX_RUN_S}
 
 
 @dataclass(frozen=True)
@@ -123,7 +133,8 @@ def shipped() -> dict[str, Path]:
 def locate(text: str) -> Path:
     """A recipe file, or the name of a recipe wagon ships (``wagon-fig13``; a folder of that
     name, as its own run folder is, does not hide it)."""
-    if os.path.isfile(text) or os.sep in text or text.endswith(".toml"):
+    if os.path.exists(text) and not os.path.isdir(text) or os.sep in text or \
+            text.endswith(".toml"):
         return Path(text)
     known = shipped()
     if text not in known:
@@ -138,10 +149,7 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     if other:
         raise RecipeError(other)
     try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except OSError as e:
-        raise RecipeError(f"{path}: cannot read it ({e.strerror or e})") from None
+        doc = tomllib.loads(read_document(path, RecipeError).decode())
     except tomllib.TOMLDecodeError as e:
         raise RecipeError(f"{path}: not TOML ({e})") from None
     except UnicodeDecodeError:
@@ -164,16 +172,20 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     if n * tables["experiment"]["repetitions"] > MAX_CELLS:
         raise RecipeError(f"{path}: {n} cells × {tables['experiment']['repetitions']} "
                           f"repetitions is more than {MAX_CELLS:,} runs")
-    for cell in recipe.cells():
-        for table in TABLES:
-            for key, value in cell.settings[table].items():
+    for settings in (tables, *(cell.settings for cell in recipe.cells())):
+        for table in TABLES:                 # a table's value too, where an axis replaces it
+            for key, value in settings[table].items():
                 _check_value(path, f"{table}.{key}", value)
+    for cell in recipe.cells():
         srv = cell.settings["server"]
         try:
             resolve(srv["kind"], {k: v for k, v in srv.items() if k not in SERVER_KEYS})
         except ServerError as e:
             raise RecipeError(f"{path}: [server] {e}") from None
-        w = cell.settings["workload"]
+        w, run = cell.settings["workload"], cell.settings["experiment"]
+        if run["duration"] / w["speedup"] + run["drain"] > MAX_RUN_S:
+            raise RecipeError(f"{path}: cell {cell.label}: duration / speedup + drain is more "
+                              f"than {MAX_RUN_S:g} s")
         if w["users"] and (w["steady"] or w["deterministic"] or w["arrivals"] != "poisson"):
             raise RecipeError(f"{path}: workload.users (a closed loop) has no arrivals: drop "
                               "steady, deterministic and arrivals from its cells")
@@ -277,6 +289,12 @@ def _check_value(path: Path, name: str, value: Any) -> None:
         raise RecipeError(f"{path}: {name} must be positive (got {value!r})")
     if name in NOT_NEGATIVE and value < 0:
         raise RecipeError(f"{path}: {name} must not be negative (got {value!r})")
+    if name in AT_MOST and value > AT_MOST[name]:
+        raise RecipeError(f"{path}: {name} must be at most {AT_MOST[name]:g} (got {value!r})")
+    if name == "workload.speedup" and value < SPEEDUP[0]:
+        raise RecipeError(f"{path}: {name} must be at least {SPEEDUP[0]:g} (got {value!r})")
+    if name == "replay.loss" and value >= 1:
+        raise RecipeError(f"{path}: {name} must be below 1 (got {value!r})")
     if name in CHOICES and value not in CHOICES[name]:
         raise RecipeError(f"{path}: {name} is one of {', '.join(CHOICES[name])} "
                           f"(got {value!r})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..source import not_regular
 from .results import RESULTS_FORMAT, is_results_header
 
 __all__ = ["MODEL_FORMAT", "SCENARIO_FORMAT", "what_is", "wrong_kind"]
@@ -19,6 +20,8 @@ _FORMAT = re.compile(r'^\s*\{\s*"format"\s*:\s*"([a-z-]+)"')
 def what_is(path: str | os.PathLike) -> str | None:
     """"a wagon model", "a wagon scenario", "replay results", "a replay's run file", or None
     (not a wagon file, or unreadable), from the file's first line(s)."""
+    if not_regular(path):
+        return None
     try:
         with open(path, "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")

@@ -22,9 +22,9 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
 from .site import check_indices, check_size, check_url
@@ -454,9 +454,7 @@ def load_model(path: str | os.PathLike) -> Model:
     """
     path = str(path)
     try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ModelError(f"{path}: {e.strerror or e}") from None
+        text = read_document(path, ModelError).decode()
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not a wagon model (not text)") from None
     other = wrong_kind(path, "a wagon model")

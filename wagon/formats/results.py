@@ -35,6 +35,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+from ..source import open_regular, read_document
 from .atomic import atomic_write
 from .run_schema import RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json
 from .strict_json import dumps
@@ -119,10 +120,10 @@ def read_run(results: str | os.PathLike, path: str | os.PathLike | None = None
     None when there is none (an interrupted writer). ResultsError (one line naming the file
     and the field) for a damaged one."""
     path = Path(path or run_path(results))
-    try:
-        doc = json.loads(path.read_text(), parse_constant=_not_json)
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return None
+    try:
+        doc = json.loads(read_document(path, ResultsError), parse_constant=_not_json)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ResultsError(f"{path}: not a wagon run file ({str(e).splitlines()[0]})") from None
     if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
@@ -158,11 +159,11 @@ def read_results(path: str | os.PathLike):
     0.0... s
     """
     path = str(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ResultsError(f"{path}: {e.strerror or e}") from None
+    with open_regular(path, ResultsError) as f:
+        try:
+            data = f.read(os.fstat(f.fileno()).st_size)     # as it was when opened
+        except OSError as e:
+            raise ResultsError(f"{path}: {e.strerror or e}") from None
     df, columns = checked_frame(path, data)
     for c, t in columns.items():
         if t == "bool":
@@ -171,7 +172,14 @@ def read_results(path: str | os.PathLike):
         df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
     if columns in OLD_REQUEST_COLUMNS:
         df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
-    df.attrs["run"] = read_run(path) if columns is not PAGE_COLUMNS else None
+    from .results_check import check_run  # lazy: NumPy, as pandas
+    pages = columns is PAGE_COLUMNS
+    run = read_run(path.removesuffix(".pages.csv") + ".csv" if pages else path)
+    problem = check_run(df, columns, run) if run is not None else None
+    if problem is not None:
+        row, field, what = problem
+        raise ResultsError(f"{path}:{row + 2}: {field} {what} (got {_cell(df[field].iloc[row])})")
+    df.attrs["run"] = None if pages else run
     return df
 
 

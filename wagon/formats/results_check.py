@@ -14,8 +14,10 @@ import re
 
 import numpy as np
 
+from .limits import MAX_RUN_S, TIME_SLACK_S
+
 __all__ = ["ERROR_KINDS", "EARLY_S", "MAX_BYTES", "check_layout", "too_many",
-           "fields_per_line", "check_rows"]
+           "fields_per_line", "check_rows", "check_run"]
 
 #: every outcome a request row may name ("" is a success)
 ERROR_KINDS = ("http_4xx", "http_5xx", "refused", "connect_timeout", "connect_error",
@@ -119,6 +121,7 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
             low = 0.0 if c in DURATIONS else -EARLY_S
             first(v < low, c, "must be ≥ 0 seconds" if c in DURATIONS else
                   "must not be before the run's t0")
+            first(v > MAX_RUN_S, c, f"must be at most {MAX_RUN_S:g} seconds (a run's limit)")
         elif c != "error":
             first(df[c].isin(("",)), c, "must not be empty")
     if "status" in columns:
@@ -130,6 +133,8 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
         for kind, lo in (("http_4xx", 400), ("http_5xx", 500)):
             first(e.isin((kind,)).to_numpy() & ((s < lo) | (s > lo + 99)), "status",
                   f"must be in [{lo}, {lo + 99}] for {kind}")
+        first((df["connected"].notna() & df["connect_start"].isna()).to_numpy(), "connect_start",
+              "must be present when connected is (a connection is begun before it is made)")
         ok = e.isin(("",)).to_numpy()
         first(ok & ((s < 100) | (s > 399)), "status", "must be in [100, 399] for a success")
         first(ok & (df["start"].isna() | df["last_byte"].isna()).to_numpy(), "last_byte",
@@ -142,9 +147,33 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
               "must be present exactly when done is")
         first((took - df["response_time"]).abs() > ROUNDING_S, "response_time",
               "must be done − start")
+    if "status" not in columns:
+        first(df.duplicated(["session", "page", "intended"]).to_numpy(), "page",
+              "is a page its session already has at this intended time (a repeated row)")
     for a, b, settled in ORDER:
         if a in columns and b in columns:
             wrong = (df[b] < df[a]).to_numpy()
             first(wrong & ~df["error"].isin(("in_flight",)).to_numpy() if settled else wrong, b,
                   f"must not be before {a}" + (" (unless in flight)" if settled else ""))
+    return min(problems, key=lambda p: p[0], default=None)
+
+
+def check_run(df, columns: dict[str, str], run: dict) -> tuple[int, str, str] | None:
+    """The first row of ``df`` that its run file ``run`` contradicts: a class the run did not
+    have, a time after the run's recorded end (``duration_s`` + ``TIME_SLACK_S``)."""
+    problems = []
+    classes = run.get("classes")
+    if classes:
+        bad = np.flatnonzero(~df["class"].isin(classes).to_numpy())
+        if len(bad):
+            problems.append((int(bad[0]), "class", "is not a class of the run (its run file's "
+                             "classes)"))
+    end = (run.get("summary") or {}).get("duration_s")
+    if end is not None:
+        for c, t in columns.items():
+            if t == "float" and c not in DURATIONS:
+                bad = np.flatnonzero((df[c] > end + TIME_SLACK_S).to_numpy())
+                if len(bad):
+                    problems.append((int(bad[0]), c, f"is after the run's end ({end:.3f} s, "
+                                     "its run file's duration_s)"))
     return min(problems, key=lambda p: p[0], default=None)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from .limits import MAX_RUN_S, SPEEDUP
+
 __all__ = ["RESULTS_FORMAT", "RESULTS_VERSION", "RUN_SCHEMA", "check_json"]
 
 RESULTS_FORMAT = "wagon-results"
@@ -97,7 +99,7 @@ SUMMARY = _object(
      "sessions": _object({k: _count() for k in ("started", "late", "completed",
                                                 "interrupted")}),
      "connections": _count(),
-     "duration_s": SECONDS,
+     "duration_s": {"type": "number", "minimum": 0, "maximum": MAX_RUN_S},
      "warnings": {"type": "array", "items": {"type": "string"}}},
     {"stopped_by": {"type": ["string", "null"]},
      "dead_workers": {"type": "array", "items": {"type": "string"}},
@@ -111,7 +113,9 @@ SUMMARY = _object(
      "open_connections": _object({"per_second": {"type": "array",
                                                  "items": {"type": "integer"}},
                                   "peak": _count()}),
-     "generator": {"type": "object"}, "thresholds": {"type": "array"},
+     "generator": _object({"start_lag": LATENCY, "loop_lag": LATENCY},
+                          {"cpu": {"type": ["number", "null"], "minimum": 0}}),
+     "thresholds": {"type": "array"},
      "tls": _object({"handshakes": _count(), "resumed": _count()}),
      "window": _object({"from_s": SECONDS, "to_s": {"type": ["number", "null"], "minimum": 0},
                         "seconds": SECONDS}),
@@ -127,10 +131,15 @@ RUN_SCHEMA = _object(
      "options": _object({"target": {"type": "string"}, "workers": _count(1),
                          "fail_on": {"type": "array", "items": {"type": "string"}}},
                         {"warmup": SECONDS, "cooldown": SECONDS,
-                         "max_time": {"type": ["number", "null"], "minimum": 0}}),
+                         "max_time": {"type": ["number", "null"], "minimum": 0},
+                         "timeout": SECONDS, "connect_timeout": SECONDS,
+                         "request_timeout": {"type": ["number", "null"], "minimum": 0},
+                         "follow_redirects": {"type": "boolean"},
+                         "emulation": {"type": "boolean"},
+                         "loss": {"type": "number", "minimum": 0, "maximum": 1}}),
      "summary": {"type": ["object", "null"], **{k: v for k, v in SUMMARY.items()
                                                 if k != "type"}}},
-    {"speedup": {"type": "number", "exclusiveMinimum": 0},
+    {"speedup": {"type": "number", "minimum": SPEEDUP[0], "maximum": SPEEDUP[1]},
      "model": {"type": ["object", "null"],
                "properties": {"name": {"type": ["string", "null"]},
                               "digest": {"type": ["string", "null"]}}},

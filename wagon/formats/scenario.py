@@ -29,10 +29,12 @@ from typing import BinaryIO, Iterator, TextIO
 
 import numpy as np
 
+from ..source import MAX_DOCUMENT_BYTES, open_regular
 from . import numtext as nt
 from .atomic import atomic_write
 from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
+from .limits import MAX_RUN_S, SPEEDUP
 from .site import SiteSpec
 from .strict_json import json_ready
 
@@ -301,7 +303,8 @@ class Scenario:
         return float(self.header.get("options", {}).get("speedup") or 1.0)
 
     def _open(self) -> BinaryIO:
-        return io.BytesIO(self.data) if self.data is not None else open(self.path, "rb")
+        return io.BytesIO(self.data) if self.data is not None else \
+            open_regular(self.path, ScenarioError)
 
     def sessions(self) -> Iterator[ScenarioSession]:
         """The sessions, checked line by line (in order of start time, as the format says)."""
@@ -352,6 +355,7 @@ class Scenario:
         if b is None or not len(b):
             return None
         ok = (b.starts[0] >= last and (np.diff(b.starts) >= 0).all()
+              and b.starts[-1] <= MAX_RUN_S and b.thinks.max(initial=0) <= MAX_RUN_S
               and b.ids[0] > last_id and (np.diff(b.ids) > 0).all()
               and b.classes.max() < len(self.classes) and b.pages.max() < len(self.site.page_urls)
               and (b.agents is None or b.agents.max() < len(self.agents))
@@ -421,8 +425,8 @@ class Scenario:
                 raise ScenarioError(f"{where}: '{key}' is missing or not {_kind(kind)}")
         if d["id"] >= 1 << 63:
             raise ScenarioError(f"{where}: 'id' must be below 2**63")
-        if not (math.isfinite(d["start"]) and d["start"] >= 0):
-            raise ScenarioError(f"{where}: 'start' must be a finite time ≥ 0")
+        if not 0 <= d["start"] <= MAX_RUN_S:
+            raise ScenarioError(f"{where}: 'start' must be a time in [0, {MAX_RUN_S:g}] s")
         if not 0 <= d["class"] < len(self.classes):
             raise ScenarioError(f"{where}: class {d['class']} does not exist "
                                 f"({len(self.classes)} classes in the header)")
@@ -444,8 +448,9 @@ class Scenario:
                                     "[page, think, view]")
             if not 0 <= c[0] < pages:
                 raise ScenarioError(f"{where}: click {k} names page {c[0]}, the site has {pages}")
-            if not (math.isfinite(c[1]) and c[1] >= 0):
-                raise ScenarioError(f"{where}: click {k} has a negative or infinite think time")
+            if not 0 <= c[1] <= MAX_RUN_S:
+                raise ScenarioError(f"{where}: click {k}'s think time must be in [0, "
+                                    f"{MAX_RUN_S:g}] s")
             view = c[2] if len(c) == 3 else 0
             if not 0 <= view <= len(self.site.page_views[c[0]]):
                 raise ScenarioError(f"{where}: click {k} names view {view} of page {c[0]}, "
@@ -470,11 +475,14 @@ def read_scenario(path: str | os.PathLike) -> Scenario:
     (3, ['lan/http11'])
     """
     path = str(path)
-    try:
-        with open(path, "rb") as f:
-            first = f.readline()
-    except OSError as e:
-        raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    with open_regular(path, ScenarioError) as f:
+        try:
+            first = f.readline(MAX_DOCUMENT_BYTES + 1)
+        except OSError as e:
+            raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    if len(first) > MAX_DOCUMENT_BYTES:
+        raise ScenarioError(f"{path}:1: the header line is longer than {MAX_DOCUMENT_BYTES:,} "
+                            "bytes")
     other = wrong_kind(path, "a wagon scenario")
     if other:
         raise ScenarioError(other)
@@ -509,9 +517,10 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
         raise ScenarioError(f"{path}:1: the header needs at least one class")
     options = h.get("options", {})
     speedup = options.get("speedup") if isinstance(options, dict) else 0
-    if not (speedup is None or type(speedup) in (int, float) and 0 < speedup < math.inf):
+    if not (speedup is None or type(speedup) in (int, float) and
+            SPEEDUP[0] <= speedup <= SPEEDUP[1]):
         raise ScenarioError(f"{path}:1: the header's options must be an object, its speedup "
-                            "a finite number > 0")
+                            f"a number in [{SPEEDUP[0]:g}, {SPEEDUP[1]:g}]")
     delays = h.get("object_delays")
     q = delays.get("quantiles") if isinstance(delays, dict) else None
     if delays is not None and not (

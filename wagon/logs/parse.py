@@ -13,6 +13,7 @@ import io
 import mmap
 import os
 import re
+import stat
 import sys
 import zlib
 from collections import Counter
@@ -22,6 +23,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..source import open_stream
 from .clean import clean_requests, distinct_times
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
 from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
@@ -844,12 +846,19 @@ def _sniff(name: str, stream: BinaryIO) -> BinaryIO:
 def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
     """(decompressed stream, underlying raw file for progress) of a path, or of stdin for '-'."""
     if path == "-":
-        return _sniff(path, sys.stdin.buffer), None
-    try:
-        raw = open(path, "rb")
-    except OSError as e:
-        raise LogError(f"{path}: {e.strerror or e}") from None
+        return _sniff(path, _stdin()), None
+    raw = open_stream(path, LogError)
     return _sniff(path, raw), raw
+
+
+def _stdin() -> BinaryIO:
+    """Standard input as a log: a pipe, a file or a terminal; a device (``< /dev/zero``) is a
+    LogError, as it is given by name."""
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if (stat.S_ISCHR(mode) and not sys.stdin.isatty()) or stat.S_ISBLK(mode) or \
+            stat.S_ISDIR(mode):
+        raise LogError("-: standard input is a device, not a log file or a pipe")
+    return sys.stdin.buffer
 
 
 def _reached(stream: BinaryIO, done: int) -> int:
@@ -1385,7 +1394,7 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
     col.stats.inputs.append(piece.path)
     head = None
     if piece.path == "-":
-        stream = _sniff(piece.path, sys.stdin.buffer)
+        stream = _sniff(piece.path, _stdin())
     elif piece.spool is not None:                 # decompressed lines (wagon.logs.spool)
         head, stream = piece.head, open(piece.spool, "rb")
     elif piece.start or piece.stop is not None:

@@ -19,6 +19,8 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..source import not_regular
+
 try:                                  # zstd: Python 3.14's module, or its backport before it
     from compression import zstd      # type: ignore[import-not-found]
 except ImportError:
@@ -126,7 +128,7 @@ def plan(paths: list[str], piece_bytes: int = PIECE_BYTES, spread: int = 1) -> l
     found: list[tuple[int, str, str | None, int]] = []      # index, path, compression, size
     out: list[Piece] = []
     for index, path in enumerate(paths):
-        if path == "-":
+        if path == "-" or not_regular(path):     # a stream (a pipe), or refused when parsed
             out.append(Piece(path, index))
             continue
         try:
