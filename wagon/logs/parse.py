@@ -984,7 +984,16 @@ def detect_format(sample: bytes, opts: _Options | None = None, strict: bool = Fa
     backtrack at length on lines of another layout). Returns (layout, lines parsed, lines
     tried)."""
     opts = opts or _Options()
-    head = _sample_lines(sample)
+    return _detect(_sample_lines(sample), opts.keep_query, opts.epa_base, opts.client,
+                   opts.mixed, strict)
+
+
+@functools.lru_cache(maxsize=16)
+def _detect(head: bytes, keep_query: bool, epa_base: float, client: str, mixed: bool,
+            strict: bool) -> tuple[_Layout, int, int]:
+    """``detect_format`` of a sample's first lines, once per process: every piece of a file
+    detects from the file's head (a 1 GB log's 16 pieces tried the 34 layouts 16 times)."""
+    opts = _Options(keep_query, epa_base, client, mixed)
     fields = _FIELDS.search(head)
     layout = None
     if fields is not None:
