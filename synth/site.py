@@ -23,6 +23,7 @@ import numpy as np
 
 from ..formats.model import Model
 from ..formats.site import PageView, SiteSpec
+from .once import OncePool, copies_for, once_url
 
 __all__ = ["ModelSite", "resolve_site", "concrete_url", "DEFAULT_PAGE_SIZE",
            "DEFAULT_OBJECT_SIZE", "MAX_LINKS", "TAIL_PAGES"]
@@ -51,6 +52,7 @@ class ModelSite:
     view_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                                       # CSR rows 2·page (first view), 2·page + 1 (repeat)
                                       # of (view, cumulative probability): ``_routing``
+    once: OncePool | None = None      # the copies of one-time pages and views (synth.once)
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
@@ -198,13 +200,15 @@ def _tail_popularity(rem: dict, m: int) -> np.ndarray:
     return p / p.sum() if p.sum() > 0 else np.full(m, 1.0 / m)
 
 
-def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 1.0
-                 ) -> ModelSite:
-    """The complete site of ``model`` (a Zipf site of ``pages`` pages when it has none)."""
+def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 1.0,
+                 scale: float = 1.0) -> ModelSite:
+    """The complete site of ``model`` (a Zipf site of ``pages`` pages when it has none), with
+    the copies of its one-timers that a run of ``scale`` times the log's clicks needs
+    (``synth.once``)."""
     rng = np.random.default_rng(SITE_SEED)
     site = model.site if model is not None else {}
     if site.get("pages"):
-        return _model_site(model, site, rng)
+        return _model_site(model, site, rng, scale)
     # no site in the model: Zipf popularity over generated pages
     pop = 1.0 / np.arange(1, pages + 1) ** zipf_exponent
     pop /= pop.sum()
@@ -215,7 +219,7 @@ def resolve_site(model: Model | None, pages: int = 1000, zipf_exponent: float = 
                      np.zeros(0))
 
 
-def _model_site(model: Model, site: dict, rng: np.random.Generator) -> ModelSite:
+def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float) -> ModelSite:
     """The site a model describes, its remainder (if any) as generated pages at the end."""
     head = site["pages"]
     n = len(head)
@@ -255,12 +259,59 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator) -> ModelSite
     ptr, to, cum = _routing(n_rows, transitions)
     views = [[PageView(tuple(v["objects"]), frozenset(v.get("revalidated", [])),
                        v.get("page_revalidated", False)) for v in p.get("views", [])]
-             for p in head]
+             for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes, views + [[] for _ in range(len(urls) - n)])
+                    object_urls, object_sizes, views)
+    once = _once_pool(head, spec, copies_for(scale))
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
                      hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
-                     _view_rows(head, len(urls)))
+                     _view_rows([head[o] if o < n else {} for o in once.origin.tolist()],
+                                len(spec.page_urls)), once)
+
+
+def _object_references(head: list[dict], objects: int) -> np.ndarray:
+    """How many clicks of the model's pages fetched each object (by its views; every click
+    of a page without views fetched all its objects)."""
+    refs = np.zeros(objects, np.int64)
+    for page in head:
+        fetched = ([(v["objects"], v["first"] + v["repeat"]) for v in page["views"]]
+                   if page.get("views") else [(page.get("objects", []), page.get("hits", 1))])
+        for objs, clicks in fetched:
+            np.add.at(refs, np.asarray(objs, np.int64), clicks)
+    return refs
+
+
+def _once_pool(head: list[dict], spec: SiteSpec, copies: int) -> OncePool:
+    """Copies 1 .. ``copies`` − 1 of the one-time views of the model's pages (appended to
+    their pages' views, with copies of their one-time objects) and of its one-time pages
+    (appended to the site), written into ``spec``; where they are (``synth.once``)."""
+    refs = _object_references(head, len(spec.object_urls))
+    slots = {}
+    for p, page in enumerate(head):
+        for v, view in enumerate(page.get("views", [])):
+            lone = [o for o in view["objects"] if refs[o] == 1]
+            if view["first"] + view["repeat"] != 1 or not lone:
+                continue
+            slots[(p, v + 1)] = len(spec.page_views[p]) + 1
+            base = spec.view(p, v + 1)
+            for c in range(1, copies):
+                fresh = {o: len(spec.object_urls) + i for i, o in enumerate(lone)}
+                spec.object_urls += [once_url(spec.object_urls[o], c) for o in lone]
+                spec.object_sizes += [spec.object_sizes[o] for o in lone]
+                spec.page_objects[p] += fresh.values()
+                spec.page_views[p].append(PageView(tuple(fresh.get(o, o) for o in base.objects),
+                                                   base.revalidated, base.page_revalidated))
+    pages = np.array([p for p, page in enumerate(head) if page.get("hits") == 1], np.int64)
+    first, origin = len(spec.page_urls), np.arange(len(spec.page_urls))
+    for p in pages.tolist():
+        for c in range(1, copies):
+            spec.page_urls.append(once_url(spec.page_urls[p], c))
+            spec.page_sizes.append(spec.page_sizes[p])
+            spec.page_objects.append(spec.page_objects[p])
+            spec.page_links.append(spec.page_links[p])
+            spec.page_views.append(spec.page_views[p])
+    origin = np.r_[origin, np.repeat(pages, copies - 1)]
+    return OncePool(copies, pages, first, slots, origin)
 
 
 def _view_rows(pages: list[dict], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -23,6 +23,7 @@ from ..logs.sessions import Sessions, View, extension_flags
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
+from .urlspace import url_space, url_space_lines
 
 __all__ = ["FitResult", "fit_sessions", "fit_samples", "build_model", "observations"]
 
@@ -73,7 +74,8 @@ class FitResult:
                 "object_click_share": object_click_share(self.sessions.counts),
                 "looks_sampled": looks_sampled(self.sessions.counts),
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
-                "arrivals": self.model.arrivals, "model": output, "plots": plots}
+                "arrivals": self.model.arrivals, "url_space": self.model.data.get("url_space"),
+                "model": output, "plots": plots}
 
     def clients_text(self) -> str:
         """``clients 61  robots 1 (25 requests left out; robots.txt 1)``: the summary's words,
@@ -119,6 +121,8 @@ class FitResult:
                 f"{name} " + ", ".join(f"{law} {d:.3g}" for law, d in t.items())
                 for name, t in ties.items()))
         out += self._interval_lines()
+        if self.model.data.get("url_space"):
+            out += ["", *url_space_lines(self.model.data["url_space"])]
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
         out.append("")
@@ -363,6 +367,7 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "variables": variables,
         "arrivals": arrivals,
         "site": _site_json(sessions, max_pages, variants, object_extensions),
+        "url_space": url_space(sessions),
     }
     if sessions.agents:
         data["agents"] = {"sessions": dict(sessions.agents)}
