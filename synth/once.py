@@ -12,6 +12,15 @@ families, with their sizes. One-timers then appear at the log's rate (the routin
 as often as the log did), each referenced once, their sizes the log's one-timers' (the
 size–popularity relation of ProWGen, Busari & Williamson 2002). A run that needs more than
 ``copies`` of a URL reuses the last (``exhausted`` counts them).
+
+The pages the log clicked k ≥ 2 times are drawn Poisson(λ = k·scale) times as well: E₁ =
+Σ λ·e^-λ of them come out clicked once, one-timers the log did not have. So that the run's
+one-time pages stay the log's (O·scale, O the log's one-time pages), the clicks on one-time
+pages keep at most ``keep`` = 1 − E₁ / (O·scale) of them, and at most O·scale − E₁ in all,
+on URLs clicked once: a click that would pass that goes to the URL clicked once most recently
+(which is then clicked twice) instead of a new one. A one-time view's copies, whose objects
+bring at most B·scale one-time objects in all (B: the one-time objects of the log's one-time
+views); a view drawn past that fetches its last copy again.
 """
 from __future__ import annotations
 
@@ -43,61 +52,68 @@ class OncePool:
 
     copies: int
     pages: np.ndarray                 # one-time pages (site indices)
+    keep: float                       # the share of one-time clicks left on URLs clicked once
+    cap: float                        # and their most (E₁ taken from O·scale)
     first_copy: int                   # site index of pages[0]'s copy 1; then by page and copy
-    views: dict[tuple[int, int], int] = field(default_factory=dict)
+    views: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
                                       # (page, one-time view) → index of its copy 1 among the
-                                      # page's views (copies c = 1.. follow it)
+                                      # page's views (copies c = 1.. follow it), and how many
+                                      # one-time objects it has
     origin: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
                                       # site index → the page it copies (itself if none)
     used_pages: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    lone: list[int] = field(default_factory=list)   # URLs clicked once, in order
+    clicks: int = 0                   # clicks on one-time pages so far
     used_views: dict[tuple[int, int], int] = field(default_factory=dict)
+    view_cap: float = 0.0             # one-time objects the views' copies bring, at most
+    fresh_objects: int = 0            # one-time objects the views' copies brought so far
     exhausted: int = 0
 
     def __post_init__(self) -> None:
         self.used_pages = np.zeros(len(self.pages), np.int64)
         self._slot = {int(p): i for i, p in enumerate(self.pages.tolist())}
 
-    def _turns(self, keys: np.ndarray, used: np.ndarray) -> np.ndarray:
-        """Each key's copy number: how many times it came before, in this batch and before."""
-        order = np.argsort(keys, kind="stable")
-        k = keys[order]
-        start = np.r_[0, np.flatnonzero(k[1:] != k[:-1]) + 1]
-        rank = np.arange(len(k)) - np.repeat(start, np.diff(np.r_[start, len(k)]))
-        out = np.empty(len(keys), np.int64)
-        out[order] = rank + used[k]
-        np.add.at(used, keys, 1)
-        self.exhausted += int(np.sum(out >= self.copies))
-        return np.minimum(out, self.copies - 1)
-
     def pages_of(self, pages: np.ndarray) -> np.ndarray:
-        """The clicks' pages with each one-time page's c-th click moved to its c-th copy."""
+        """The clicks' pages with each click on a one-time page moved to the next URL of its
+        family, or to the URL clicked once most recently when one more URL clicked once would
+        pass ``keep`` of the clicks or ``cap``."""
         slot = np.array([self._slot.get(int(p), -1) for p in pages.tolist()], np.int64)
-        hit = slot >= 0
-        if not hit.any():
-            return pages
-        c = self._turns(slot[hit], self.used_pages)
+        hit = np.flatnonzero(slot >= 0)
         out = pages.copy()
-        out[hit] = np.where(c == 0, pages[hit],
-                            self.first_copy + slot[hit] * (self.copies - 1) + c - 1)
+        for i, s in zip(hit.tolist(), slot[hit].tolist()):
+            self.clicks += 1
+            if self.lone and len(self.lone) >= min(self.keep * self.clicks, self.cap):
+                out[i] = self.lone.pop()
+                continue
+            used = int(self.used_pages[s])
+            self.used_pages[s] = used + 1
+            if used >= self.copies:
+                self.exhausted += 1
+            c = min(used, self.copies - 1)
+            out[i] = pages[i] if c == 0 else self.first_copy + s * (self.copies - 1) + c - 1
+            if used < self.copies:
+                self.lone.append(int(out[i]))
         return out
 
     def views_of(self, pages: np.ndarray, views: np.ndarray) -> np.ndarray:
-        """The clicks' views with each one-time view's c-th fetch moved to its c-th copy."""
-        if not self.views:
-            return views
-        origin = self.origin[pages]
-        keys = [self.views.get((int(p), int(v)), -1)
-                for p, v in zip(origin.tolist(), views.tolist())]
-        hit = np.flatnonzero(np.array(keys) >= 0)
-        if not len(hit):
-            return views
-        names = [(int(origin[i]), int(views[i])) for i in hit.tolist()]
-        ids = {k: i for i, k in enumerate(dict.fromkeys(names))}
-        used = np.array([self.used_views.get(k, 0) for k in ids], np.int64)
-        c = self._turns(np.array([ids[k] for k in names], np.int64), used)
-        for k, n in zip(ids, used.tolist()):
-            self.used_views[k] = n
+        """The clicks' views with each one-time view's c-th fetch moved to its c-th copy, but
+        for a fetch whose one-time objects would pass ``view_cap``: it takes the view's last
+        copy again (whose objects are then fetched twice)."""
         out = views.copy()
-        out[hit] = np.where(c == 0, views[hit],
-                            np.array([keys[i] for i in hit.tolist()]) + c - 1)
+        if not self.views:
+            return out
+        for i, (p, v) in enumerate(zip(self.origin[pages].tolist(), views.tolist())):
+            if (p, v) not in self.views:
+                continue
+            first, lone = self.views[(p, v)]
+            used = self.used_views.get((p, v), 0)
+            if used and self.fresh_objects + lone > self.view_cap:
+                c = min(used, self.copies) - 1
+            else:
+                self.used_views[(p, v)] = used + 1
+                self.fresh_objects += lone if used < self.copies else 0
+                self.exhausted += used >= self.copies
+                c = min(used, self.copies - 1)
+            if c:
+                out[i] = first + c - 1
         return out

@@ -6,7 +6,8 @@ the clicks (lognormal LRU stack distances), each with its goodness of fit. ProWG
 Williamson 2002) and SURGE (Barford & Crovella 1998) model a workload's URLs by these.
 
 References are counted as the model's site holds them: a page's by its clicks, an object's by
-the clicks whose view fetched it (every click of its page when the log gave no views).
+the clicks whose view fetched it (every click of its page when the log gave no views); a page
+also fetched within clicks (a view may hold a page) is a page with both.
 """
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ GROWTH_POINTS = 64             # log-spaced click counts the growth law is fitte
 
 
 def references(site: Site) -> tuple[dict[int, int], dict[int, int]]:
-    """References per page (its clicks) and per object (the clicks that fetched it)."""
+    """References per page (its clicks, and the clicks that fetched it within theirs) and per
+    object (a URL never clicked: the clicks that fetched it), so that each URL is counted once
+    with all its references, as ``wagon compare`` counts a log's."""
     objects: dict[int, int] = {}
     for page, hits in site.page_hits.items():
         views = site.page_views.get(page)
@@ -34,7 +37,10 @@ def references(site: Site) -> tuple[dict[int, int], dict[int, int]]:
         for urls, clicks in fetched:
             for o in urls:
                 objects[o] = objects.get(o, 0) + clicks
-    return dict(site.page_hits), objects
+    pages = dict(site.page_hits)
+    for o in set(objects) & set(pages):
+        pages[o] += objects.pop(o)
+    return pages, objects
 
 
 def _zipf(refs: np.ndarray) -> dict | None:
@@ -76,12 +82,14 @@ def _growth(clicks: np.ndarray) -> dict | None:
     """Heaps' law D(n) = K·n^β of the distinct pages D among the first n clicks, fitted by
     least squares on log D at GROWTH_POINTS log-spaced n from 10; R² and the largest relative gap
     between the law and the log's D say how well."""
-    if len(clicks) < 10:
+    if len(clicks) < 20:
         return None
     new = np.zeros(len(clicks), bool)
     new[np.unique(clicks, return_index=True)[1]] = True
     distinct = np.cumsum(new)
     n = np.unique(np.geomspace(10, len(clicks), GROWTH_POINTS).astype(np.int64))
+    if len(n) < 3 or np.ptp(distinct[n - 1]) == 0:
+        return None
     fit = stats.linregress(np.log(n), np.log(distinct[n - 1]))
     law = np.exp(fit.intercept) * n ** fit.slope
     return {"law": "heaps", "K": math.exp(fit.intercept), "beta": fit.slope,
