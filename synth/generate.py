@@ -166,7 +166,7 @@ class Generator:
         self.arrivals = Arrivals(arrivals, self.rate, model,
                                  gaps.parent if arrivals == "renewal" else None,
                                  o.deterministic, o.seed)
-        self.site: ModelSite = resolve_site(model, o.pages, o.zipf)
+        self.site: ModelSite = resolve_site(model, o.pages, o.zipf, self._scale())
         self.delays: dict | None = model.site.get("object_delays") if model is not None else None
         self.class_p = np.array([c.weight for c in self.classes])
         self.agents = AgentMix(model.agents if model is not None else {}, self.classes)
@@ -191,6 +191,15 @@ class Generator:
         if o.sessions is not None:
             return o.sessions
         return int(o.duration * self.rate * self.profile.mean_multiplier(o.duration))
+
+    def _scale(self) -> float:
+        """About how many times the model's log's clicks the run will have (1 without a
+        log's count or a finite mean of clicks)."""
+        logged = self.model.provenance.get("clicks") if self.model is not None else None
+        mean = float(self.clicks.mean)
+        if not logged or not math.isfinite(mean):
+            return 1.0
+        return self.expected_sessions() * mean / logged
 
     def expected_bytes(self) -> float:
         """About how many bytes the scenario file will take (the header, and each session's
@@ -285,8 +294,13 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
+        once = self.site.once
+        if once is not None:
+            pages = once.pages_of(pages)
         views = (self.site.views(pages, _repeats(pages, ptr), rng)
                  if self.site.view_rows is not None else None)
+        if once is not None and views is not None:
+            views = once.views_of(pages, views)
         return SessionBatch(np.arange(first_id, first_id + n), starts / o.speedup, classes, ptr,
                             pages, thinks / o.speedup, views=views)
 

@@ -37,44 +37,14 @@ import math
 import numpy as np
 from scipy import stats
 
-from .digest import STACK_LIMIT, Digest, Value, digest
+from ..logs.locality import stack_distances
+from .digest import Digest, Value, digest
 from .equivalence import difference, ks_equivalence
 from .options import CompareOptions
 from .workload import Workload
 
 __all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence",
            "overall", "verdict_line"]
-
-
-def stack_distances(codes: np.ndarray, limit: int = STACK_LIMIT) -> np.ndarray:
-    """LRU stack distance of each re-reference (first references excluded), on at most
-    ``limit`` requests (a Fenwick tree over positions: O(n log n))."""
-    codes = codes[:limit]
-    n = len(codes)
-    tree = np.zeros(n + 1, np.int64)
-
-    def add(i: int, v: int) -> None:
-        i += 1
-        while i <= n:
-            tree[i] += v
-            i += i & -i
-
-    def total(i: int) -> int:          # sum over positions < i
-        s = 0
-        while i > 0:
-            s += tree[i]
-            i -= i & -i
-        return s
-    last: dict[int, int] = {}
-    out = []
-    for i, c in enumerate(codes.tolist()):
-        j = last.get(c)
-        if j is not None:
-            out.append(total(i) - total(j + 1))   # distinct URLs referenced since
-            add(j, -1)
-        add(i, 1)
-        last[c] = i
-    return np.asarray(out, float)
 
 
 def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:

@@ -35,7 +35,7 @@ from ..replay import ReplayError, ReplayOptions, replay
 from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
 from ..replay.runner import check_network
 from ..replay.scheduler import class_override
-from ..synth import Generator, SynthError, SynthOptions, resolve_site, synthesize
+from ..synth import Generator, SynthError, SynthOptions, synthesize
 from ..synth.reference import wagon_model
 from .closed import clicks_needed, closed_loop
 from .recipe import Cell, Recipe, RecipeError
@@ -176,10 +176,11 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
     else:                                 # the clicks due in the run's seconds, no later one
         due = scaled_scenario(str(drawn), 1.0, span, r["warmup"], str(scenario)).offered
     drawn.unlink()
-    key = (w["model"], w["pages"])
-    if key not in sites:                  # the site depends on the model and its page count
-        sites[key] = out / "sites" / f"site-{len(sites)}"
-        build_site(resolve_site(gen.model, pages=w["pages"]).spec, sites[key])
+    once = gen.site.once
+    key = (w["model"], w["pages"], once.copies if once is not None else 0)
+    if key not in sites:                  # the site depends on the model, its page count and
+        sites[key] = out / "sites" / f"site-{len(sites)}"    # the run's one-timer copies
+        build_site(gen.site.spec, sites[key])
     params = {k: v for k, v in srv.items() if k not in ("kind", "template")}
     template = recipe.resolve(srv["template"]) if srv["template"] else None
     with start(srv["kind"], params, sites[key], run.folder / "server", template=template,

@@ -36,14 +36,15 @@ if TYPE_CHECKING:
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES"]
 
-MODEL_VERSION = 5           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 6           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
                             # bootstrap_replicates (and in their table rows); 4 adds, optional:
                             # site.pages[].views, site.object_delays, arrivals.process; 5
                             # adds: the law "spliced" with variables.*.body, optional
-                            # variables.*.law_mean, near_ties (and table rows' refused, body)
+                            # variables.*.law_mean, near_ties (and table rows' refused, body);
+                            # 6 adds, optional: url_space
 
 #: percentiles 0..100 of each rank's delays in ``site.object_delays``
 DELAY_QUANTILES = 101
@@ -253,6 +254,7 @@ def validate(data: object, path: str = "model") -> None:
     _check_profile(data.get("arrivals", {}), path)
     _check_process(data.get("arrivals", {}), path)
     _check_agents(data.get("agents", {}), path)
+    _check_url_space(data.get("url_space"), path)
     site = data.get("site", {})
     pages, objects = site.get("pages", []), site.get("objects", [])
     _check(isinstance(pages, list) and isinstance(objects, list), path,
@@ -402,6 +404,28 @@ def _check_remainder(rem: object, pages: int, path: str) -> None:
 
 
 _FAMILY = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+
+def _check_url_space(u: object, path: str) -> None:
+    """``url_space`` (version 6, optional): per kind of URL, counts with ``once`` ≤ ``urls`` ≤
+    ``references``; the fitted parts (``zipf``, ``size_rank``, ``growth``, ``locality``) are
+    objects or null."""
+    if u is None:
+        return
+    _check(isinstance(u, dict), path, "'url_space' is not an object")
+    assert isinstance(u, dict)
+    for kind in ("pages", "objects"):
+        k = u.get(kind)
+        _check(isinstance(k, dict) and all(_count(k.get(f)) for f in
+                                           ("urls", "references", "once"))
+               and k["once"] <= k["urls"] <= k["references"], path,
+               f"url_space.{kind} needs counts once ≤ urls ≤ references")
+        for part in ("zipf", "size_rank"):
+            _check(isinstance(k.get(part), (dict, type(None))), path,
+                   f"url_space.{kind}.{part} is not an object or null")
+    for part in ("growth", "locality"):
+        _check(isinstance(u.get(part), (dict, type(None))), path,
+               f"url_space.{part} is not an object or null")
 
 
 def _check_agents(agents: object, path: str) -> None:

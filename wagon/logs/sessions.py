@@ -349,13 +349,12 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     >>> sessions.counts["sessions"], sessions.counts["clicks"]
     (931, 4963)
     """
-    return merge_partials([sessionize_requests(req, rules, keep_clicks=True)], rules, seed)
+    return merge_partials([sessionize_requests(req, rules)], rules, seed)
 
 
-def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
-                        keep_clicks: bool = False) -> Partial:
+def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> Partial:
     """Sessions of ``req`` as a ``Partial``: what merges with the partials of other clients
-    (``merge_partials``); ``keep_clicks``: also each click's time, session and URL."""
+    (``merge_partials``), with each click's time, session and URL."""
     client = _client_codes(req, rules.identity)
     counts: dict = {"requests": len(req), "clients": int(np.count_nonzero(np.bincount(client)))}
     if rules.keep_robots:
@@ -453,7 +452,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                                       len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
                    delay_pairs=_delay_pairs(t, cs, click_of, member),
-                   clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
+                   clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]))
 
 
 def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
@@ -594,6 +593,22 @@ class Partial:
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (rank, delay bin, next delay bin, pairs)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
+                                            # of each click
+
+
+def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The partials' clicks as one stream (time, session, URL in the merged table), sessions
+    numbered partial after partial, clicks in order of time (ties by URL text, then session:
+    the same stream whatever the partition but for the sessions' numbers)."""
+    if len(partials) == 1 and partials[0].clicks is not None:
+        return partials[0].clicks
+    first = np.cumsum([0] + [p.counts.get("sessions", 0) for p in partials])
+    time, session, url = (np.concatenate(c) for c in zip(*(
+        (p.clicks[0], p.clicks[1] + f, m[p.clicks[2]].astype(np.int32))
+        for p, f, m in zip(partials, first.tolist(), maps) if p.clicks is not None)))
+    order = np.lexsort((session, url, time))
+    return time[order], session[order], url[order]
 
 
 def _merged(tallies: list[np.ndarray], maps: list[np.ndarray], url_columns: int) -> np.ndarray:
@@ -715,9 +730,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         samples[name] = np.concatenate([p.samples.pop(name) for p in partials])
     families = sum(p.agents for p in partials)
     agents = {f: int(c) for f, c in zip(FAMILIES, families) if c}
-    lone = partials[0].clicks if len(partials) == 1 else None
-    click_time, click_session, click_url = lone or (np.zeros(0), np.zeros(0, np.int64),
-                                                    np.zeros(0, np.int32))
+    click_time, click_session, click_url = _merged_clicks(partials, maps)
     return Sessions(rules=rules, counts=counts, click_time=click_time,
                     click_session=click_session, click_url=click_url, session_start=starts,
                     samples=samples, site=site, resolution=resolution, recorded_start=recorded,

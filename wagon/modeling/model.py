@@ -24,6 +24,7 @@ from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
+from .urlspace import url_space, url_space_lines
 
 __all__ = ["FitResult", "fit_sessions", "fit_samples", "build_model", "observations"]
 
@@ -74,8 +75,8 @@ class FitResult:
                 "object_click_share": object_click_share(self.sessions.counts),
                 "looks_sampled": looks_sampled(self.sessions.counts),
                 "variables": self.model.data["variables"], "skipped_variables": self.skipped,
-                "arrivals": self.model.arrivals, "delay_dependence": self.delay_dependence,
-                "model": output, "plots": plots}
+                "arrivals": self.model.arrivals, "url_space": self.model.data.get("url_space"),
+                "delay_dependence": self.delay_dependence, "model": output, "plots": plots}
 
     @property
     def delay_dependence(self) -> dict | None:
@@ -126,6 +127,8 @@ class FitResult:
                 f"{name} " + ", ".join(f"{law} {d:.3g}" for law, d in t.items())
                 for name, t in ties.items()))
         out += self._interval_lines()
+        if self.model.data.get("url_space"):
+            out += ["", *url_space_lines(self.model.data["url_space"])]
         if self.model.arrivals:
             out += ["", "session arrivals: " + arrival_verdict(self.model.arrivals)]
         dep = self.delay_dependence
@@ -362,6 +365,7 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "variables": variables,
         "arrivals": arrivals,
         "site": _site_json(sessions, max_pages, variants, object_extensions),
+        "url_space": url_space(sessions),
     }
     if sessions.agents:
         data["agents"] = {"sessions": dict(sessions.agents)}
