@@ -853,8 +853,12 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
 
 def _stdin() -> BinaryIO:
     """Standard input as a log: a pipe, a file or a terminal; a device (``< /dev/zero``) is a
-    LogError, as it is given by name."""
-    mode = os.fstat(sys.stdin.fileno()).st_mode
+    LogError, as it is given by name; a stream without a descriptor (a caller's in-memory
+    one) is read as it is."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return sys.stdin.buffer
     if (stat.S_ISCHR(mode) and not sys.stdin.isatty()) or stat.S_ISBLK(mode) or \
             stat.S_ISDIR(mode):
         raise LogError("-: standard input is a device, not a log file or a pipe")

@@ -115,7 +115,8 @@ def url_space(sessions: Sessions) -> dict:
     site = sessions.site
     assert site is not None
     pages, objects = references(site)
-    clicks = sessions.click_url[np.argsort(sessions.click_time, kind="stable")]
+    # in time order, ties by URL: the same stream however the clients were partitioned
+    clicks = sessions.click_url[np.lexsort((sessions.click_url, sessions.click_time))]
     out = {"pages": _kind(pages, site.page_size), "objects": _kind(objects, site.object_size),
            "growth": _growth(clicks), "locality": _locality(clicks)}
     out["urls"] = out["pages"]["urls"] + out["objects"]["urls"]
