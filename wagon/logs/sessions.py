@@ -107,6 +107,8 @@ class Site:
     delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (rank, delay in µs, requests): when a click's
                                             # embedded requests began after its page
+    statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (url, status, requests): how each was answered
 
 
 @dataclass(frozen=True)
@@ -448,6 +450,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules(),
                    views=_click_views(url, status == 304, cs, click_of, member, session,
                                       len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
+                   statuses=_tally(url, status),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]) if keep_clicks else None)
 
 
@@ -570,6 +573,8 @@ class Partial:
                                             # first views, repeat views): ``_click_views``
     delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (rank, delay in µs, requests)
+    statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (url, status, requests)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
 
 
@@ -675,7 +680,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 transitions=merged("transitions", 2).reshape(-1, 3),
                 page_views=_merged_views(partials, maps),
                 delays=_sum_rows(np.concatenate(delays)) if delays else
-                np.zeros((0, 3), np.int64))
+                np.zeros((0, 3), np.int64), statuses=merged("statuses"))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

@@ -21,6 +21,7 @@ from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, View, extension_flags
 from .options import FitOptions
+from .statuses import status_shares
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
 
@@ -364,6 +365,10 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "arrivals": arrivals,
         "site": _site_json(sessions, max_pages, variants, object_extensions),
     }
+    modeled = {e["url"] for key in ("pages", "objects") for e in data["site"][key]}
+    statuses = status_shares(sessions.site, modeled)
+    if statuses:
+        data["site"]["statuses"] = statuses
     if sessions.agents:
         data["agents"] = {"sessions": dict(sessions.agents)}
     return Model(json_ready(data))
