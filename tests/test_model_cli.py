@@ -80,7 +80,7 @@ def test_intervals_in_the_json_and_the_model(sample_model):
     body is the data)."""
     path, summary = sample_model
     model = load_model(path)
-    assert model.data["version"] == 5
+    assert model.data["version"] == 6
     for name, v in summary["variables"].items():
         if v["best"] == "spliced":
             assert "ci_method" not in v and not model.variables[name].ci_method
