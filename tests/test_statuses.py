@@ -123,3 +123,20 @@ def test_a_scenario_mark_that_names_no_request_is_refused_in_one_line(tmp_path):
         _scenario(tmp_path / "s.jsonl", bad)
         with pytest.raises(ScenarioError, match="s.jsonl:2: 'status' must list"):
             list(read_scenario(tmp_path / "s.jsonl").sessions())
+
+
+def test_urls_with_empty_or_dot_segments_are_served_as_logged(tmp_path):
+    """EPA's model holds ``/./enviro/…`` and ``/region10/www//…``: site build writes them where
+    nginx, which merges such segments, looks for them, and nginx answers each 200 with its
+    page (it answered 32 of EPA's 404 when site build skipped them)."""
+    from wagon.formats.site import page_html
+    site = SiteSpec.from_dict({"pages": [{"url": "/./c.html", "size": 500, "objects": []},
+                                         {"url": "/a//b.html", "size": 600, "objects": []}],
+                               "objects": []})
+    report = build_site(site, tmp_path / "site")
+    assert (report.pages, report.skipped) == (2, {})
+    (tmp_path / "site").chmod(0o755)
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        for i, url in enumerate(site.page_urls):
+            with urllib.request.urlopen(server.url.rstrip("/") + url) as r:
+                assert (r.status, r.read()) == (200, page_html(site, i)), url

@@ -220,18 +220,20 @@ def object_bytes(size: int) -> bytes:
 
 
 def url_path(url: str) -> str | None:
-    """Relative file path for a URL path, or None when it cannot be one (.., NUL, empty parts)."""
+    """Relative file path for a URL path, or None when it cannot be one (.., NUL). Empty and
+    ``.`` segments are dropped (``/a//b``, ``/./b``: the file nginx and Apache serve for the
+    URL, as they merge them)."""
     if not url.startswith("/"):
         return None
     path = unquote(url)
     if "\0" in path or "\\" in path:
         return None
     parts = path.split("/")[1:]
-    if parts and parts[-1] == "":
-        parts[-1] = "index.html"
-    if any(p in ("", ".", "..") for p in parts):
+    folder = parts[-1] in ("", ".")
+    parts = [p for p in parts if p not in ("", ".")]
+    if ".." in parts:
         return None
-    return "/".join(parts)
+    return "/".join(parts + ["index.html"] if folder else parts)
 
 
 @dataclass
