@@ -1,32 +1,53 @@
 """The log → model → synthetic traffic → compare loop (issue 35's acceptance test), per log and
 per seed, through the command line with its defaults, as a researcher runs it:
 
-    wagon fit LOG -o model.json
+    wagon fit LOG -o model.json                                   (once per log)
     wagon synth model.json --duration <the span of its session starts> --profile model --seed S
     wagon export scenario.jsonl --to clf --start <the log's first second>
     wagon compare LOG synthetic.log --json
 
-Printed per log and seed: the synthetic request count against the log's (the requests the model
-was fitted on, robots left out), requests per click, the compare rows that differ or are
-undecided, and Swing's burstiness criterion: the wavelet energy of requests per second
-(log₂ of the mean squared Daubechies-3 detail coefficient, computed here with PyWavelets) at
-every octave from 2 s to 2¹² s, synthetic minus log, with the log's 95 % interval half-width
-(χ² with n_j degrees of freedom: Abry & Veitch 1998); an octave passes when the difference is
-within that interval or within 1 log₂ unit.
+and with ``--replay`` its other half, against a real server:
 
-    python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...] [--plot PNG]
+    wagon synth model.json ... --speedup K                        (the same sessions, K× faster)
+    wagon site build SITE --scenario scenario-K.jsonl
+    nginx serving SITE on a free loopback port, logging the layout ``wagon`` ($msec)
+    wagon replay scenario-K.jsonl --target http://127.0.0.1:PORT/ --no-follow --no-emulation
+    compare LOG with nginx's own log, its times multiplied by K (``wagon compare --speedup``'s
+    reading, applied to nginx's log only: the library's ``load_digest``)
+
+nginx is stopped by its PID (``wagon.experiment.servers.start``), whatever happens. K is
+``--speedup``, by default the log's span over ``--replay-seconds`` (100 s: each replay within
+5 min); redirects are answers (``--no-follow``: the log holds the requests its clients sent
+after one), no network is emulated (a modeled millisecond is K of the replay's).
+
+Printed per log and seed, for the export (and the replay): requests against the log's (the
+requests the model was fitted on, robots left out), requests per click, the compare rows that
+differ or are undecided, and measured here with NumPy and PyWavelets on the requests as parsed:
+
+- Swing's burstiness criterion: the wavelet energy of requests per second (log₂ of the mean
+  squared Daubechies-3 detail coefficient) at every octave from 2 s to 2¹² s, synthetic minus
+  log, with the log's 95 % interval half-width (χ² with n_j degrees of freedom: Abry & Veitch
+  1998); an octave passes when the difference is within that interval or within 1 log₂ unit;
+- the autocorrelation of requests per second at lags 1–10 s: the largest gap, synthetic − log;
+- the daily profile: each hour of the day's share of the requests, the largest gap (points);
+- the size tail: the 99th percentile of the sizes of 200 answers, synthetic / log;
+- the statuses: the shares of 304, other 3xx, 404, other 4xx and 5xx, the largest gap
+  (points; the log's lines all counted, robots included);
+- compare's stack-distance rows (lognormal μ of the LRU stack distance of requests).
+
+    python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...] [--replay] [--plot PNG]
+                                   [--json OUT]
 
 ``--plot`` draws each log's energy by octave with its 95 % interval beside each seed's
-synthetic energy (docs/img/fidelity-energy.png).
+synthetic energy (docs/img/fidelity-energy.png); ``--json`` writes every run's figures, a line
+each, as they come.
 
 The duration is the span of the log's session starts (the model's rate profile), not of its
-requests: sessions still running at the end are synthesized to their end, as the log has them;
-over the requests' span a short log gains the arrivals of its tail (the bundled sample: 540 s of
-5,094, 12 % more sessions).
+requests: sessions still running at the end are synthesized to their end, as the log has them.
 
-The bundled logs (tests/data: NASA, EPA; data/: the sample) are always run; other public logs are
-given with --log (e.g. netnea's Apache example log: Apache-Labor/labor,
-labor-07/labor-07-example-access.log, commit 1470b79).
+The bundled logs (tests/data: NASA, EPA, elastic's Apache example; data/: the sample) are always
+run; other public logs are given with --log (e.g. netnea's Apache example log: Apache-Labor/labor,
+labor-07/labor-07-example-access.log, commit 1470b79; CC BY-NC-SA, not bundled).
 """
 from __future__ import annotations
 
@@ -43,11 +64,26 @@ import pywt
 from scipy import special
 
 from wagon import parse_bytes
+from wagon.analysis.compare import compare
+from wagon.analysis.logdigest import load_digest
+from wagon.analysis.options import CompareOptions
+from wagon.experiment.servers import NGINX_TEMPLATE, start
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = [ROOT / "tests/data/nasa-aug95-morning.log.gz", ROOT / "tests/data/epa-http-aug95-half.log.gz",
-        ROOT / "data/sample-combined.log.gz"]
+        ROOT / "data/sample-combined.log.gz", ROOT / "tests/data/elastic-apache-may15.log.gz"]
 OCTAVES = range(1, 13)              # 2 s .. 4096 s
+LAGS = np.arange(1, 11)             # s
+STATUS_CLASSES = {"304": lambda s: s == 304, "3xx": lambda s: (s // 100 == 3) & (s != 304),
+                  "404": lambda s: s == 404, "4xx": lambda s: (s // 100 == 4) & (s != 404),
+                  "5xx": lambda s: s // 100 == 5}
+#: nginx as ``wagon experiment`` runs it, logging the layout ``wagon fit`` reads as ``wagon``
+REPLAY_NGINX = NGINX_TEMPLATE.replace(
+    "log_format wagon '$msec $remote_addr $remote_port $connection $connection_requests '\n"
+    "                   '$status $body_bytes_sent $request_time $request_uri';",
+    "log_format wagon '$remote_addr - $remote_user [$msec] \"$request\" $status $body_bytes_sent "
+    "\"$http_referer\" \"$http_user_agent\" $request_time $connection $connection_requests';")
+assert REPLAY_NGINX != NGINX_TEMPLATE
 
 
 def wagon(*args: str) -> str:
@@ -62,11 +98,13 @@ def read(path: Path) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
+def per_second(times: np.ndarray) -> np.ndarray:
+    return np.bincount(np.floor(times - times.min()).astype(np.int64)).astype(float)
+
+
 def energies(times: np.ndarray) -> dict[int, tuple[float, int]]:
     """(log₂ mean squared db3 detail, coefficients) of requests per second, per octave."""
-    t = np.floor(times - times.min()).astype(np.int64)
-    x = np.bincount(t).astype(float)
-    out, a = {}, x
+    out, a = {}, per_second(times)
     for j in OCTAVES:
         if len(a) < 16:
             break
@@ -81,82 +119,178 @@ def half_width(n: int) -> float:
     return 1.96 * float(np.sqrt(special.polygamma(1, n / 2))) / np.log(2)
 
 
-def one(log: Path, seed: int, work: Path) -> dict:
-    req, _ = parse_bytes(read(log))
-    times = np.asarray(req.time, float)
-    model = work / "model.json"
-    fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))
-    profile = fit["arrivals"]["profile"]
-    span = profile["bin_s"] * len(profile["counts"])
+def acf(times: np.ndarray) -> np.ndarray:
+    """Autocorrelation of requests per second at LAGS."""
+    x = per_second(times)
+    x = x - x.mean()
+    return np.array([np.dot(x[:-k], x[k:]) for k in LAGS]) / np.dot(x, x)
+
+
+def hourly(times: np.ndarray) -> np.ndarray:
+    """Each hour of the day's (UTC) share of the requests."""
+    return np.bincount((np.floor(times / 3600) % 24).astype(np.int64), minlength=24) / len(times)
+
+
+def status_shares(status: np.ndarray) -> dict[str, float]:
+    return {k: float(np.mean(f(status))) for k, f in STATUS_CLASSES.items()}
+
+
+def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int,
+            clicks: int) -> dict:
+    """The figures of one synthetic traffic (an export, or nginx's log of a replay with its
+    times in modeled seconds) against its log (both parsed ``Requests``)."""
+    times = np.asarray(log.time, float)
+    e_log, e_syn = energies(times), energies(syn_times)
+    ok = lambda s: np.asarray(s.status) == 200      # noqa: E731
+    p99 = [np.percentile(np.asarray(r.size)[ok(r)], 99) for r in (log, syn)]
+    shares = [status_shares(np.asarray(r.status)) for r in (log, syn)]
+    stack = {r["row"]: r for r in rows if r["row"].startswith("stack distance")}
+    return {"requests": len(syn_times), "ratio": len(syn_times) / log_requests,
+            "per_click": len(syn_times) / max(clicks, 1),
+            "differs": [r["row"] for r in rows if r["verdict"] == "differs"],
+            "undecided": [r["row"] for r in rows if r["verdict"] == "undecided"],
+            "octaves": {j: (e_syn[j][0] - e_log[j][0], half_width(e_log[j][1]))
+                        for j in e_log if j in e_syn},
+            "energy_log": e_log, "energy_syn": e_syn,
+            "acf_log": acf(times).tolist(), "acf_gap": float(np.max(np.abs(
+                acf(syn_times) - acf(times)))),
+            "hour_gap": float(np.max(np.abs(hourly(syn_times) - hourly(times)))),
+            "p99_ratio": float(p99[1] / p99[0]),
+            "statuses": shares, "status_gap": max(abs(shares[1][k] - shares[0][k])
+                                                  for k in STATUS_CLASSES),
+            "stack_mu": [stack.get("stack distance: lognormal mu", {}).get(k)
+                         for k in ("a", "b", "verdict")]}
+
+
+def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) -> dict:
+    """fit → synth → export clf → compare (the CLI), measured."""
     scenario, synthetic = work / f"s{seed}.jsonl", work / f"s{seed}.log"
-    synth = json.loads(wagon("synth", str(model), "--duration", f"{span:.0f}", "--profile",
+    synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
                              "model", "--seed", str(seed), "-o", str(scenario), "--force",
                              "--json"))
     wagon("export", str(scenario), "--to", "clf", "-o", str(synthetic), "--start",
-          f"{np.floor(times.min()):.0f}")
-    rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))
-    rows = rows["rows"] if isinstance(rows, dict) else rows
-    syn_req, _ = parse_bytes(synthetic.read_bytes())
-    e_log, e_syn = energies(times), energies(np.asarray(syn_req.time, float))
-    octaves = {j: (e_syn[j][0] - e_log[j][0], half_width(e_log[j][1]))
-               for j in e_log if j in e_syn}
-    counts = fit["counts"]
-    return {"log": log.name, "seed": seed, "log_requests": counts["requests_used"],
-            "requests": len(syn_req.time),
-            "log_per_click": counts["requests_used"] / counts["clicks"],
-            "per_click": len(syn_req.time) / max(synth.get("clicks", 0), 1),
-            "differs": [r["row"] for r in rows if r["verdict"] == "differs"],
-            "undecided": [r["row"] for r in rows if r["verdict"] == "undecided"],
-            "octaves": octaves, "energy_log": e_log, "energy_syn": e_syn}
+          f"{np.floor(np.min(log_req.time)):.0f}")
+    rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
+    syn, _ = parse_bytes(synthetic.read_bytes())
+    return measure(log_req, syn, np.asarray(syn.time, float), rows,
+                   fit["counts"]["requests_used"], synth.get("clicks", 0))
+
+
+def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path, log_req,
+             first: float) -> dict:
+    """The same sessions K× faster, replayed against nginx serving the built site; nginx's
+    log read back (times × K from ``first``, the export's first request) and measured."""
+    scenario, site, ng = work / f"r{seed}.jsonl", work / "site", work / "nginx"
+    synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
+                             "model", "--seed", str(seed), "--speedup", f"{k:g}", "-o",
+                             str(scenario), "--force", "--json"))
+    wagon("site", "build", str(site), "--scenario", str(scenario))
+    template = work / "nginx.conf.in"
+    template.write_text(REPLAY_NGINX)
+    work.chmod(0o755)                   # nginx's workers (www-data) read the site
+    with start("nginx", {}, site, ng, template=template) as server:
+        wagon("replay", str(scenario), "--target", server.url, "--no-follow", "--no-emulation")
+        served = server.access_log.read_bytes()
+    out = work / "nginx.log"
+    out.write_bytes(served)
+    rows = compare(load_digest([str(log)]), load_digest([str(out)], log_speedup=k),
+                   CompareOptions())
+    syn, _ = parse_bytes(served)
+    t = np.asarray(syn.time, float)
+    r = measure(log_req, syn, first + (t - t.min()) * k, rows, fit["counts"]["requests_used"],
+                synth.get("clicks", 0))
+    return {**r, "speedup": k, "replay_s": float(t.max() - t.min())}
+
+
+def span(fit: dict) -> float:
+    profile = fit["arrivals"]["profile"]
+    return profile["bin_s"] * len(profile["counts"])
 
 
 def plot(runs: list[dict], path: Path) -> None:
-    """A panel per log: its energy by octave with the 95 % band, and each seed's synthetic."""
+    """A panel per log: its energy by octave with the 95 % band, each seed's export (dashed)
+    and replay (dotted)."""
     from matplotlib.figure import Figure
     logs = list(dict.fromkeys(r["log"] for r in runs))
-    fig = Figure(figsize=(4 * len(logs), 3.4))
+    fig = Figure(figsize=(3.6 * len(logs), 3.4))
     for k, name in enumerate(logs):
         ax = fig.add_subplot(1, len(logs), k + 1)
         mine = [r for r in runs if r["log"] == name]
-        e = mine[0]["energy_log"]
+        e = mine[0]["export"]["energy_log"]
         j = np.array(sorted(e))
         y = np.array([e[i][0] for i in j])
         h = np.array([half_width(e[i][1]) for i in j])
         ax.fill_between(j, y - h, y + h, color="0.85", label="log, 95 %")
         ax.plot(j, y, "k-o", ms=3, label="log")
         for r in mine:
-            s = r["energy_syn"]
-            ax.plot(sorted(s), [s[i][0] for i in sorted(s)], "--", lw=1,
-                    label=f"synthetic, seed {r['seed']}")
+            for half, style in (("export", "--"), ("replay", ":")):
+                if r.get(half):
+                    s = r[half]["energy_syn"]
+                    ax.plot(sorted(s), [s[i][0] for i in sorted(s)], style, lw=1,
+                            label=f"{half}, seed {r['seed']}")
         ax.set_title(name.split(".")[0], fontsize=9)
         ax.set_xlabel("octave j (2^j s)")
         if k == 0:
             ax.set_ylabel("log2 energy of requests/s")
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def line(name: str, seed: int, half: str, r: dict, log_per_click: float) -> str:
+    """One run's figures, as printed."""
+    bad = [j for j, (d, h) in r["octaves"].items() if abs(d) > max(h, 1.0)]
+    st = r["statuses"]
+    return (f"{name:28s} seed {seed} {half:6s}: requests {r['ratio']:.3f}; per click "
+            f"{r['per_click']:.2f} / {log_per_click:.2f}; energy Δlog2 "
+            + " ".join(f"{j}:{d:+.2f}" for j, (d, _) in r["octaves"].items())
+            + f"; octaves off {bad or 'none'}; acf 1-10 gap {r['acf_gap']:.3f}; hour gap "
+            f"{100 * r['hour_gap']:.1f} pt; p99 size {r['p99_ratio']:.2f}; statuses "
+            + " ".join(f"{k} {100 * st[1][k]:.2f}" for k in STATUS_CLASSES)
+            + f" (gap {100 * r['status_gap']:.2f} pt); stack mu {r['stack_mu']}\n"
+            f"{'':28s}   differs: {', '.join(r['differs']) or 'none'}; undecided: "
+            f"{', '.join(r['undecided']) or 'none'}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--log", action="append", default=[], type=Path)
+    ap.add_argument("--replay", action="store_true", help="also the replay half, against nginx")
+    ap.add_argument("--speedup", type=float, help="the replay's (default: span / --replay-seconds)")
+    ap.add_argument("--replay-seconds", type=float, default=100.0)
     ap.add_argument("--plot", type=Path)
+    ap.add_argument("--json", type=Path, help="every run's figures, a JSON line each")
     a = ap.parse_args()
     runs = []
+    out = a.json.open("w") if a.json else None
     for log in LOGS + a.log:
-        for seed in (int(s) for s in a.seeds.split(",")):
-            with tempfile.TemporaryDirectory() as tmp:
-                r = one(log, seed, Path(tmp))
-            runs.append(r)
-            bad = [j for j, (d, h) in r["octaves"].items() if abs(d) > max(h, 1.0)]
-            print(f"{r['log']:32s} seed {seed}: requests {r['requests']:,} / {r['log_requests']:,}"
-                  f" = {r['requests'] / r['log_requests']:.3f}; per click {r['per_click']:.2f} / "
-                  f"{r['log_per_click']:.2f}; energy Δlog2 by octave "
-                  + " ".join(f"{j}:{d:+.2f}" for j, (d, _) in r["octaves"].items())
-                  + f"; octaves off {bad or 'none'}")
-            print(f"{'':32s}   differs: {', '.join(r['differs']) or 'none'}; undecided: "
-                  f"{', '.join(r['undecided']) or 'none'}")
+        log_req, _ = parse_bytes(read(log))
+        with tempfile.TemporaryDirectory() as tmp:
+            model = Path(tmp) / "model.json"
+            fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))
+            counts = fit["counts"]
+            log_per_click = counts["requests_used"] / counts["clicks"]
+            k = a.speedup or max(1.0, round(span(fit) / a.replay_seconds))
+            print(f"{log.name}: {counts['requests_used']:,} requests fitted (of "
+                  f"{len(log_req.time):,} lines), span {span(fit):,.0f} s, per click "
+                  f"{log_per_click:.2f}" + (f"; replay at --speedup {k:g}" if a.replay else ""),
+                  flush=True)
+            for seed in (int(s) for s in a.seeds.split(",")):
+                work = Path(tempfile.mkdtemp(dir=tmp))
+                r = {"log": log.name, "seed": seed, "log_requests": counts["requests_used"],
+                     "log_per_click": log_per_click,
+                     "export": exported(log, model, fit, seed, work, log_req)}
+                print(line(log.name, seed, "export", r["export"], log_per_click), flush=True)
+                if a.replay:
+                    first = float(np.floor(np.min(log_req.time)))
+                    r["replay"] = replayed(log, model, fit, seed, k, work, log_req, first)
+                    print(line(log.name, seed, "replay", r["replay"], log_per_click)
+                          + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g}]", flush=True)
+                runs.append(r)
+                if out:
+                    out.write(json.dumps(r) + "\n")
+                    out.flush()
     if a.plot:
         plot(runs, a.plot)
 

@@ -32,7 +32,7 @@ from typing import Callable
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
-from ..formats.site import LAST_MODIFIED, SiteSpec
+from ..formats.site import LAST_MODIFIED, SiteSpec, status_url
 from .emulation import ClientNet
 from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
@@ -523,15 +523,24 @@ class Client:
         return call if nxt is None else self.loop.create_task(self._kept(0, [nxt]))
 
     # ---- a click -----------------------------------------------------------------------------
-    async def visit(self, page: int, intended: float, view: int = 0) -> PageVisit:
-        """A click: ``page`` and the objects of its ``view`` (``SiteSpec.view``)."""
+    async def visit(self, page: int, intended: float, view: int = 0,
+                    marks: dict[int, int] | None = None) -> PageVisit:
+        """A click: ``page`` and the objects of its ``view`` (``SiteSpec.view``); ``marks``:
+        position (0: the page) → the status the request asks to be answered with
+        (``ScenarioSession.marks``, ``site.status_url``)."""
         site = self.t.site
         self.page_calls = []
         fetch = site.view(page, view)
-        html = self._new(page, self.t.path(site.page_urls[page]), True, intended,
+        marks = marks or {}
+
+        def url(u: str, k: int) -> str:
+            return status_url(u, marks[k]) if k in marks else u
+        html = self._new(page, self.t.path(url(site.page_urls[page], 0)), True, intended,
                          referer=self._click_referer(page))
-        objs = [self._new(page, self.t.path(site.object_urls[o]), False, None)
-                for o in fetch.objects]
+        objs = [self._new(page, self.t.path(url(site.object_urls[o], k)), False, None)
+                for k, o in enumerate(fetch.objects, start=1)]
+        for k, c in enumerate([html] + objs):
+            c.asked = marks.get(k)
         for i in fetch.revalidated:
             objs[i].since = LAST_MODIFIED
         if fetch.page_revalidated:

@@ -29,13 +29,14 @@ class Call:
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "tls_start", "connected", "first_byte", "last_byte", "status", "bytes", "error",
                  "conn", "reused", "retried", "location", "hops", "referer", "set_cookie",
-                 "since")
+                 "since", "asked")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
                  intended: float | None, hops: int = 0, referer: str | None = None) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
         self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
         self.since: str | None = None   # If-Modified-Since: a revalidation (answered 304)
+        self.asked: int | None = None   # the status the scenario marks it for (not an error)
         self.start = self.connect_start = self.tls_start = self.connected = None
         self.first_byte = self.last_byte = None
         self.status = 0

@@ -368,9 +368,10 @@ def _resolve(fut: asyncio.Future) -> None:
 def answered(loop: asyncio.AbstractEventLoop, call: Call, fut: asyncio.Future,
              last: float) -> None:
     """``call``'s answer is complete, its last byte reaching the client at ``last``: its
-    future resolves then (an error status is an ``http_Nxx`` error)."""
+    future resolves then (an error status is an ``http_Nxx`` error, unless the scenario asked
+    for it: the logged server's answer)."""
     call.last_byte = last
-    if call.status >= 400:
+    if call.status >= 400 and call.status != call.asked:
         call.error = f"http_{call.status // 100}xx"
     if not fut.done():
         delay = last - clock()

@@ -172,7 +172,7 @@ class Scheduler:
                     raise asyncio.CancelledError
                 begun = k + 1
                 self.clicking.add(me)
-                visit = await client.visit(page, intended, s.view(k))
+                visit = await client.visit(page, intended, s.view(k), s.marks(k))
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True

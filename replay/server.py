@@ -29,7 +29,8 @@ from typing import Callable
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
-from ..formats.site import LAST_MODIFIED, SITE_MTIME, SiteSpec, object_bytes, page_html
+from ..formats.site import (LAST_MODIFIED, SITE_MTIME, STATUS_ARG, STATUS_CODES, SiteSpec,
+                            object_bytes, page_html)
 from .limits import open_files_limit, raise_nofile
 from .rejected import rejection_logger
 from .serve_options import ServeOptions
@@ -72,6 +73,10 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
         if hit is None:
             raise web.HTTPNotFound()
         kind, i = hit
+        marked = _marked(request)
+        if marked is not None:                   # a logged answer (site.status_url)
+            return web.Response(status=marked, headers={"Location": request.path}
+                                if 300 <= marked < 400 else None)
         since = request.if_modified_since
         if since is not None and since.timestamp() >= SITE_MTIME:    # a revalidation
             return web.Response(status=304, headers=_MODIFIED)
@@ -86,6 +91,13 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
 
     app.router.add_get("/{tail:.*}", handle)
     return app
+
+
+def _marked(request: web.Request) -> int | None:
+    """The status a request asks for with the site's mark (``STATUS_ARG``), None without
+    one or with one a built site does not answer either."""
+    code = request.query.get(STATUS_ARG, "")
+    return int(code) if code.isdigit() and int(code) in STATUS_CODES else None
 
 
 class Listener:

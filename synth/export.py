@@ -13,7 +13,9 @@
   request answered 304 with no body.
 
 A click asks for its page and the objects of its view (``SiteSpec.view``); Tsung asks for the
-revalidated ones with ``if_modified_since`` (httperf's wsesslog cannot: plain requests).
+revalidated ones with ``if_modified_since`` (httperf's wsesslog cannot: plain requests); a
+request the scenario marks with a status (``status``) is asked for as ``site.status_url``, which
+a built site answers with it.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from typing import TextIO
 from urllib.parse import urlsplit
 from xml.sax.saxutils import quoteattr
 
-from ..formats.scenario import Scenario, ScenarioError
+from ..formats.scenario import Scenario, ScenarioError, ScenarioSession
+from ..formats.site import status_url
 from .profiles import parse_profile
 from .timeline import offered_requests
 
@@ -70,10 +73,9 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
             break
         for k, (page, _) in enumerate(s.clicks):
             nxt = s.clicks[k + 1][1] if k + 1 < len(s.clicks) else 0.0
-            body.append(f"{sc.site.page_urls[page]} think={nxt:.3f}\n" if nxt > 0 else
-                        f"{sc.site.page_urls[page]}\n")
-            body.extend(f"    {sc.site.object_urls[o]}\n"
-                        for o in sc.site.view(page, s.view(k)).objects)
+            urls = _click_urls(sc, s, k)
+            body.append(f"{urls[0][0]} think={nxt:.3f}\n" if nxt > 0 else f"{urls[0][0]}\n")
+            body.extend(f"    {u}\n" for u, _ in urls[1:])
         body.append("\n")
         count += 1
     _some(sc, count)
@@ -135,16 +137,24 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
         for k, (page, think) in enumerate(s.clicks):
             if k and think > 0:
                 w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
-            view = sc.site.view(page, s.view(k))
-            for url, again in [(sc.site.page_urls[page], view.page_revalidated)] + [
-                    (sc.site.object_urls[o], i in view.revalidated)
-                    for i, o in enumerate(view.objects)]:
+            for url, again in _click_urls(sc, s, k):
                 since = f' if_modified_since="{SINCE}"' if again else ""
                 w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"'
                   f'{since}/></request>\n')
         w('    </session>\n')
     w('  </sessions>\n</tsung>\n')
     return n
+
+
+def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, bool]]:
+    """What click ``k`` of ``s`` asks for: its page then its view's objects, each URL marked
+    for the status the scenario gives it (``site.status_url``), and whether it revalidates."""
+    page = s.clicks[k][0]
+    view, marks = sc.site.view(page, s.view(k)), s.marks(k)
+    asked = [(sc.site.page_urls[page], view.page_revalidated)] + [
+        (sc.site.object_urls[o], i in view.revalidated) for i, o in enumerate(view.objects)]
+    return [(status_url(u, marks[i]) if i in marks else u, again)
+            for i, (u, again) in enumerate(asked)]
 
 
 def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int:

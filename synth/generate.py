@@ -29,6 +29,7 @@ from .delays import calibrated_rho
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
+from .statuses import StatusDraw
 from .steady import POOL_FACTOR, in_progress, merge, split
 
 __all__ = ["SynthOptions", "Generator", "SynthError", "SynthSummary", "synthesize",
@@ -170,6 +171,8 @@ class Generator:
         self.delays: dict | None = model.site.get("object_delays") if model is not None else None
         self.class_p = np.array([c.weight for c in self.classes])
         self.agents = AgentMix(model.agents if model is not None else {}, self.classes)
+        self.statuses = (StatusDraw(model.statuses, self.site.spec)
+                         if model is not None and model.statuses else None)
 
     def header(self, model_name: str | None = None) -> dict:
         """The scenario header: seed, model, options, laws, classes and the site."""
@@ -218,6 +221,16 @@ class Generator:
         return np.clip(np.round(self.clicks.draw(n, rng)), 1, MAX_CLICKS).astype(np.int64)
 
     def batches(self) -> Iterator[SessionBatch]:
+        """The sessions in order of start time, their requests marked with the statuses the
+        logged server would have answered (``synth.statuses``; a stream of draws of its own:
+        the sessions are those of a model without statuses)."""
+        for k, batch in enumerate(self._unmarked()):
+            if self.statuses is not None:
+                batch.statuses = self.statuses.marks(
+                    batch, np.random.default_rng([self.options.seed, k, 3]))
+            yield batch
+
+    def _unmarked(self) -> Iterator[SessionBatch]:
         """The sessions in order of start time; with ``steady``, those under way at t = 0
         merged in (``synth.steady``)."""
         if not self.options.steady:

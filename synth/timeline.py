@@ -7,10 +7,10 @@ they come after it by the delays the log showed for their rank in a click (the h
 log's went together — ``rho``, a Gaussian copula with one factor a click —, then sorted so
 that they come in order), or at its time when the scenario has none. The think time before
 the next click then runs from the last of them, as a log's think times were measured (from a
-click's completion). A revalidated request is answered 304 with no body. Sessions are read in
-batches; since no later request can precede the next batch's first session start,
-everything before it is sorted and released, and only the requests of sessions still running
-stay in memory.
+click's completion). A revalidated request is answered 304 with no body, a request the scenario
+marks (``status``) with its status and no body. Sessions are read in batches; since no later
+request can precede the next batch's first session start, everything before it is sorted and
+released, and only the requests of sessions still running stay in memory.
 """
 from __future__ import annotations
 
@@ -106,8 +106,12 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     cum = np.cumsum(thinks + busy)
     click_time = starts + cum - np.repeat(cum[b.click_ptr[:-1]], counts)
     time = click_time[rows] + after
-    return Requests(time, sid[rows], cls[rows], url, is_page, np.where(again, 0, size),
-                    np.where(again, 304, 200))
+    status = np.where(again, 304, 200)
+    if b.statuses is not None:                  # answered as the logged server did
+        marked = (np.cumsum(per_click) - per_click)[b.statuses[:, 0]] + b.statuses[:, 1]
+        status[marked] = b.statuses[:, 2]
+    return Requests(time, sid[rows], cls[rows], url, is_page,
+                    np.where(status == 200, size, 0), status)
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None

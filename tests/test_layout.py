@@ -216,6 +216,8 @@ def test_no_bare_top_level_packages(name):
      "7667359ca1c3803308ec8161101b553a468121624556b0f43e50dad421bec65c"),
     ("epa-http-aug95-half.log.gz",
      "173c6daeec154dc58610e2f2efaa08d5a80a00c1db179b9981652c2b45ddb67c"),
+    ("elastic-apache-may15.log.gz",
+     "f15c31e905f86c7b4b6ab44aee74d0a2086dce89f010187d983edea7ef0364ef"),
 ])
 def test_bundled_traces_are_the_published_bytes(name, sha256):
     data = gzip.decompress((ROOT / "tests" / "data" / name).read_bytes())

@@ -508,7 +508,8 @@ class _Clicking:
         self.sched, self.pages, self.asked, self.ticks, self.recorded = (sched, pages, asked,
                                                                          ticks, recorded)
 
-    async def visit(self, page: int, intended: float, view: int = 0) -> PageVisit:
+    async def visit(self, page: int, intended: float, view: int = 0,
+                    marks: dict[int, int] | None = None) -> PageVisit:
         self.pages.append(asyncio.get_running_loop().create_future())
         await self.pages[-1]
         for _ in range(3):

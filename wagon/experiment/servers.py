@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..formats.site import FOLDER_APACHE, FOLDER_NGINX
+from ..formats.site import FOLDER_APACHE, FOLDER_NGINX, STATUS_APACHE, STATUS_NGINX
 from ..lifeline import die_with_parent
 from ..replay.http2 import h2c_get
 from ..replay.serve_options import ServeOptions
@@ -128,6 +128,8 @@ User www-data
 Group www-data
 DocumentRoot "{{ root }}"
 DirectoryIndex index.html
+# a request marked for a logged answer (/a.html?wagon_status=404) answered it
+""" + STATUS_APACHE + """
 # a page that is also a folder (/a beside /a/b.html) answered 200 from the folder's index.html
 """ + FOLDER_APACHE + """
 <Directory />
@@ -181,6 +183,8 @@ http {
     root {{ root }};
     index index.html;
     """ + FOLDER_NGINX + """   # a page that is also a folder: its index.html, 200
+    # a request marked for a logged answer (/a.html?wagon_status=404) answered it
+    """ + STATUS_NGINX.replace("\n", "\n    ") + """
     location = /nginx-status { stub_status; access_log off; }
   }
 }

@@ -12,7 +12,9 @@ and the ``remainder`` (the pages past ``--max-pages``, folded into one record). 
 only, never an agent string; and the parameters' standard errors and intervals (``se``, ``ci``,
 ``ci_method``, ``ci_note``, ``ci_bootstrap``). Version 5 adds the spliced law (``best``
 ``"spliced"``, its ``body``: knots, shares and the tail's end), and a variable's ``law_mean``
-and ``near_ties``. Files of earlier versions, without them, read as before.
+and ``near_ties``. Version 6 adds the site's ``statuses``: per URL of its pages and objects,
+the share of its requests the logged server answered with each status other than 200 and 304
+(``{"/a.html": {"404": 0.25}}``). Files of earlier versions, without them, read as before.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
-from .site import check_indices, check_size, check_url
+from .site import STATUS_CODES, check_indices, check_size, check_url
 from .strict_json import dumps
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ MODEL_VERSION = 6           # 2 adds, all optional (version 1 models are read as
                             # site.pages[].views, site.object_delays, arrivals.process; 5
                             # adds: the law "spliced" with variables.*.body, optional
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
-                            # 6 adds, optional: url_space
+                            # 6 adds, optional: url_space, site.statuses
 
 #: percentiles 0..100 of each rank's delays in ``site.object_delays``
 DELAY_QUANTILES = 101
@@ -150,6 +152,13 @@ class Model:
     @property
     def arrivals(self) -> dict:
         return self.data.get("arrivals", {})
+
+    @property
+    def statuses(self) -> dict[str, dict[int, float]]:
+        """URL → {status: share of its requests} for the site's URLs the logged server
+        answered otherwise than with content (200, 304); {} before version 6."""
+        return {u: {int(a): s for a, s in shares.items()}
+                for u, shares in self.site.get("statuses", {}).items()}
 
     @property
     def agents(self) -> dict[str, float]:
@@ -272,6 +281,7 @@ def validate(data: object, path: str = "model") -> None:
         _check_site_entry(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
+    _check_statuses(site.get("statuses", {}), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
@@ -351,6 +361,20 @@ def _check_delays(delays: object, path: str) -> None:
                and _count(dep.get("clicks")) and _count(dep.get("pairs")), path,
                "site.object_delays.dependence needs spearman in [-1, 1] inside its interval, "
                "and counts of clicks and pairs")
+
+
+def _check_statuses(statuses: object, path: str) -> None:
+    """``site.statuses`` (version 6, optional): URL → {status of ``STATUS_CODES`` as text:
+    share > 0}, the shares of a URL summing to at most 1."""
+    _check(isinstance(statuses, dict), path, "site.statuses is not an object")
+    assert isinstance(statuses, dict)
+    codes = {str(c) for c in STATUS_CODES}
+    for url, shares in statuses.items():
+        ok = (isinstance(url, str) and url.startswith("/") and isinstance(shares, dict)
+              and all(a in codes and _number(v) and 0 < v <= 1 for a, v in shares.items())
+              and sum(shares.values()) <= 1 + 1e-5)
+        _check(ok, path, f"site.statuses[{url!r:.60}] must map statuses ({min(codes)}..."
+               f"{max(codes)}, not 304) to shares in (0, 1] summing to at most 1")
 
 
 def _number(v: object) -> bool:

@@ -13,6 +13,12 @@ start time. The header's ``site`` (``formats.site``) is the one description of t
 consumer serves or builds. A session's ``agent`` (version 3) indexes the header's ``agents``:
 the browser its user presents (its User-Agent, printable ASCII). Versions 1 (no page ``links``),
 2 (no agents: a replay sends its own User-Agent) and 3 (no views) are read too.
+
+A session may end with ``"status"`` (version 5): the requests the logged server answered
+otherwise than with content, ``[click, position, status]`` (position 0: the click's page,
+k: the k-th object of its view; the status one of ``site.STATUS_CODES``), as in
+``{"id": 3, ..., "clicks": [[4, 0.0, 1]], "status": [[0, 2, 404]]}``. A replay asks for
+them with ``site.status_url`` and a built site answers so; an export writes the status.
 """
 from __future__ import annotations
 
@@ -35,14 +41,14 @@ from .atomic import atomic_write
 from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .limits import MAX_RUN_S, SPEEDUP
-from .site import SiteSpec
+from .site import STATUS_CODES, SiteSpec
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest"]
 
-SCENARIO_VERSION = 4
+SCENARIO_VERSION = 5
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
 _PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")
@@ -88,6 +94,7 @@ class SessionBatch:
     thinks: np.ndarray          # before each click (0 for the first)
     agents: np.ndarray | None = None    # index into the header's agents, per session (-1: none)
     views: np.ndarray | None = None     # per click: the page's view fetched (0: all its objects)
+    statuses: np.ndarray | None = None  # (click in the batch, position in it, status) rows
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -208,14 +215,18 @@ def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
     """Sessions read one by one, as a batch (agent -1 where a session has none)."""
     agents = [-1 if s.agent is None else s.agent for s in sessions]
     views = [v for s in sessions for v in s.views or [0] * len(s.clicks)]
+    ptr = np.cumsum([0] + [len(s.clicks) for s in sessions])
+    marks = [(p + k, pos, code) for s, p in zip(sessions, ptr.tolist())
+             for k, pos, code in s.statuses or ()]
     return SessionBatch(np.array([s.id for s in sessions], np.int64),
                         np.array([s.start for s in sessions], float),
                         np.array([s.cls for s in sessions], np.int64),
-                        np.cumsum([0] + [len(s.clicks) for s in sessions]),
+                        ptr,
                         np.array([p for s in sessions for p, _ in s.clicks], np.int64),
                         np.array([t for s in sessions for _, t in s.clicks], float),
                         np.array(agents, np.int64) if max(agents, default=-1) >= 0 else None,
-                        np.array(views, np.int64) if any(views) else None)
+                        np.array(views, np.int64) if any(views) else None,
+                        np.array(marks, np.int64).reshape(-1, 3) if marks else None)
 
 
 class ScenarioWriter:
@@ -227,7 +238,8 @@ class ScenarioWriter:
         out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
 
     def write(self, batch: SessionBatch) -> None:
-        fast = _render(batch)
+        marked = batch.statuses is not None and len(batch.statuses) > 0
+        fast = None if marked else _render(batch)
         if fast is not None:
             self.out.write(fast.decode("ascii"))
             return
@@ -242,7 +254,19 @@ class ScenarioWriter:
         else:
             lines = (_SESSION_AGENT % (*h, g, ",".join(clicks[a:b]))
                      for h, g, a, b in zip(heads, batch.agents.tolist(), ptr[:-1], ptr[1:]))
-        self.out.write("".join(lines))
+        self.out.write("".join(_with_statuses(lines, batch) if marked else lines))
+
+
+def _with_statuses(lines: Iterator[str], batch: SessionBatch) -> Iterator[str]:
+    """Each session's line with its ``"status"`` marks (clicks counted from its first)."""
+    marks = batch.statuses[np.argsort(batch.statuses[:, 0], kind="stable")]
+    session = np.searchsorted(batch.click_ptr, marks[:, 0], side="right") - 1
+    rows = np.c_[marks[:, 0] - batch.click_ptr[session], marks[:, 1:]].tolist()
+    cut = np.searchsorted(session, np.arange(len(batch) + 1)).tolist()
+    for i, line in enumerate(lines):
+        mine = rows[cut[i]:cut[i + 1]]
+        yield (line[:-2] + ',"status":' + json.dumps(mine, separators=(",", ":")) + "}\n"
+               if mine else line)
 
 
 @dataclass
@@ -253,10 +277,16 @@ class ScenarioSession:
     clicks: list[tuple[int, float]]
     agent: int | None = None        # index into Scenario.agents (None: the replay's own)
     views: list[int] | None = None  # per click, the page's view it fetches (None: all 0)
+    statuses: list[tuple[int, int, int]] | None = None   # (click, position, status) marks
 
     def view(self, k: int) -> int:
         """The view click ``k`` fetches (0: every object of its page)."""
         return self.views[k] if self.views else 0
+
+    def marks(self, k: int) -> dict[int, int]:
+        """Position in click ``k`` (0: its page) → the status its request is answered with,
+        for the requests the logged server answered otherwise than with content."""
+        return {pos: code for c, pos, code in self.statuses or () if c == k}
 
 
 @dataclass
@@ -314,10 +344,12 @@ class Scenario:
             ptr = b.click_ptr.tolist()
             clicks = list(zip(b.pages.tolist(), b.thinks.tolist()))
             views = b.views.tolist() if b.views is not None else None
+            marks = _session_marks(b)
             for i, (sid, start, c, agent) in enumerate(zip(ids, starts, cls, agents)):
                 yield ScenarioSession(sid, start, c, clicks[ptr[i]:ptr[i + 1]],
                                       None if agent < 0 else agent,
-                                      views[ptr[i]:ptr[i + 1]] if views is not None else None)
+                                      views[ptr[i]:ptr[i + 1]] if views is not None else None,
+                                      marks.get(i))
 
     def batches(self, size: int = BLOCK) -> Iterator[SessionBatch]:
         """The sessions in batches of about ``size`` bytes of lines, checked as ``sessions``
@@ -348,6 +380,8 @@ class Scenario:
 
     def _vectorised(self, block: bytes, last: float, last_id: int) -> SessionBatch | None:
         """The block's sessions when they are in the writer's form and pass every check."""
+        if b'"status"' in block:                # marked sessions: read line by line
+            return None
         line = block[:block.find(b"\n")]
         click = line[line.find(_CLICKS) + len(_CLICKS):]
         width = click[:click.find(b"]")].count(b",") + 1      # of the first click
@@ -458,7 +492,38 @@ class Scenario:
             clicks.append((c[0], float(c[1])))
             views.append(view)
         return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks, agent,
-                               views if any(views) else None)
+                               views if any(views) else None,
+                               self._statuses(d.get("status"), clicks, views, where))
+
+    def _statuses(self, marks: object, clicks: list[tuple[int, float]], views: list[int],
+                  where: str) -> list[tuple[int, int, int]] | None:
+        """A session's ``status`` marks, each naming a request of its clicks and a status a
+        built site answers."""
+        if marks is None:
+            return None
+        ok = isinstance(marks, list) and all(
+            isinstance(m, list) and len(m) == 3 and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in m)
+            and 0 <= m[0] < len(clicks) and m[2] in STATUS_CODES
+            and 0 <= m[1] <= len(self.site.view(clicks[m[0]][0], views[m[0]]).objects)
+            for m in marks)
+        if not ok:
+            raise ScenarioError(f"{where}: 'status' must list [click, position, status]: a "
+                                "click of the session, a request of it (0: its page), a status "
+                                f"of {STATUS_CODES[0]}..{STATUS_CODES[-1]} a site answers")
+        return [tuple(m) for m in marks] or None
+
+
+def _session_marks(b: SessionBatch) -> dict[int, list[tuple[int, int, int]]]:
+    """A batch's status marks per session (by position in the batch), clicks counted from the
+    session's first."""
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    if b.statuses is None:
+        return out
+    session = np.searchsorted(b.click_ptr, b.statuses[:, 0], side="right") - 1
+    for i, (c, pos, code) in zip(session.tolist(), b.statuses.tolist()):
+        out.setdefault(i, []).append((c - int(b.click_ptr[i]), pos, code))
+    return out
 
 
 def _kind(kind) -> str:

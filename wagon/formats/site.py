@@ -22,7 +22,8 @@ from .atomic import atomic_write
 
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
-           "check_url", "check_size", "check_indices"]
+           "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
+           "STATUS_NGINX", "STATUS_APACHE"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -219,18 +220,20 @@ def object_bytes(size: int) -> bytes:
 
 
 def url_path(url: str) -> str | None:
-    """Relative file path for a URL path, or None when it cannot be one (.., NUL, empty parts)."""
+    """Relative file path for a URL path, or None when it cannot be one (.., NUL). Empty and
+    ``.`` segments are dropped (``/a//b``, ``/./b``: the file nginx and Apache serve for the
+    URL, as they merge them)."""
     if not url.startswith("/"):
         return None
     path = unquote(url)
     if "\0" in path or "\\" in path:
         return None
     parts = path.split("/")[1:]
-    if parts and parts[-1] == "":
-        parts[-1] = "index.html"
-    if any(p in ("", ".", "..") for p in parts):
+    folder = parts[-1] in ("", ".")
+    parts = [p for p in parts if p not in ("", ".")]
+    if ".." in parts:
         return None
-    return "/".join(parts)
+    return "/".join(parts + ["index.html"] if folder else parts)
 
 
 @dataclass
@@ -254,6 +257,36 @@ FOLDER_APACHE = """DirectorySlash Off
 RewriteEngine On
 RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" -d
 RewriteRule "^(.*[^/])$" "$1/index.html" [L]"""
+
+
+#: the answers other than 200 and 304 a site build serves as logged (a model's ``statuses``;
+#: a scenario marks the requests that get them): redirects, client and server errors
+STATUS_CODES = (301, 302, 303, 307, 308, 400, 401, 403, 404, 405, 410, 413, 414, 500, 501,
+                502, 503, 504)
+#: the query argument that asks a built site for a logged answer: ``/a.html?wagon_status=404``
+STATUS_ARG = "wagon_status"
+
+
+def status_url(url: str, status: int) -> str:
+    """``url`` as a client asks for it to be answered ``status`` by a built site (nginx and
+    Apache with ``STATUS_NGINX``/``STATUS_APACHE``, ``wagon serve``): any HTTP client can."""
+    return f"{url}{'&' if '?' in url else '?'}{STATUS_ARG}={status}"
+
+
+def _redirect(code: int) -> bool:
+    return 300 <= code < 400
+
+
+#: how nginx answers a marked request (``status_url``): that status, a redirect to the URL
+#: itself without the mark (a page of the site); before any file is looked for
+STATUS_NGINX = "\n".join(
+    f"if ($arg_{STATUS_ARG} = {c}) {{ return {c}{' $uri' if _redirect(c) else ''}; }}"
+    for c in STATUS_CODES)
+#: the same for Apache (mod_rewrite; before ``FOLDER_APACHE``, whose rule ends the rewriting)
+STATUS_APACHE = "RewriteEngine On\n" + "\n".join(
+    f'RewriteCond "%{{QUERY_STRING}}" "(^|&){STATUS_ARG}={c}(&|$)"\n'
+    + (f'RewriteRule "^(.*)$" "$1?" [R={c},L]' if _redirect(c) else f'RewriteRule "^" "-" [R={c},L]')
+    for c in STATUS_CODES)
 
 
 def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:

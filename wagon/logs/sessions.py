@@ -111,6 +111,8 @@ class Site:
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (rank, delay bin, next delay bin, pairs): how
                                             # a click's consecutive delays go together
+    statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (url, status, requests): how each was answered
 
 
 @dataclass(frozen=True)
@@ -452,6 +454,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
                                       len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
                    delay_pairs=_delay_pairs(t, cs, click_of, member),
+                   statuses=_tally(url, status),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]))
 
 
@@ -592,6 +595,8 @@ class Partial:
                                             # (rank, delay in µs, requests)
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (rank, delay bin, next delay bin, pairs)
+    statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (url, status, requests)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
                                             # of each click
 
@@ -716,7 +721,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 delays=_sum_rows(np.concatenate(delays)) if delays else
                 np.zeros((0, 3), np.int64),
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
-                np.zeros((0, 4), np.int64))
+                np.zeros((0, 4), np.int64), statuses=merged("statuses"))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

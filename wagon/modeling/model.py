@@ -22,6 +22,7 @@ from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, View, extension_flags
 from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
+from .statuses import status_shares
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
 from .urlspace import url_space, url_space_lines
@@ -367,6 +368,10 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "site": _site_json(sessions, max_pages, variants, object_extensions),
         "url_space": url_space(sessions),
     }
+    modeled = {e["url"] for key in ("pages", "objects") for e in data["site"][key]}
+    statuses = status_shares(sessions.site, modeled)
+    if statuses:
+        data["site"]["statuses"] = statuses
     if sessions.agents:
         data["agents"] = {"sessions": dict(sessions.agents)}
     return Model(json_ready(data))
