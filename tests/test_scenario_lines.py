@@ -139,7 +139,7 @@ def test_the_writers_lines_are_read_with_numpy_and_other_spellings_line_by_line(
 @pytest.mark.parametrize("bad, message", [
     (lambda s: s.replace('"class":0', '"class":07', 1), "not JSON"),
     (lambda s: s.replace('"class":0', '"class":9', 1), "class 9 does not exist"),
-    (lambda s: s.replace(",0.000]", ",-1.000]", 1), "negative or infinite think"),
+    (lambda s: s.replace(",0.000]", ",-1.000]", 1), "think time must be in"),
     (lambda s: s[:s.index('"clicks"')] + '"clicks":[]}', "at least one click"),
     (lambda s: '{"id":1,' + s.split(",", 1)[1], "is not above the previous one"),
 ])

@@ -225,7 +225,7 @@ def test_scenario_reader_names_the_bad_line(tmp_path):
              ('{"id":1,"start":1,"class":99,"clicks":[[0,0]]}', "class 99 does not exist"),
              ('{"id":1,"start":1,"class":0,"clicks":[[10000000,0]]}', "names page 10000000"),
              ('{"id":1,"start":1,"class":0,"clicks":[]}', "at least one click"),
-             ('{"id":1,"start":1,"class":0,"clicks":[[0,-2]]}', "negative"),
+             ('{"id":1,"start":1,"class":0,"clicks":[[0,-2]]}', "think time must be in"),
              ('[1,2]', "JSON object")]
     for line, message in cases:
         p = tmp_path / "s.jsonl"
