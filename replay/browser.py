@@ -28,7 +28,7 @@ import itertools
 from collections import deque
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Callable, Sequence
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
@@ -40,7 +40,10 @@ from .http2 import H2Connection
 from .identity import DEFAULT_AGENT, CookieJar, SourcePool
 from .tls import TlsConfig, TlsLayer
 
-__all__ = ["Target", "Client", "MAX_REDIRECTS"]
+__all__ = ["Target", "Client", "MAX_REDIRECTS", "Pace"]
+
+#: when a click's n embedded requests are due after its page (seconds, in order)
+Pace = Callable[[int], Sequence[float]]
 
 REDIRECTS = frozenset((301, 302, 303, 307, 308))
 MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
@@ -524,10 +527,12 @@ class Client:
 
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float, view: int = 0,
-                    marks: dict[int, int] | None = None) -> PageVisit:
+                    marks: dict[int, int] | None = None, pace: Pace | None = None
+                    ) -> PageVisit:
         """A click: ``page`` and the objects of its ``view`` (``SiteSpec.view``); ``marks``:
         position (0: the page) → the status the request asks to be answered with
-        (``ScenarioSession.marks``, ``site.status_url``)."""
+        (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
+        after the page's request (none before; ``_paced``)."""
         site = self.t.site
         self.page_calls = []
         fetch = site.view(page, view)
@@ -556,9 +561,12 @@ class Client:
                 self._done(c)
         elif objs:
             document = self.t.absolute(final.url) if self.t.identity else None
-            for c in objs:
-                c.intended, c.referer = final.last_byte, document
-            finals = await self._objects(objs)
+            due = [html.start + d for d in pace(len(objs))] if pace is not None else []
+            for k, c in enumerate(objs):
+                c.intended = max(final.last_byte, due[k]) if due else final.last_byte
+                c.referer = document
+            finals = await (self._paced(objs) if due and due[-1] > final.last_byte
+                            else self._objects(objs))
             visit.done = max(c.last_byte for c in finals)
             firsts = [c.first_byte for c in finals if c.first_byte is not None]
             visit.last_object_first_byte = max(firsts) if firsts else None
@@ -568,6 +576,23 @@ class Client:
             self.close()
         self._page_done(visit)
         return visit
+
+    async def _paced(self, objs: list[Call]) -> list[Call]:
+        """A page's objects in waves: those due by now (``Call.intended``, in order) fetched
+        together as the protocol fetches objects, then the next ones once due."""
+        finals: list[Call] = []
+        i = 0
+        while i < len(objs):
+            wait = objs[i].intended - clock()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            now = clock()
+            j = i + 1
+            while j < len(objs) and objs[j].intended <= now:
+                j += 1
+            finals += await self._objects(objs[i:j])
+            i = j
+        return finals
 
     async def _objects(self, objs: list[Call]) -> list[Call]:
         """A page's embedded objects as the protocol fetches them; the last call of each."""

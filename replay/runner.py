@@ -38,7 +38,7 @@ import uvloop
 from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
 from ..lifeline import die_with_parent
-from .browser import Target
+from .browser import Pace, Target
 from .events import Hooks, clock
 from .http import closes_sent
 from .http2 import prior_knowledge_refused
@@ -114,8 +114,11 @@ class ReplayOptions:
     insecure: bool = False                     # HTTPS: no verification (curl -k)
     tls_version: str | None = None             # HTTPS: the highest TLS version (1.2, 1.3)
     watchdog: float = BOUND_S                  # a worker or relay silent this long is lost
+    objects: str = "paced"                     # paced: a click's objects when the log placed
+                                               # them (object_delays); eager: at once
 
 
+OBJECTS = ("paced", "eager")        # --objects
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -299,6 +302,18 @@ def exit_status(summary: dict) -> int:
     return EXIT_OK
 
 
+def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
+    """With ``--objects paced`` and a scenario that has ``object_delays``: for each session,
+    when its clicks' objects are due after their page (``Scenario.object_offsets``)."""
+    if opts.objects != "paced" or sc.object_delays is None:
+        return None
+
+    def session(sid: int) -> Pace:
+        rng = sc.pacing(sid)
+        return lambda n: sc.object_offsets(n, rng).tolist()
+    return session
+
+
 # ---- one process's part of the run ---------------------------------------------------------
 async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
                 results: tuple[str, str] | None, control=None, stop=None) -> dict:
@@ -324,7 +339,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
                     sources_for(opts), prefix, tls_for(opts))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
-    sched = Scheduler(target, classes, mine, t0, hooks)
+    sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, sched.halt, "signal")
@@ -456,6 +471,8 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError(str(e)) from None
     if opts.workers < 1:
         raise ReplayError("--workers must be at least 1")
+    if opts.objects not in OBJECTS:
+        raise ReplayError(f"--objects {opts.objects!r}: one of {', '.join(OBJECTS)}")
     if not opts.watchdog > 0:
         raise ReplayError(f"--watchdog {opts.watchdog:g}: seconds, more than 0")
     check_network(opts)

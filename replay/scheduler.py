@@ -5,7 +5,8 @@ t0 + start — an absolute deadline, so no drift builds up the way chained relat
 A session whose time has passed is started at once and its lag recorded (Stats counts it late).
 Inside a session the model is closed: the next click waits for the page to complete and then for
 the think time. Session starts never wait on the server (S-Client: otherwise the generator can
-never overload it).
+never overload it). With ``pace``, a click's objects are asked for no earlier than their due
+times after the page (the scenario's ``object_delays``: as the log placed them).
 
 Each wake-up costs O(1): a finished session decrements a count, and the run waits on one future
 that the last session resolves (never on the set of every running task). When the run stops,
@@ -16,11 +17,11 @@ yet started record all their requests as ``not_started``.
 from __future__ import annotations
 
 import asyncio
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..formats.classes import ClientClass, parse_protocol
 from ..formats.scenario import ScenarioSession
-from .browser import Client, Target
+from .browser import Client, Pace, Target
 from .events import Call, Hooks, clock
 
 __all__ = ["Scheduler", "class_override"]
@@ -35,8 +36,10 @@ class Scheduler:
     ``events.clock``; the loop's timers are given them through the measured skew."""
 
     def __init__(self, target: Target, classes: list[ClientClass],
-                 sessions: Iterable[ScenarioSession], t0: float, hooks: Hooks) -> None:
+                 sessions: Iterable[ScenarioSession], t0: float, hooks: Hooks,
+                 pace: Callable[[int], Pace] | None = None) -> None:
         self.target, self.classes, self.sessions = target, classes, iter(sessions)
+        self.pace = pace                             # session id → when its objects are due
         self.t0, self.hooks = t0, hooks
         self.loop = asyncio.get_running_loop()
         self.skew = 0.0                              # clock() = loop.time() + skew, set in run()
@@ -157,6 +160,7 @@ class Scheduler:
 
     async def _session(self, s: ScenarioSession, due: float) -> None:
         client = self._client(s)
+        pace = self.pace(s.id) if self.pace is not None else None
         me = asyncio.current_task()
         completed = False
         begun = 0                                    # clicks whose page was asked for
@@ -172,7 +176,7 @@ class Scheduler:
                     raise asyncio.CancelledError
                 begun = k + 1
                 self.clicking.add(me)
-                visit = await client.visit(page, intended, s.view(k), s.marks(k))
+                visit = await client.visit(page, intended, s.view(k), s.marks(k), pace)
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True

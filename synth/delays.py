@@ -1,6 +1,6 @@
 """The copula a scenario draws a click's delays with, calibrated to the model: the ``rho`` of
-``timeline.click_delays`` whose clicks, drawn and put in order as the export puts them, have
-the Spearman correlation of consecutive delays the log had (``object_delays.dependence``).
+``formats.scenario.click_delays`` whose clicks, drawn and put in order as the export and the
+replay put them, have the Spearman correlation of consecutive delays the log had (``object_delays.dependence``).
 Putting a click's delays in order correlates them by itself, so the log's correlation is not
 the copula's: it is found by bisection over simulated clicks (common random numbers, so that
 the correlation is monotone in ``rho``)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..formats.scenario import click_delays
 from ..logs.delays import delay_bin, pair_spearman
-from .timeline import click_delays
 
 __all__ = ["calibrated_rho", "SIMULATED_CLICKS"]
 

@@ -14,16 +14,15 @@ released, and only the requests of sessions still running stay in memory.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import numpy as np
 
-from ..formats.scenario import Scenario, SessionBatch
+from ..formats.scenario import Scenario, SessionBatch, click_delays
 from ..formats.site import FetchTable
 
-__all__ = ["Requests", "offered_requests", "click_delays"]
+__all__ = ["Requests", "offered_requests"]
 
 _FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status")
 
@@ -50,30 +49,6 @@ class Requests:
     @staticmethod
     def concat(parts: list["Requests"]) -> "Requests":
         return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
-
-
-_ERF = np.frompyfunc(math.erf, 1, 1)
-
-
-def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
-            ) -> np.ndarray:
-    """A uniform for each embedded request, those of one click (``click``) correlated by a
-    Gaussian copula with one factor a click: Φ(√ρ·Z_click + √(1 − ρ)·ε)."""
-    z = (math.sqrt(rho) * rng.standard_normal(clicks)[click]
-         + math.sqrt(1.0 - rho) * rng.standard_normal(len(click)))
-    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
-
-
-def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
-                 rho: float, rng: np.random.Generator) -> np.ndarray:
-    """The delay after its page (s) of each embedded request, given in click order (``click``
-    non-decreasing, ``rank`` its place in its click from 1): each drawn from its rank's
-    percentiles (the last row for the ranks past it), a click's together by ``_copula``, then
-    in order within each click."""
-    u = _copula(click, clicks, rho, rng)
-    pick = np.ceil(u * (quantiles.shape[1] - 1)).astype(np.int64)
-    drawn = quantiles[np.minimum(rank, len(quantiles)) - 1, pick]
-    return drawn[np.lexsort((drawn, click))]
 
 
 def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,

@@ -2,6 +2,7 @@
 never write inside the checkout (each test runs in its own temporary directory)."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -104,31 +105,42 @@ def sample():
         yield Path(path)
 
 
+def _fit_once(factory, name: str, args: list[str]) -> tuple[Path, str, str]:
+    """``wagon fit ARGS`` once per run, shared by pytest-xdist's workers (the first to take
+    the lock fits, the others read what it wrote): (model path, standard output, error)."""
+    base = factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"fit-{name}"
+    folder.mkdir(exist_ok=True)
+    model, done = folder / "model.json", folder / "printed.json"
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            result = CliRunner().invoke(main, ["fit", *args, "-o", str(model)])
+            assert result.exit_code == 0, result.output
+            done.write_text(json.dumps([result.stdout, result.stderr]))
+        stdout, stderr = json.loads(done.read_text())
+    return model, stdout, stderr
+
+
 @pytest.fixture(scope="session")
 def nasa_model(tmp_path_factory, nasa) -> tuple[Path, str]:
     """``wagon fit`` of the NASA trace, once per run: (model path, the printed summary)."""
-    out = tmp_path_factory.mktemp("nasa-model") / "model.json"
-    result = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    return out, result.stdout
+    path, stdout, _ = _fit_once(tmp_path_factory, "nasa", [str(nasa)])
+    return path, stdout
 
 
 @pytest.fixture(scope="session")
 def epa_model(tmp_path_factory, epa):
     """``wagon fit --json`` of the EPA trace, once per run: (model path, the summary, what it
     wrote on standard error)."""
-    out = tmp_path_factory.mktemp("epa-model") / "model.json"
-    result = CliRunner().invoke(main, ["fit", str(epa), "--base-month", "1995-08", "-o",
-                                       str(out), "--json"])
-    assert result.exit_code == 0, result.output
-    return out, json.loads(result.stdout), result.stderr
+    path, stdout, stderr = _fit_once(tmp_path_factory, "epa",
+                                     [str(epa), "--base-month", "1995-08", "--json"])
+    return path, json.loads(stdout), stderr
 
 
 @pytest.fixture(scope="session")
 def sample_model(tmp_path_factory, sample) -> tuple[Path, dict]:
     """``wagon fit`` of the sample, once per run: (model path, the --json summary). Tests that
     change the model write a copy."""
-    out = tmp_path_factory.mktemp("sample-model") / "model.json"
-    result = CliRunner().invoke(main, ["fit", str(sample), "-o", str(out), "--json"])
-    assert result.exit_code == 0, result.output
-    return out, json.loads(result.stdout)
+    path, stdout, _ = _fit_once(tmp_path_factory, "sample", [str(sample), "--json"])
+    return path, json.loads(stdout)

@@ -162,6 +162,28 @@ def test_an_export_places_embedded_requests_by_the_delays_and_thinks_from_the_la
                    (15, "/a.html"), (18, "/o0.gif"), (20, "/o2.gif")]
 
 
+def test_a_replay_asks_for_a_clicks_objects_when_the_log_placed_them(tmp_path):
+    """nginx's own log ($msec): with the scenario's delays (0.4 s and 0.8 s after the page),
+    a replay's objects come no earlier than them (``--objects paced``, the default), and at
+    once after the page with ``--objects eager`` (they came with the page before)."""
+    require_tool("nginx")
+    header = _scenario(tmp_path / "s.jsonl", [{"objects": [0, 2]}], [[0, 0.0, 1]],
+                       [[0.4] * 101, [0.8] * 101])
+    build_site(SiteSpec.from_dict(header["site"]), tmp_path / "site")
+    after = {}
+    for objects in ("paced", "eager"):
+        with nginx(tmp_path / "site", tmp_path / objects, log_format="$msec $request_uri"
+                   ) as server:
+            s = replay(str(tmp_path / "s.jsonl"), ReplayOptions(target=server.url,
+                                                                objects=objects))
+            logged = dict(line.split()[::-1] for line in server.log_lines(expect=3))
+        assert s["requests"]["ok"] == 3 and len(logged) == 3, logged
+        after[objects] = [float(logged[u]) - float(logged["/a.html"])
+                          for u in ("/o0.gif", "/o2.gif")]
+    assert after["paced"][0] >= 0.35 and after["paced"][1] >= 0.75, after
+    assert max(after["eager"]) < 0.35, after
+
+
 def test_a_page_fetched_within_a_click_is_served_by_its_page(tmp_path):
     """A view may hold a page's URL (a page asked for within Tmin of the click: an embedded
     request of it); site build writes the page there, counts the object as served by it, and

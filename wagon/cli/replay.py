@@ -12,7 +12,7 @@ from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.recover import DISK_FULL_STOP, note_stop
-from ..replay.runner import NETWORK_MODES, check_network, estimate_connections, sources_for
+from ..replay.runner import NETWORK_MODES, OBJECTS, check_network, estimate_connections, sources_for
 from .common import (Count, Finite, Given, WagonError, cannot_play, cluster_client, default,
                      tls_options,
                      write_error)
@@ -114,11 +114,17 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               default=default(ReplayOptions, "watchdog"), show_default=True,
               help="Seconds of silence (no heartbeat) after which a worker or the packet relay "
                    "is lost: killed, named in the summary, and the run stopped.")
+@click.option("--objects", type=click.Choice(OBJECTS),
+              default=default(ReplayOptions, "objects"), show_default=True,
+              help="When a click's embedded objects are asked for: 'paced', each no earlier "
+                   "than its delay after the page as the log placed them (the scenario's "
+                   "object_delays; at once without them), or 'eager', as soon as the page is "
+                   "done.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
             queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
-            progress_every, watchdog, as_json) -> None:
+            progress_every, watchdog, objects, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         sc = read_scenario(scenario)
@@ -141,7 +147,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
                          queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
-                         tls_version=tls_version, watchdog=watchdog)
+                         tls_version=tls_version, watchdog=watchdog, objects=objects)
     try:
         check_network(opts)
         pool = sources_for(opts)

@@ -46,7 +46,7 @@ from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
-           "model_digest"]
+           "model_digest", "click_delays"]
 
 SCENARIO_VERSION = 5
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
@@ -58,6 +58,30 @@ _HEADS = (b'{"id":', b',"start":', b',"class":', b',"agent":')
 _CLICKS, _NEXT, _END = b',"clicks":[[', b"],[", b"]]}\n"
 BLOCK = 1 << 22                     # bytes of sessions read at a time
 
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
+            ) -> np.ndarray:
+    """A uniform for each embedded request, those of one click (``click``) correlated by a
+    Gaussian copula with one factor a click: Φ(√ρ·Z_click + √(1 − ρ)·ε)."""
+    z = (math.sqrt(rho) * rng.standard_normal(clicks)[click]
+         + math.sqrt(1.0 - rho) * rng.standard_normal(len(click)))
+    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+
+
+def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
+                 rho: float, rng: np.random.Generator) -> np.ndarray:
+    """The delay after its page (s) of each embedded request, given in click order (``click``
+    non-decreasing, ``rank`` its place in its click from 1): each drawn from its rank's
+    percentiles (the last row for the ranks past it), a click's together by ``_copula``, then
+    in order within each click."""
+    u = _copula(click, clicks, rho, rng)
+    pick = np.ceil(u * (quantiles.shape[1] - 1)).astype(np.int64)
+    drawn = quantiles[np.minimum(rank, len(quantiles)) - 1, pick]
+    return drawn[np.lexsort((drawn, click))]
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be read (the message names the line).
@@ -320,6 +344,23 @@ class Scenario:
         percentiles of its delay after the page in modeled seconds (None: not given)."""
         d = self.header.get("object_delays")
         return None if d is None else np.array(d["quantiles"], float)
+
+    def pacing(self, session: int) -> np.random.Generator:
+        """The draws of ``object_offsets`` for ``session``: its own, seeded by the scenario's
+        seed and its id (a session plays the same delays in every run)."""
+        seed = self.header.get("seed")
+        return np.random.default_rng([seed if isinstance(seed, int) and seed >= 0 else 0,
+                                      0xDE1A, 1, session])
+
+    def object_offsets(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """When each of a click's ``n`` embedded requests is due after its page, in played
+        seconds (``click_delays`` divided by the speedup), in order; zeros without
+        ``object_delays``."""
+        q = self.object_delays
+        if q is None or not n:
+            return np.zeros(n)
+        return click_delays(q, np.arange(1, n + 1), np.zeros(n, np.int64), 1, self.delay_rho,
+                            rng) / self.speedup
 
     @property
     def delay_rho(self) -> float:
