@@ -25,7 +25,6 @@ from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_di
 from ..formats.site import FetchTable
 from .agents import AgentMix
 from .arrivals import Arrivals, resolve_arrivals
-from .delays import calibrated_rho
 from .options import SynthOptions
 from .profiles import Profile, cycle_spec, parse_profile
 from .site import ModelSite, resolve_site
@@ -130,8 +129,9 @@ def _check_bound(name: str, value, lo: float, hi: float) -> None:
 
 def _delays_header(delays: dict) -> dict:
     """The scenario's ``object_delays``: the model's percentiles per rank and the copula that
-    draws a click's delays together as the log's went (``delays.calibrated_rho``)."""
-    return {"quantiles": delays["quantiles"], "rho": calibrated_rho(delays)}
+    draws a click's delays together as the log's went (``dependence.rho``; 0 without)."""
+    return {"quantiles": delays["quantiles"],
+            "rho": (delays.get("dependence") or {}).get("rho", 0.0)}
 
 
 class Generator:

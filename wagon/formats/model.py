@@ -358,9 +358,10 @@ def _check_delays(delays: object, path: str) -> None:
         ci = dep.get("interval") if isinstance(dep, dict) else None
         _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
                and all(_number(x) for x in ci) and -1 <= ci[0] <= rho <= ci[1] <= 1
-               and _count(dep.get("clicks")) and _count(dep.get("pairs")), path,
+               and _count(dep.get("clicks")) and _count(dep.get("pairs"))
+               and _number(dep.get("rho", 0.0)) and 0 <= dep.get("rho", 0.0) <= 1, path,
                "site.object_delays.dependence needs spearman in [-1, 1] inside its interval, "
-               "and counts of clicks and pairs")
+               "counts of clicks and pairs, and rho (optional) in [0, 1]")
 
 
 def _check_statuses(statuses: object, path: str) -> None:

@@ -6,7 +6,14 @@ has its others late too. The model keeps Spearman's correlation of consecutive d
 click (``logs.delays.pair_spearman``: each delay ranked among its rank's, on a log grid), with
 a 95 % interval counted in clicks (the pairs of a click are not independent): Fisher's
 transform of the equivalent normal correlation 2·sin(πρ_S/6), with Fieller, Hartley and
-Pearson's variance 1.06/(n − 3). Synthesis calibrates its draws to it."""
+Pearson's variance 1.06/(n − 3).
+
+Synthesis (the export and the replay) draws a click's delays with a Gaussian copula, one
+factor a click (``formats.scenario.click_delays``), and puts them in order, which correlates
+them by itself: the copula's ``rho`` is not the log's correlation. The fit finds the ``rho``
+whose simulated clicks, drawn and put in order so, have the log's Spearman correlation, by
+bisection (common random numbers, so that the correlation is monotone in ``rho``), and keeps
+it beside it."""
 from __future__ import annotations
 
 import math
@@ -14,9 +21,10 @@ import math
 import numpy as np
 
 from ..formats.model import DELAY_QUANTILES
-from ..logs.delays import pair_spearman
+from ..formats.scenario import click_delays
+from ..logs.delays import delay_bin, pair_spearman
 
-__all__ = ["delay_quantiles", "delay_dependence"]
+__all__ = ["delay_quantiles", "delay_dependence", "calibrated_rho", "SIMULATED_CLICKS"]
 
 
 def delay_quantiles(rows: np.ndarray) -> dict:
@@ -36,16 +44,56 @@ def delay_quantiles(rows: np.ndarray) -> dict:
     return {"quantiles": ranks, "requests": counts}
 
 
-def delay_dependence(pairs: np.ndarray) -> dict | None:
+def delay_dependence(pairs: np.ndarray, delays: dict) -> dict | None:
     """Spearman's correlation of consecutive delays in a click, its 95 % interval, the clicks
-    and pairs it rests on; None with fewer than 8 clicks of two embedded requests or more, or
-    when no rank's delays vary."""
+    and pairs it rests on, and the copula's ``rho`` that gives it with the percentiles of
+    ``delays`` (``delay_quantiles``); None with fewer than 8 clicks of two embedded requests
+    or more, or when no rank's delays vary."""
     found = pair_spearman(pairs)
     if found is None or found[1] < 8:
         return None
-    rho, clicks, n = found
-    r = min(max(2 * math.sin(math.pi * rho / 6), -0.999999), 0.999999)
+    spearman, clicks, n = found
+    r = min(max(2 * math.sin(math.pi * spearman / 6), -0.999999), 0.999999)
     half = 1.959964 * math.sqrt(1.06 / (clicks - 3))
-    return {"spearman": rho, "interval": [6 / math.pi * math.asin(math.tanh(z) / 2)
-                                          for z in (math.atanh(r) - half, math.atanh(r) + half)],
-            "clicks": clicks, "pairs": n}
+    return {"spearman": spearman,
+            "interval": [6 / math.pi * math.asin(math.tanh(z) / 2)
+                         for z in (math.atanh(r) - half, math.atanh(r) + half)],
+            "clicks": clicks, "pairs": n, "rho": calibrated_rho(delays, spearman)}
+
+
+#: clicks simulated for each step of the bisection
+SIMULATED_CLICKS = 10_000
+
+
+def _click_sizes(requests: list[int]) -> np.ndarray:
+    """Clicks by number of embedded requests (index k - 1) from the requests of each rank (the
+    last rank's count: as many clicks of that many, each one pair at the last pair rank)."""
+    n = np.asarray(requests, float)
+    return np.r_[np.maximum(n[:-1] - n[1:], 0), n[-1:]]
+
+
+def _spearman(quantiles: np.ndarray, sizes: np.ndarray, rho: float) -> float:
+    rng = np.random.default_rng(0xC0F)
+    k = rng.choice(np.arange(1, len(sizes) + 1), SIMULATED_CLICKS, p=sizes / sizes.sum())
+    click = np.repeat(np.arange(len(k)), k)
+    rank = np.arange(len(click)) - np.repeat(np.cumsum(k) - k, k) + 1
+    d = delay_bin(click_delays(quantiles, rank, click, len(k), rho, rng))
+    at = np.flatnonzero(click[1:] == click[:-1])
+    rows = np.c_[np.minimum(rank[at], len(quantiles) - 1), d[at], d[at + 1], np.ones(len(at))]
+    found = pair_spearman(rows.astype(np.int64))
+    return found[0] if found else 0.0
+
+
+def calibrated_rho(delays: dict, target: float, steps: int = 10) -> float:
+    """The copula's ``rho`` in [0, 1] whose clicks have Spearman ``target`` for the
+    percentiles and requests of ``delays`` (0 when independent draws already correlate as much
+    as the log did)."""
+    quantiles = np.asarray(delays["quantiles"], float)
+    sizes = _click_sizes(delays["requests"])
+    if len(quantiles) < 2 or _spearman(quantiles, sizes, 0.0) >= target:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _spearman(quantiles, sizes, mid) < target else (lo, mid)
+    return (lo + hi) / 2

@@ -299,7 +299,7 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         out["remainder"] = _remainder(site, tail, page_index)
     if len(site.delays):
         out["object_delays"] = delay_quantiles(site.delays)
-        dependence = delay_dependence(site.delay_pairs)
+        dependence = delay_dependence(site.delay_pairs, out["object_delays"])
         if dependence is not None:
             out["object_delays"]["dependence"] = dependence
     return out
