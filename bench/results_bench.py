@@ -22,7 +22,8 @@ from wagon.formats.results import PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, 
 
 
 def requests(n: int, odd_url: str = "/img/a.gif") -> list[tuple]:
-    """n request rows of a replay's mix; 5 % of them (the 404s) for ``odd_url``."""
+    """n request rows of a replay's mix, 8 per session (numbered 0-7); 5 % of them (the 404s)
+    for ``odd_url``."""
     rng = np.random.default_rng(1)
     t = np.cumsum(rng.exponential(0.001, n))
     shapes = [
@@ -39,12 +40,12 @@ def requests(n: int, odd_url: str = "/img/a.gif") -> list[tuple]:
     ]
     weights = np.array([0.9, 0.05, 0.03, 0.02])
     kinds = rng.choice(len(shapes), n, p=weights)
-    return [shapes[k](i // 8, x) for i, (k, x) in enumerate(zip(kinds, t))]
+    return [shapes[k](i // 8, x) + (i % 8,) for i, (k, x) in enumerate(zip(kinds, t))]
 
 
 def pages(n: int) -> list[tuple]:
     t = np.cumsum(np.random.default_rng(2).exponential(0.004, n))
-    return [(i // 2, "lan/http11", 3, f"{x:.6f}", f"{x + 1e-4:.6f}", f"{x + 9e-4:.6f}",
+    return [(i // 2, "lan/http11", i % 2, f"{x:.6f}", f"{x + 1e-4:.6f}", f"{x + 9e-4:.6f}",
              f"{x + 2e-3:.6f}", f"{2e-3 - 1e-4:.6f}", f"{1.5e-3:.6f}", 4, 0)
             for i, x in enumerate(t)]
 

@@ -224,11 +224,19 @@ class Client:
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
         self.page_calls: list[Call] = []
+        self.numbered = 0                         # requests of the session numbered so far
+
+    def _call(self, page: int, url: str, is_page: bool, intended: float | None,
+              hops: int = 0, referer: str | None = None) -> Call:
+        """A request of this session, with the next number (its key in the results)."""
+        self.numbered += 1
+        return Call(self.session, self.cls, page, url, is_page, intended, hops, referer,
+                    self.numbered - 1)
 
     # ---- requests and their outcomes -------------------------------------------------------
     def _new(self, page: int, url: str, is_page: bool, intended: float | None,
              hops: int = 0, referer: str | None = None) -> Call:
-        call = Call(self.session, self.cls, page, url, is_page, intended, hops, referer)
+        call = self._call(page, url, is_page, intended, hops, referer)
         self.open[call] = None
         self.page_calls.append(call)
         return call
@@ -650,7 +658,7 @@ class Client:
         urls = [(site.page_urls[page], True)] + [(site.object_urls[o], False)
                                                  for o in site.view(page, view).objects]
         for url, is_page in urls:
-            call = Call(self.session, self.cls, page, self.t.path(url), is_page, None)
+            call = self._call(page, self.t.path(url), is_page, None)
             call.error = NOT_STARTED
             self.t.hooks.emit("call_done", call)
         return len(urls)

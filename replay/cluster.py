@@ -37,7 +37,7 @@ import uvloop
 from distributed import Event, Queue, Variable, get_worker, wait
 from distributed.comm import CommClosedError
 
-from ..cluster import ClockOffset, clock_offsets
+from ..cluster import ClockOffset, clock_offsets, quiet_dask
 from ..formats.scenario import read_scenario
 from .limits import raise_nofile
 from .parts import part_paths, remove_parts
@@ -87,7 +87,10 @@ def _forward(conn, progress: Queue, k: int, done: threading.Event | None) -> Non
 def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
              run: str) -> tuple[dict, bytes, bytes]:
     """A worker's task: play segment k of n; its statistics and its request and page rows."""
-    with tempfile.TemporaryDirectory(prefix="wagon-segment-") as d:
+    # in the worker's own folder, which Dask removes with a lost worker (a LocalCluster's:
+    # in wagon's scratch folder): a worker killed mid-run left it in TMPDIR
+    with tempfile.TemporaryDirectory(prefix="wagon-segment-",
+                                     dir=get_worker().local_directory) as d:
         path = os.path.join(d, "scenario.jsonl")
         with open(path, "wb") as f:
             f.write(scenario)
@@ -230,6 +233,7 @@ def _gather(client, futures: list, addresses: list[str], stop: Event,
             lost[k] = (time.time(), why)
             stop.set()
             client.cancel(futures[k])
+            quiet_dask()                          # named in the summary: not Dask's news
             if why.startswith("silent"):
                 client.restart_workers([addresses[k]], timeout=RESTART_S, raise_for_error=False)
     if show is not None:

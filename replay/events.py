@@ -24,16 +24,19 @@ class Call:
     browser issued it (before any connect); ``tls_start`` when the TLS handshake of the
     connection it opened began (the TCP handshake done; None without TLS or a new connection);
     ``last_byte`` when its outcome was settled (the last byte, or the error); ``error`` None for
-    a success."""
+    a success; ``number`` its number in its session (the results' ``request``: with the
+    session, a key no other row has)."""
 
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "tls_start", "connected", "first_byte", "last_byte", "status", "bytes", "error",
                  "conn", "reused", "retried", "location", "hops", "referer", "set_cookie",
-                 "since", "asked")
+                 "since", "asked", "number")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
-                 intended: float | None, hops: int = 0, referer: str | None = None) -> None:
+                 intended: float | None, hops: int = 0, referer: str | None = None,
+                 number: int = 0) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
+        self.number = number
         self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
         self.since: str | None = None   # If-Modified-Since: a revalidation (answered 304)
         self.asked: int | None = None   # the status the scenario marks it for (not an error)

@@ -85,9 +85,12 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
              rows: list[dict]) -> list[tuple]:
     """Rows for the requests of the share's due sessions, and of every session it has a row of
     (a session may start a little ahead of its time, after the last time recorded), that have
-    none (``not_started``)."""
+    none (``not_started``), numbered after the session's last recorded request."""
     worker, n = share
     seen = Counter((int(r["session"]), int(r["page"]), r["url"]) for r in rows)
+    numbered = Counter()                                 # session → requests numbered
+    for r in rows:
+        numbered[int(r["session"])] = max(numbered[int(r["session"])], int(r["request"]) + 1)
     begun = {int(r["session"]) for r in rows}           # not yet completed below
     names = [c.name for c in sc.classes]
     site, out = sc.site, []
@@ -106,16 +109,19 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
                 if seen[key] > 0:
                     seen[key] -= 1
                     continue
-                out.append(_not_started(s.id, names[s.cls], page, prefix + url, kind))
+                out.append(_not_started(s.id, names[s.cls], page, prefix + url, kind,
+                                        numbered[s.id]))
+                numbered[s.id] += 1
     return out
 
 
-def _not_started(session: int, cls: str, page: int, url: str, kind: str) -> tuple:
+def _not_started(session: int, cls: str, page: int, url: str, kind: str, number: int
+                 ) -> tuple:
     """A request row (in REQUEST_COLUMNS' order) for a request that was never issued."""
     row = dict.fromkeys(REQUEST_COLUMNS, "")
     row.update({"session": session, "class": cls, "page": page, "url": url, "kind": kind,
                 "conn": -1, "reused": 0, "retried": 0, "status": 0, "bytes": 0,
-                "error": NOT_STARTED})
+                "error": NOT_STARTED, "request": number})
     return tuple(row.values())
 
 

@@ -36,7 +36,8 @@ FORBIDDEN = {
                  **{t: NOT_A_TIME for t in TIMES},
                  "status": ["99", "600", "1000", "-1", "x", ""],
                  "bytes": ["-1", str(2**41), "1.5e0", ""],
-                 "error": ["boom", "HTTP_4XX", "http_3xx", "ok", "0"]},
+                 "error": ["boom", "HTTP_4XX", "http_3xx", "ok", "0"],
+                 "request": ["-1", "x", "", "0.5"]},
     "pages": {"session": ["-1", "s", ""], "class": ["", "nosuch"], "page": ["-3", "p"],
               "intended": NOT_A_TIME + [""], "start": NOT_A_TIME + [""],
               "html_first_byte": NOT_A_TIME, "done": NOT_A_TIME,
@@ -48,7 +49,7 @@ FORBIDDEN = {
 def played(tmp_path_factory):
     """A real replay's files (text): successes, 404s of a page and of an object."""
     d = tmp_path_factory.mktemp("played")
-    scenario = write_scenario_file(d / "s.jsonl", [("/index.html", 100, [0]),
+    scenario = write_scenario_file(d / "s.jsonl", [("/index.html", 100, [0, 0]),
                                                    ("/nope.html", 50, [])],
                                    [("/gone.gif", 10)], ["lan/http11", "lan/http10"],
                                    [(0.0, 0, [(0, 0.0), (1, 0.1)]), (0.1, 1, [(0, 0.0)]),
@@ -61,6 +62,10 @@ def played(tmp_path_factory):
     files = {"requests": d / "r.csv", "pages": d / "r.pages.csv", "run": d / "r.run.json"}
     req = read_results(files["requests"])
     assert set(req["error"]) == {"", "http_4xx"} and len(read_results(files["pages"])) == 5
+    # each session's requests numbered 0, 1, ... however often a page lists an object: the
+    # scenario's clicks give 4, 3 and 4 requests (/index.html and /gone.gif twice)
+    assert {s: sorted(g) for s, g in req.groupby("session")["request"]} == {
+        s: list(range(n)) for s, n in ((0, 4), (1, 3), (2, 4))}
     # each connection closed once: an HTTP/1.0 answer completed by the server's close was
     # counted closed twice (-1 connections held)
     held = json.loads(files["run"].read_text())["summary"]["open_connections"]["per_second"]
@@ -77,7 +82,7 @@ def _csv_mutant(text: str, name: str, data, ended: bool = True) -> tuple[str, in
     row = lines[k].split(",")
     how = data.draw(st.sampled_from(["value", "value", "value", "drop field", "add field",
                                      "cut", "blank line", "header", "order"]
-                                    + ["late"] * ended + ["repeat"] * (name == "pages")
+                                    + ["late"] * ended + ["repeat"]
                                     + ["unbegun"] * (name == "requests")))
     if how == "late":                            # after the run's end (its run file's duration)
         column = data.draw(st.sampled_from([c for c in TIMES if c in header]))
@@ -85,7 +90,7 @@ def _csv_mutant(text: str, name: str, data, ended: bool = True) -> tuple[str, in
     elif how == "unbegun":                       # connected, never begun (recover's TypeError)
         i, j = header.index("connect_start"), header.index("connected")
         row[i], row[j] = "", row[j] or f"{float(row[header.index('start')] or 0):.6f}"
-    elif how == "repeat":                        # a page's row twice
+    elif how == "repeat":                        # a row twice
         lines.insert(k, lines[k])
         return "\r\n".join(lines) + "\r\n", k + 2
     elif how == "value":
@@ -138,7 +143,7 @@ def test_every_forbidden_csv_is_one_line_naming_its_line(tmp_path_factory, playe
 
 
 #: a run file's field → values it must never hold (None: the field removed)
-NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 7, "6", 6.5, None],
+NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 8, "7", 6.5, None],
            ("scenario",): [None, 3, []], ("target",): [None, {}, 1],
            ("t0",): [None, 0], ("t0_unix",): ["x", None, True],
            ("classes",): ["lan", [1], None, {}], ("options",): [None, [], "x"],
@@ -183,7 +188,7 @@ def test_every_forbidden_run_file_is_one_line_naming_its_field(tmp_path_factory,
     doc = json.loads(played["run"])
     text = data.draw(st.sampled_from(
         [json.dumps(_run_mutant(doc, data))] * 6 + ["[]", "null", "\"x\"",
-         played["run"][:len(played["run"]) // 2], played["run"].replace("\"version\": 6", "\"version\": NaN"),
+         played["run"][:len(played["run"]) // 2], played["run"].replace("\"version\": 7", "\"version\": NaN"),
          "\udcff"]))
     d = tmp_path_factory.mktemp("mutant")
     (d / "r.run.json").write_text(text, errors="surrogateescape")

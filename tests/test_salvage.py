@@ -62,7 +62,10 @@ def test_a_session_begun_after_the_last_time_recorded_is_completed(tmp_path):
     sc = read_scenario(str(write_scenario_file(
         tmp_path / "s.jsonl", [("/a.html", 10, [0, 1])], [("/b.gif", 5), ("/c.gif", 5)],
         ["lan/http11"], [(0.0, 0, [(0, 0.0)]), (1.0, 0, [(0, 0.0)]), (2.0, 0, [(0, 0.0)])])))
-    rows = [{"session": "0", "page": "0", "url": u} for u in ("/a.html", "/b.gif", "/c.gif")]
-    rows.append({"session": "1", "page": "0", "url": "/a.html"})     # began at 0.9995
+    rows = [{"session": "0", "page": "0", "url": u, "request": str(k)}
+            for k, u in enumerate(("/a.html", "/b.gif", "/c.gif"))]
+    rows.append({"session": "1", "page": "0", "url": "/a.html", "request": "0"})  # at 0.9995
     extra = _missing(sc, (0, 1), 0.9995, "", rows)
     assert sorted((r[0], r[3]) for r in extra) == [(1, "/b.gif"), (1, "/c.gif")]
+    # numbered after what each session recorded: (session, request) stays a key
+    assert sorted((r[0], r[-1]) for r in extra) == [(1, 1), (1, 2)]

@@ -8,13 +8,16 @@ asked for, so single-machine use never loads it.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 __all__ = ["ClusterError", "ClusterSpec", "parse_cluster", "connect", "shippable",
-           "ClockOffset", "clock_offsets"]
+           "ClockOffset", "clock_offsets", "quiet_dask"]
 
 _LOCAL = re.compile(r"local:(\d+)")
 _REMOTE = re.compile(r"(tcp|tls|inproc)://[^\s/]+")
@@ -71,7 +74,8 @@ def connect(spec: ClusterSpec, timeout: float = 10.0, scratch: str | None = None
     try:
         if spec.local:
             import dask  # lazy: with distributed, only for --cluster
-            with dask.config.set({"temporary-directory": scratch} if scratch else {}):
+            with dask.config.set({"temporary-directory": scratch} if scratch else {}), \
+                    _spared_from_ctrl_c():
                 cluster = distributed.LocalCluster(n_workers=spec.local, threads_per_worker=1,
                                                    processes=True, dashboard_address=":0")
             client = distributed.Client(cluster, timeout=timeout)
@@ -87,10 +91,45 @@ def connect(spec: ClusterSpec, timeout: float = 10.0, scratch: str | None = None
         yield client
     except TimeoutError:
         raise ClusterError(f"the Dask scheduler {spec} has no worker") from None
+    except KeyboardInterrupt:
+        quiet_dask()
+        if cluster is not None:             # our own workers: their cancelled tasks too
+            with contextlib.suppress(Exception):
+                client.run(quiet_dask)
+        raise
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        except KeyboardInterrupt:           # during the close: Dask finishes it at exit
+            quiet_dask()
+            raise
+
+
+@contextlib.contextmanager
+def _spared_from_ctrl_c() -> Iterator[None]:
+    """Processes started meanwhile (a LocalCluster's workers) ignore SIGINT, as an ignored
+    signal stays ignored across exec: a Ctrl-C at a terminal reaches every process of its
+    group, and each Dask worker printed a KeyboardInterrupt traceback; this process handles
+    it and closes them. (A Ctrl-C in these 1-2 s of start-up is lost.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield                               # signal handlers are the main thread's
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def quiet_dask() -> None:
+    """Silence Dask's loggers from now on: after a Ctrl-C or SIGTERM (the workers got the
+    signal too) or once wagon has itself named a lost worker, the nannies' and the scheduler's
+    warnings about it ("Worker process still alive after 3.2 seconds, killing", "did not shut
+    down within 1s; force closing") are not the user's news: the command says what happened,
+    in one line or in its summary."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
 
 
 @dataclass(frozen=True)

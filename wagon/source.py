@@ -17,7 +17,7 @@ import os
 import stat
 from typing import BinaryIO
 
-__all__ = ["MAX_DOCUMENT_BYTES", "not_regular", "open_regular", "read_document",
+__all__ = ["MAX_DOCUMENT_BYTES", "not_regular", "open_regular", "read_document", "read_block",
            "open_stream"]
 
 #: bytes of a JSON or TOML file read whole (a model with a million pages is ~200 MB)
@@ -90,3 +90,22 @@ def open_stream(path: str, error: type[Exception]) -> BinaryIO:
         return open(path, "rb")
     except OSError as e:
         raise error(f"{path}: {e.strerror or e}") from None
+
+
+def read_block(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of ``stream`` (fewer only at its end), read a buffer at a time
+    (``read1``) so that a signal that comes while a pipe is read is handled at once:
+    ``BufferedReader.read(size)`` loops over the pipe's reads in C and ran the handler of
+    a SIGINT or SIGTERM that fell between two of them only once ``size`` bytes came (a
+    ``wagon compare`` of a FIFO its writer kept open never stopped)."""
+    read1 = getattr(stream, "read1", None)
+    if read1 is None:
+        return stream.read(size)
+    parts, got = [], 0
+    while got < size:
+        part = read1(size - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)

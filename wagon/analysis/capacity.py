@@ -266,6 +266,8 @@ def sweep(path: str, opts: SweepOptions,
                 time.sleep(opts.pause)
             steps.append(_step(path, rate, opts, DRAIN_CAP if drain is None else drain,
                                workdir))
+            if steps[-1]["stopped_by"] == "signal":   # Ctrl-C or SIGTERM stopped the step's
+                raise KeyboardInterrupt              # replay: the sweep stops too (it said 0)
             if drain is None:
                 drain = max(DRAIN_MARGIN * steps[0]["overrun_s"], DRAIN_MIN)
             if on_step is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 
 import click
@@ -56,6 +57,7 @@ def run() -> None:
     ordinary click group for in-process callers."""
     for name in ONE_THREAD:
         os.environ.setdefault(name, "1")
+    terminate_as_interrupt()
     status = [1]                               # an exception that is not SystemExit: 1
     atexit.register(_leave, status)            # registered first, so it runs last
     try:
@@ -63,6 +65,15 @@ def run() -> None:
     except SystemExit as e:
         status[0] = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
         raise
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM is Ctrl-C for this process (``KeyboardInterrupt``: exit 5 and one line, what a
+    command does on SIGINT; Python's default was to die silently, status -15). A forked child
+    (fit's pool workers, replay's workers) gets SIGTERM's default back: its parent ends it
+    with SIGTERM, and a worker's own loop handles the signal where it wants to."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
 
 
 def _leave(status: list[int]) -> None:

@@ -79,7 +79,9 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
     name = os.path.basename(model)
     try:
         with atomic_write(output) as out:
-            if gen.expected_sessions() > PROGRESS_MIN_SESSIONS:
+            # a bar on a terminal only: elsewhere click prints its label alone ("sessions"),
+            # a line that says nothing in a log (and a second line beside an error)
+            if gen.expected_sessions() > PROGRESS_MIN_SESSIONS and sys.stderr.isatty():
                 with click.progressbar(length=gen.expected_sessions(), label="sessions",
                                        file=sys.stderr) as bar:
                     summary = synthesize(gen, out, name, bar.update)

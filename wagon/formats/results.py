@@ -25,6 +25,10 @@ began (``connected`` − ``tls_start`` is the handshake; empty without TLS), and
 Version 6: the summary's ``window`` says which seconds of the run its figures measure
 (``--warmup``, ``--cooldown``) and what it left out; ``measured`` picks the rows inside it.
 Older summaries measured the whole run.
+Version 7 (issue 36): ``request``, the request's number in its session (0, 1, 2, ... as the
+browser issued or settled them: redirects and a page listing an object twice have numbers of
+their own), so that (``session``, ``request``) is unique and a repeated row is refused; older
+requests files are read with ``request`` −1 (unknown: their rows are not checked for repeats).
 """
 from __future__ import annotations
 
@@ -49,11 +53,13 @@ REQUEST_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "url": "str", "kind": "str", "conn": "int",
     "reused": "bool", "retried": "bool", "intended": "float", "start": "float",
     "connect_start": "float", "tls_start": "float", "connected": "float", "first_byte": "float", "last_byte": "float",
-    "status": "int", "bytes": "int", "error": "str"}
-#: versions 2–4 of the requests file: no ``tls_start``; version 1: no ``retried`` either
-REQUEST_COLUMNS_V4 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "tls_start"}
+    "status": "int", "bytes": "int", "error": "str", "request": "int"}
+#: versions 5–6 of the requests file: no ``request``; versions 2–4: no ``tls_start`` either;
+#: version 1: no ``retried`` either
+REQUEST_COLUMNS_V6 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "request"}
+REQUEST_COLUMNS_V4 = {k: v for k, v in REQUEST_COLUMNS_V6.items() if k != "tls_start"}
 REQUEST_COLUMNS_V1 = {k: v for k, v in REQUEST_COLUMNS_V4.items() if k != "retried"}
-OLD_REQUEST_COLUMNS = (REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V1)
+OLD_REQUEST_COLUMNS = (REQUEST_COLUMNS_V6, REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V1)
 PAGE_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "intended": "float", "start": "float",
     "html_first_byte": "float", "done": "float", "response_time": "float",
@@ -170,8 +176,10 @@ def read_results(path: str | os.PathLike):
             df[c] = df[c].astype(bool)
     if columns is REQUEST_COLUMNS_V1:
         df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
-    if columns in OLD_REQUEST_COLUMNS:
+    if columns in OLD_REQUEST_COLUMNS[1:]:
         df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
+    if columns in OLD_REQUEST_COLUMNS:
+        df["request"] = -1                          # unknown before version 7
     from .results_check import check_run  # lazy: NumPy, as pandas
     pages = columns is PAGE_COLUMNS
     run = read_run(path.removesuffix(".pages.csv") + ".csv" if pages else path)

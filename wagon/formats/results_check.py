@@ -31,7 +31,7 @@ MAX_BYTES = 1 << 40
 #: the ranges of integer columns, [low, high]
 INT_RANGES = {"session": (0, None), "page": (0, None), "conn": (-1, None),
               "bytes": (0, MAX_BYTES), "objects": (0, None), "errors": (0, None),
-              "reused": (0, 1), "retried": (0, 1)}
+              "reused": (0, 1), "retried": (0, 1), "request": (0, None)}
 #: float columns that must be present on every row of the pages file
 PAGE_REQUIRED = ("intended", "start")
 #: durations (not times from t0): ≥ 0
@@ -150,6 +150,9 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
     if "status" not in columns:
         first(df.duplicated(["session", "page", "intended"]).to_numpy(), "page",
               "is a page its session already has at this intended time (a repeated row)")
+    elif "request" in columns:
+        first(df.duplicated(["session", "request"]).to_numpy(), "request",
+              "is a request number its session already has (a repeated row)")
     for a, b, settled in ORDER:
         if a in columns and b in columns:
             wrong = (df[b] < df[a]).to_numpy()

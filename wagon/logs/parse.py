@@ -23,7 +23,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..source import open_stream
+from ..source import open_stream, read_block
 from .clean import clean_requests, distinct_times
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
 from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
@@ -884,7 +884,7 @@ def _chunks(stream: BinaryIO, name: str, size: int = CHUNK_BYTES, at_start: bool
     done = 0
     while True:
         try:
-            block = stream.read(size)
+            block = read_block(stream, size)
         except DECOMPRESS_ERRORS as e:
             raise LogError(f"{name}: cannot decompress after {_reached(stream, done):,} bytes "
                            f"(truncated or damaged): {e}") from None
