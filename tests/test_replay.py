@@ -509,7 +509,7 @@ class _Clicking:
                                                                          ticks, recorded)
 
     async def visit(self, page: int, intended: float, view: int = 0,
-                    marks: dict[int, int] | None = None) -> PageVisit:
+                    marks: dict[int, int] | None = None, pace=None) -> PageVisit:
         self.pages.append(asyncio.get_running_loop().create_future())
         await self.pages[-1]
         for _ in range(3):
