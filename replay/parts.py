@@ -22,7 +22,7 @@ from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pag
                                run_path, write_run)
 from .salvage import cut_partial_line
 
-__all__ = ["part_paths", "pending_run_path", "remove_parts", "publish"]
+__all__ = ["part_paths", "pending_run_path", "lost_path", "remove_parts", "publish"]
 
 
 def part_paths(results: str, k: int) -> tuple[str, str]:
@@ -35,9 +35,17 @@ def pending_run_path(results: str) -> str:
     return run_path(results) + ".part"
 
 
+def lost_path(results: str) -> str:
+    """The guardian's witness file of the run (``r.run.json.lost``): when its parent died, if
+    it did (``lifeline.Guardian``)."""
+    return run_path(results) + ".lost"
+
+
 def remove_parts(results: str) -> None:
-    """Remove the part files of ``results``, of any number of processes (before a run: an
-    earlier run's are not this one's; after it: published)."""
+    """Remove the part files of ``results``, of any number of processes, and the guardian's
+    witness file (before a run: an earlier run's are not this one's; after it: published)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(lost_path(results))
     for target in (results, pages_path(results)):
         for path in glob.glob(glob.escape(target) + ".part*"):
             if path[len(target) + len(".part"):].isdigit():

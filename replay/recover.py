@@ -14,11 +14,13 @@ of 1) is settled the same way.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import fields, replace
 
 from ..formats.results import read_run, run_path, write_run
 from ..formats.scenario import read_scenario
-from .parts import part_paths, pending_run_path
+from ..lifeline import witness_time
+from .parts import lost_path, part_paths, pending_run_path
 from .runner import ReplayError, ReplayOptions, _target, finish, measured_window
 from .salvage import last_recorded, settle_part
 from .thresholds import ThresholdError, parse_threshold
@@ -60,6 +62,22 @@ def _missing_part(k: int, requests: str, pages: str) -> str:
     return f"worker {k}: no part file {pages}: its sessions' pages are not in the results"
 
 
+def _witnessed(results: str, t0_unix: float) -> float:
+    """When the run's guardian saw the parent die (the run's seconds; 0 when it wrote
+    nothing); ReplayError for a witness file that is not of this run."""
+    path = lost_path(results)
+    lost_at = witness_time(path)
+    if lost_at is None:
+        if os.path.exists(path) and os.path.getsize(path):
+            raise ReplayError(f"{path}: not a guardian's witness file (one line, a Unix time): "
+                              "remove it to recover from the rows alone")
+        return 0.0
+    if not t0_unix - 60 <= lost_at <= time.time():
+        raise ReplayError(f"{path}: {lost_at:.3f} is not a time of this run (it began at "
+                          f"{t0_unix:.3f}): remove it to recover from the rows alone")
+    return lost_at - t0_unix
+
+
 def recover(results: str) -> dict:
     """Settle, merge and summarise the results ``results`` of a run whose parent died; the
     summary (also written to the run file). ReplayError (one line) when there is nothing to
@@ -83,6 +101,7 @@ def recover(results: str) -> dict:
     n = opts.workers
     parts = [part_paths(results, k) for k in range(n)]
     due_by = last_recorded([requests for requests, _ in parts])
+    due_by = max(due_by, _witnessed(results, info["t0_unix"]))
     prefix = _target(opts.target)[3]
     window = measured_window(sc, opts)
     missing = [_missing_part(k, *paths) for k, paths in enumerate(parts)

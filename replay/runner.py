@@ -45,7 +45,7 @@ from .http2 import prior_knowledge_refused
 from .identity import IdentityError, SourcePool, loopback, source_pool
 from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
-from .parts import part_paths, pending_run_path, publish, remove_parts
+from .parts import lost_path, part_paths, pending_run_path, publish, remove_parts
 from .progress import Board, Progress, ProgressLine
 from .record import CsvRecorder, Stats
 from .salvage import settle_part
@@ -449,6 +449,11 @@ async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
         run_queue.close()
 
 
+def _witness(opts: ReplayOptions) -> str:
+    """Where the run's guardian writes when the run died (none without results)."""
+    return lost_path(opts.results) if opts.results else ""
+
+
 def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> dict:
     """What the run file says of a run before its summary exists (written at once)."""
     info = {"scenario": path, "target": opts.target,
@@ -491,7 +496,7 @@ def replay(path: str, opts: ReplayOptions) -> dict:
     http2 = speaks_h2(sc, opts)
     if opts.network != "packet":
         preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
-        with Watchdog(opts.watchdog, guarded=opts.workers > 1) as dog:
+        with Watchdog(opts.watchdog, opts.workers > 1, _witness(opts)) as dog:
             played = _play_all(path, sc, opts, dog)
         return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
@@ -501,7 +506,7 @@ def replay(path: str, opts: ReplayOptions) -> dict:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
             with net.inside():
                 preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
-                with Watchdog(opts.watchdog, guarded=True) as dog:
+                with Watchdog(opts.watchdog, True, _witness(opts)) as dog:
                     dog.watch(Watched("relay", "relay", net.relay.pid, net.heartbeat,
                                       net.relay.poll))
                     played = _play_all(path, sc, opts, dog)

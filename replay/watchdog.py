@@ -13,7 +13,9 @@ is the runner's.
 
 A run with children (workers, relay) is also guarded: the same thread beats for the parent to
 a ``lifeline.Guardian``, told every child's pid, which ends them (SIGTERM, then SIGKILL after
-``lifeline.GRACE_S``) when the parent dies or goes silent, and then the silent parent.
+``lifeline.GRACE_S``) when the parent dies or goes silent, and then the silent parent. A run
+that writes results has one even alone (``witness``): it writes when the parent died, which
+``wagon recover`` counts the run's due sessions to.
 """
 from __future__ import annotations
 
@@ -100,12 +102,14 @@ def _drain(beats: Connection | int) -> bool:
 class Watchdog:
     """The parent's watcher of its processes (module docstring); a context manager whose
     thread runs while it is entered, with a guardian when ``guarded`` (a run with
-    children)."""
+    children) or a ``witness`` file is named (the guardian's record of the parent's death)."""
 
-    def __init__(self, bound: float = BOUND_S, guarded: bool = False) -> None:
+    def __init__(self, bound: float = BOUND_S, guarded: bool = False, witness: str = ""
+                 ) -> None:
         self.bound, self.tick = bound, bound / BEATS
-        self._guardian = Guardian(bound) if guarded else None
-        self._beat = self._guardian.beat if guarded else None
+        self._guardian = (Guardian(bound, witness=witness, ends_silent=guarded)
+                          if guarded or witness else None)
+        self._beat = self._guardian.beat if self._guardian is not None else None
         self._watched: dict[str, Watched] = {}
         self._lock = threading.Lock()
         self._done = threading.Event()

@@ -134,12 +134,12 @@ def test_a_lost_parent_leaves_nothing_and_wagon_recover_settles(tmp_path, site_a
     results = tmp_path / "r.csv"
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         proc, procs, workers, tracker = _two_workers(scenario, server, results)
+        cut = time.time()                    # what was due by now was due before the loss
         if how.startswith("SIGKILL"):
             os.kill(workers[0], signal.SIGSTOP)
             proc.kill()
         else:
             os.kill(proc.pid, signal.SIGSTOP)
-        cut = time.time()
         assert _gone_soon(procs + [proc.pid], wait=15) == []
         err = proc.communicate(timeout=30)[1]
         assert "Traceback" not in err, err

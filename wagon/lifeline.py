@@ -3,6 +3,10 @@
 - ``die_with_parent``: a child's first call (a pool's initializer, a worker's first line):
   Linux's PR_SET_PDEATHSIG has the kernel send it a signal when its parent dies, however the
   parent dies (SIGKILL included); a parent already gone is seen at once.
+- ``Guardian``: a small process of its own session that follows a parent through heartbeats on
+  its standard input: when the parent dies (EOF) or goes silent, it writes the wall-clock time
+  it last heard of it to its ``witness`` file (an observer outside the dead process: what was
+  due by then), then ends the children it was told of and, ``ends_silent``, the silent parent.
 - ``ScratchDir``: a temporary directory (the fit's spilled chunks) removed by its owner as
   usual, and by a small watcher process when the owner dies without doing so: the watcher
   holds the read end of a pipe whose write end only the owner holds; the kernel closes it when
@@ -11,6 +15,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import select
 import shutil
@@ -21,7 +26,7 @@ import tempfile
 import threading
 import time
 
-__all__ = ["die_with_parent", "ScratchDir", "Guardian", "GRACE_S"]
+__all__ = ["die_with_parent", "ScratchDir", "Guardian", "GRACE_S", "witness_time"]
 
 GRACE_S = 3.0       # children get this long to end on SIGTERM before the guardian's SIGKILL
 
@@ -61,13 +66,16 @@ class ScratchDir:
 
 
 class Guardian:
-    """The guardian of this process' children (module docstring); ``beat`` from a thread,
-    ``adopt`` each child, ``release`` at the run's end."""
+    """The guardian of this process and its children (module docstring); ``beat`` from a
+    thread, ``adopt`` each child, ``release`` at the run's end. ``witness``: the file it
+    writes the time of a loss to (none: ""); ``ends_silent``: a silent parent is a loss (else
+    only its death is: a single process stopped by Ctrl-Z may be resumed)."""
 
-    def __init__(self, bound: float, grace: float = GRACE_S) -> None:
+    def __init__(self, bound: float, grace: float = GRACE_S, witness: str = "",
+                 ends_silent: bool = True) -> None:
         self._proc = subprocess.Popen(
             [sys.executable, "-c", "import sys, wagon.lifeline as g; g.guard(*sys.argv[1:])",
-             str(os.getpid()), str(bound), str(grace)],
+             str(os.getpid()), str(bound), str(grace), witness, str(int(ends_silent))],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
         self._lock = threading.Lock()                 # beats come from another thread
 
@@ -121,7 +129,37 @@ def _end(children: list[int], grace: float) -> list[int]:
     return left
 
 
-def guard(parent: str, bound: str, grace: str) -> None:
+def witness_time(path: str) -> float | None:
+    """The time (Unix seconds) a guardian wrote to its witness file ``path``; None when it
+    wrote none (its parent was not lost) or the file is not one it wrote."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(64)
+    except OSError:
+        return None
+    try:
+        t = float(text.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return t if math.isfinite(t) and t > 0 else None
+
+
+def _witness(path: str, last_heard: float) -> None:
+    """Write the wall-clock time the parent was last heard of (``last_heard``, monotonic) to
+    ``path`` (flushed: the parent is gone, nothing else will say it)."""
+    if not path:
+        return
+    try:
+        with open(path, "w", encoding="ascii") as f:
+            f.write(f"{time.time() - (time.monotonic() - last_heard):.6f}\n")
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError:
+        pass
+
+
+def guard(parent: str, bound: str, grace: str, witness: str = "", ends_silent: str = "1"
+          ) -> None:
     """The guardian's loop (``Guardian``): follow ``parent`` through standard input."""
     pid, silence, grace_s = int(parent), float(bound), float(grace)
     me, children, buf = _pidfd(pid), [], b""
@@ -131,6 +169,7 @@ def guard(parent: str, bound: str, grace: str) -> None:
         if ready:
             data = os.read(0, 4096)
             if not data:
+                _witness(witness, time.monotonic())
                 killed = _end(children, grace_s)
                 if killed:
                     print(f"wagon: {len(killed)} process(es) of the dead replay {pid} still "
@@ -143,7 +182,8 @@ def guard(parent: str, bound: str, grace: str) -> None:
                     return
                 if line.isdigit() and (fd := _pidfd(int(line))) is not None:
                     children.append(fd)
-        elif time.monotonic() - last > silence:
+        elif ends_silent == "1" and time.monotonic() - last > silence:
+            _witness(witness, last)
             print(f"wagon: the replay {pid} was silent for {time.monotonic() - last:.1f} s "
                   "(stopped or frozen): its processes and it are ended; 'wagon recover' "
                   "settles its results", file=sys.stderr)
