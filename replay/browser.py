@@ -48,6 +48,8 @@ Pace = Callable[[int], Sequence[float]]
 REDIRECTS = frozenset((301, 302, 303, 307, 308))
 MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
 RESENT = frozenset(("closed", "reset"))  # failures before any answer byte that are sent again
+BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))   # methods whose requests carry a body
+KEEP_METHOD = frozenset((307, 308))    # redirects that keep the method (RFC 9110 15.4)
 
 
 @dataclass
@@ -95,30 +97,31 @@ class Target:
         return "http" if self.tls is None else "https"
 
     def request(self, url: str, http10: bool, agent: str,
-                extra: list[tuple[str, str]] = ()) -> bytes:
-        """The HTTP/1.x request bytes for ``url``; ``extra``: header fields of this request
-        only."""
-        key = (url, http10, agent)
+                extra: list[tuple[str, str]] = (), method: str = "GET") -> bytes:
+        """The HTTP/1.x request bytes for ``method`` ``url``; ``extra``: header fields of this
+        request only. A method that carries a body says its length (none yet: 0)."""
+        key = (method, url, http10, agent)
         raw = self._cache.get(key)
         if raw is None:
-            raw = (f"GET {_path(url)} HTTP/1.{0 if http10 else 1}\r\nHost: {self.host_header}"
-                   f"\r\nUser-Agent: {agent}\r\nAccept: */*\r\n\r\n").encode("latin-1",
-                                                                                "replace")
+            length = "Content-Length: 0\r\n" if method in BODY_METHODS else ""
+            raw = (f"{method} {_path(url)} HTTP/1.{0 if http10 else 1}\r\nHost: "
+                   f"{self.host_header}\r\nUser-Agent: {agent}\r\nAccept: */*\r\n{length}"
+                   "\r\n").encode("latin-1", "replace")
             self._cache[key] = raw
         if not extra:
             return raw
         lines = "".join(f"{name}: {value}\r\n" for name, value in extra)
         return raw[:-2] + lines.encode("latin-1", "replace") + b"\r\n"
 
-    def fields(self, url: str, agent: str,
-               extra: list[tuple[str, str]] = ()) -> list[tuple[bytes, bytes]]:
+    def fields(self, url: str, agent: str, extra: list[tuple[str, str]] = (),
+               method: str = "GET") -> list[tuple[bytes, bytes]]:
         """The HTTP/2 header list of the same request (RFC 9113 §8.3: the Host header is the
         ``:authority``, names in lower case)."""
-        key = ("h2", url, agent)
+        key = ("h2", method, url, agent)
         fields = self._cache.get(key)
         if fields is None:
             fields = self._cache[key] = _encoded([
-                (":method", "GET"), (":scheme", self.scheme), (":authority", self.host_header),
+                (":method", method), (":scheme", self.scheme), (":authority", self.host_header),
                 (":path", _path(url)), ("user-agent", agent), ("accept", "*/*")])
         return fields + _encoded(extra) if extra else fields
 
@@ -258,8 +261,11 @@ class Client:
         if call.hops >= MAX_REDIRECTS:
             call.error = "too_many_redirects"
             return None
-        return self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1,
-                         call.referer)
+        nxt = self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1,
+                        call.referer)
+        if call.status in KEEP_METHOD:       # 301-303 after a POST: a GET, as browsers do
+            nxt.method = call.method
+        return nxt
 
     # ---- connections -------------------------------------------------------------------------
     async def _connect(self, calls: list[Call]) -> Connection | None:
@@ -354,7 +360,7 @@ class Client:
         form (HTTP/2's too: HPACK is not credited); 0 when the link is not paced (unused)."""
         if self.net.up is None:
             return 0
-        return sum(len(self.t.request(c.url, self.http10, self.agent, x))
+        return sum(len(self.t.request(c.url, self.http10, self.agent, x, c.method))
                    for c, x in zip(calls, extras))
 
     def _write(self, conn: Connection, calls: list[Call],
@@ -368,9 +374,9 @@ class Client:
                 c.conn, c.reused = conn.id, conn.used > 0
             return None
         if self.p.http2:
-            reqs = [self.t.fields(c.url, self.agent, x) for c, x in zip(calls, extras)]
+            reqs = [self.t.fields(c.url, self.agent, x, c.method) for c, x in zip(calls, extras)]
         else:
-            reqs = [self.t.request(c.url, self.http10, self.agent, x)
+            reqs = [self.t.request(c.url, self.http10, self.agent, x, c.method)
                     for c, x in zip(calls, extras)]
         return conn.send(calls, reqs)
 
@@ -535,9 +541,10 @@ class Client:
 
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float, view: int = 0,
-                    marks: dict[int, int] | None = None, pace: Pace | None = None
-                    ) -> PageVisit:
-        """A click: ``page`` and the objects of its ``view`` (``SiteSpec.view``); ``marks``:
+                    marks: dict[int, int] | None = None, pace: Pace | None = None,
+                    url: str | None = None) -> PageVisit:
+        """A click: ``page`` (at ``url``, a template page's concrete URL; else the page's, with
+        the page's method) and the objects of its ``view`` (``SiteSpec.view``); ``marks``:
         position (0: the page) → the status the request asks to be answered with
         (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
         after the page's request (none before; ``_paced``)."""
@@ -546,11 +553,12 @@ class Client:
         fetch = site.view(page, view)
         marks = marks or {}
 
-        def url(u: str, k: int) -> str:
+        def marked(u: str, k: int) -> str:
             return status_url(u, marks[k]) if k in marks else u
-        html = self._new(page, self.t.path(url(site.page_urls[page], 0)), True, intended,
-                         referer=self._click_referer(page))
-        objs = [self._new(page, self.t.path(url(site.object_urls[o], k)), False, None)
+        html = self._new(page, self.t.path(marked(url or site.page_urls[page], 0)), True,
+                         intended, referer=self._click_referer(page))
+        html.method = site.page_methods[page]
+        objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
                 for k, o in enumerate(fetch.objects, start=1)]
         for k, c in enumerate([html] + objs):
             c.asked = marks.get(k)
@@ -642,23 +650,24 @@ class Client:
         self.close()
         return cut
 
-    def record_stop(self, cut: list[Call], clicks: list[tuple[int, int]]) -> int:
+    def record_stop(self, cut: list[Call], clicks: list[tuple[int, int, str]]) -> int:
         """Record ``cut`` (what ``abandon`` settled) and, ``not_started``, the ``clicks``
-        (page, view) the run stopped before; returns how many requests that is."""
+        (page, view, URL) the run stopped before; returns how many requests that is."""
         for c in cut:
             self.t.hooks.emit("call_done", c)
         if self.visit_now is not None:
             self._page_done(self.visit_now)
-        return len(cut) + sum(self.not_started(page, view) for page, view in clicks)
+        return len(cut) + sum(self.not_started(*click) for click in clicks)
 
-    def not_started(self, page: int, view: int = 0) -> int:
-        """A click the run stopped before: its page and its view's objects end
-        ``not_started``; returns how many requests that is."""
+    def not_started(self, page: int, view: int = 0, url: str | None = None) -> int:
+        """A click the run stopped before: its page (at ``url``, as ``visit``) and its view's
+        objects end ``not_started``; returns how many requests that is."""
         site = self.t.site
-        urls = [(site.page_urls[page], True)] + [(site.object_urls[o], False)
-                                                 for o in site.view(page, view).objects]
-        for url, is_page in urls:
-            call = self._call(page, self.t.path(url), is_page, None)
+        urls = [(url or site.page_urls[page], True)] + [(site.object_urls[o], False)
+                                                        for o in site.view(page, view).objects]
+        for u, is_page in urls:
+            call = self._call(page, self.t.path(u), is_page, None)
+            call.method = site.page_methods[page] if is_page else "GET"
             call.error = NOT_STARTED
             self.t.hooks.emit("call_done", call)
         return len(urls)

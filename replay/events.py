@@ -30,13 +30,14 @@ class Call:
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "tls_start", "connected", "first_byte", "last_byte", "status", "bytes", "error",
                  "conn", "reused", "retried", "location", "hops", "referer", "set_cookie",
-                 "since", "asked", "number")
+                 "since", "asked", "number", "method")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
                  intended: float | None, hops: int = 0, referer: str | None = None,
                  number: int = 0) -> None:
         self.session, self.cls, self.page, self.url = session, cls, page, url
         self.number = number
+        self.method = "GET"             # its page's (a template page's may be another)
         self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
         self.since: str | None = None   # If-Modified-Since: a revalidation (answered 304)
         self.asked: int | None = None   # the status the scenario marks it for (not an error)

@@ -103,7 +103,7 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
         if n > 1 and s.id % n != worker:
             continue
         for k, (page, _) in enumerate(s.clicks):
-            for url, kind in [(site.page_urls[page], "page")] + [
+            for url, kind in [(s.url(k, site), "page")] + [
                     (site.object_urls[o], "object") for o in site.view(page, s.view(k)).objects]:
                 key = (s.id, page, prefix + url)
                 if seen[key] > 0:

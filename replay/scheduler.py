@@ -155,7 +155,7 @@ class Scheduler:
             return False
         client = self._client(s)
         for k, (page, _) in enumerate(s.clicks):
-            client.not_started(page, s.view(k))
+            client.not_started(page, s.view(k), s.url(k, self.target.site))
         return True
 
     async def _session(self, s: ScenarioSession, due: float) -> None:
@@ -176,14 +176,15 @@ class Scheduler:
                     raise asyncio.CancelledError
                 begun = k + 1
                 self.clicking.add(me)
-                visit = await client.visit(page, intended, s.view(k), s.marks(k), pace)
+                visit = await client.visit(page, intended, s.view(k), s.marks(k), pace,
+                                           s.url(k, self.target.site))
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
         except asyncio.CancelledError:
             self.unplayed.append((client, client.abandon(),
-                                  [(page, s.view(k)) for k, (page, _) in enumerate(s.clicks)
-                                   if k >= begun]))
+                                  [(page, s.view(k), s.url(k, self.target.site))
+                                   for k, (page, _) in enumerate(s.clicks) if k >= begun]))
             raise
         finally:
             client.close()

@@ -14,6 +14,11 @@ consumer serves or builds. A session's ``agent`` (version 3) indexes the header'
 the browser its user presents (its User-Agent, printable ASCII). Versions 1 (no page ``links``),
 2 (no agents: a replay sends its own User-Agent) and 3 (no views) are read too.
 
+A session may carry ``"urls"`` (version 6): the concrete URL of each click whose page is a
+request template (``formats.site``: ``/item/{id}``), ``[click, url]``, as in
+``{"id": 5, ..., "clicks": [[7, 0.0], [9, 3.1]], "urls": [[1, "/item/17?q=w4"]]}``; a click
+of a template page has one, each matching its template; the request's method is its page's.
+
 A session may end with ``"status"`` (version 5): the requests the logged server answered
 otherwise than with content, ``[click, position, status]`` (position 0: the click's page,
 k: the k-th object of its view; the status one of ``site.STATUS_CODES``), as in
@@ -41,14 +46,14 @@ from .atomic import atomic_write
 from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .limits import MAX_RUN_S, SPEEDUP
-from .site import STATUS_CODES, SiteSpec
+from .site import MAX_URL, STATUS_CODES, SiteSpec
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest", "click_delays"]
 
-SCENARIO_VERSION = 5
+SCENARIO_VERSION = 6
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
 _PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")
@@ -119,6 +124,7 @@ class SessionBatch:
     agents: np.ndarray | None = None    # index into the header's agents, per session (-1: none)
     views: np.ndarray | None = None     # per click: the page's view fetched (0: all its objects)
     statuses: np.ndarray | None = None  # (click in the batch, position in it, status) rows
+    urls: list[tuple[int, str]] | None = None   # (click in the batch, its concrete URL)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -242,6 +248,7 @@ def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
     ptr = np.cumsum([0] + [len(s.clicks) for s in sessions])
     marks = [(p + k, pos, code) for s, p in zip(sessions, ptr.tolist())
              for k, pos, code in s.statuses or ()]
+    urls = [(p + k, u) for s, p in zip(sessions, ptr.tolist()) for k, u in (s.urls or {}).items()]
     return SessionBatch(np.array([s.id for s in sessions], np.int64),
                         np.array([s.start for s in sessions], float),
                         np.array([s.cls for s in sessions], np.int64),
@@ -250,7 +257,8 @@ def _batch(sessions: list[ScenarioSession]) -> SessionBatch:
                         np.array([t for s in sessions for _, t in s.clicks], float),
                         np.array(agents, np.int64) if max(agents, default=-1) >= 0 else None,
                         np.array(views, np.int64) if any(views) else None,
-                        np.array(marks, np.int64).reshape(-1, 3) if marks else None)
+                        np.array(marks, np.int64).reshape(-1, 3) if marks else None,
+                        urls or None)
 
 
 class ScenarioWriter:
@@ -262,7 +270,7 @@ class ScenarioWriter:
         out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
 
     def write(self, batch: SessionBatch) -> None:
-        marked = batch.statuses is not None and len(batch.statuses) > 0
+        marked = (batch.statuses is not None and len(batch.statuses) > 0) or bool(batch.urls)
         fast = None if marked else _render(batch)
         if fast is not None:
             self.out.write(fast.decode("ascii"))
@@ -278,19 +286,28 @@ class ScenarioWriter:
         else:
             lines = (_SESSION_AGENT % (*h, g, ",".join(clicks[a:b]))
                      for h, g, a, b in zip(heads, batch.agents.tolist(), ptr[:-1], ptr[1:]))
-        self.out.write("".join(_with_statuses(lines, batch) if marked else lines))
+        self.out.write("".join(_with_marks(lines, batch) if marked else lines))
 
 
-def _with_statuses(lines: Iterator[str], batch: SessionBatch) -> Iterator[str]:
-    """Each session's line with its ``"status"`` marks (clicks counted from its first)."""
-    marks = batch.statuses[np.argsort(batch.statuses[:, 0], kind="stable")]
-    session = np.searchsorted(batch.click_ptr, marks[:, 0], side="right") - 1
-    rows = np.c_[marks[:, 0] - batch.click_ptr[session], marks[:, 1:]].tolist()
-    cut = np.searchsorted(session, np.arange(len(batch) + 1)).tolist()
-    for i, line in enumerate(lines):
-        mine = rows[cut[i]:cut[i + 1]]
-        yield (line[:-2] + ',"status":' + json.dumps(mine, separators=(",", ":")) + "}\n"
-               if mine else line)
+def _per_session(batch: SessionBatch, rows: list[list]) -> list[list[list]]:
+    """``rows`` (each starting with a click of the batch), per session of the batch, their
+    clicks counted from the session's first."""
+    out: list[list[list]] = [[] for _ in range(len(batch))]
+    ptr = batch.click_ptr
+    for row in sorted(rows, key=lambda r: r[0]):
+        i = int(np.searchsorted(ptr, row[0], side="right")) - 1
+        out[i].append([int(row[0] - ptr[i]), *row[1:]])
+    return out
+
+
+def _with_marks(lines: Iterator[str], batch: SessionBatch) -> Iterator[str]:
+    """Each session's line with its ``"urls"`` and ``"status"`` marks."""
+    urls = _per_session(batch, [list(u) for u in batch.urls or ()])
+    marks = _per_session(batch, batch.statuses.tolist() if batch.statuses is not None else [])
+    for line, mine, marked in zip(lines, urls, marks):
+        extra = "".join(f',"{key}":' + json.dumps(v, separators=(",", ":"))
+                        for key, v in (("urls", mine), ("status", marked)) if v)
+        yield line[:-2] + extra + "}\n" if extra else line
 
 
 @dataclass
@@ -302,6 +319,12 @@ class ScenarioSession:
     agent: int | None = None        # index into Scenario.agents (None: the replay's own)
     views: list[int] | None = None  # per click, the page's view it fetches (None: all 0)
     statuses: list[tuple[int, int, int]] | None = None   # (click, position, status) marks
+    urls: dict[int, str] | None = None   # click → its concrete URL (its page a template)
+
+    def url(self, k: int, site: SiteSpec) -> str:
+        """The URL click ``k`` asks for: its own (a template page's), else its page's."""
+        own = self.urls.get(k) if self.urls else None
+        return own if own is not None else site.page_urls[self.clicks[k][0]]
 
     def view(self, k: int) -> int:
         """The view click ``k`` fetches (0: every object of its page)."""
@@ -385,12 +408,14 @@ class Scenario:
             ptr = b.click_ptr.tolist()
             clicks = list(zip(b.pages.tolist(), b.thinks.tolist()))
             views = b.views.tolist() if b.views is not None else None
-            marks = _session_marks(b)
+            marks = _per_session(b, b.statuses.tolist() if b.statuses is not None else [])
+            urls = _per_session(b, [list(u) for u in b.urls or ()])
             for i, (sid, start, c, agent) in enumerate(zip(ids, starts, cls, agents)):
                 yield ScenarioSession(sid, start, c, clicks[ptr[i]:ptr[i + 1]],
                                       None if agent < 0 else agent,
                                       views[ptr[i]:ptr[i + 1]] if views is not None else None,
-                                      marks.get(i))
+                                      [tuple(m) for m in marks[i]] or None,
+                                      dict(map(tuple, urls[i])) or None)
 
     def batches(self, size: int = BLOCK) -> Iterator[SessionBatch]:
         """The sessions in batches of about ``size`` bytes of lines, checked as ``sessions``
@@ -421,7 +446,7 @@ class Scenario:
 
     def _vectorised(self, block: bytes, last: float, last_id: int) -> SessionBatch | None:
         """The block's sessions when they are in the writer's form and pass every check."""
-        if b'"status"' in block:                # marked sessions: read line by line
+        if b'"status"' in block or b'"urls"' in block:     # marked: read line by line
             return None
         line = block[:block.find(b"\n")]
         click = line[line.find(_CLICKS) + len(_CLICKS):]
@@ -433,6 +458,7 @@ class Scenario:
               and b.starts[-1] <= MAX_RUN_S and b.thinks.max(initial=0) <= MAX_RUN_S
               and b.ids[0] > last_id and (np.diff(b.ids) > 0).all()
               and b.classes.max() < len(self.classes) and b.pages.max() < len(self.site.page_urls)
+              and not self._templated[b.pages].any()
               and (b.agents is None or b.agents.max() < len(self.agents))
               and (b.views is None or self._views_exist(b)))
         return b if ok else None
@@ -440,6 +466,11 @@ class Scenario:
     def _views_exist(self, b: SessionBatch) -> bool:
         """Whether every click's view is one its page has (0: always)."""
         return bool((b.views <= self._view_counts[b.pages]).all())
+
+    @functools.cached_property
+    def _templated(self) -> np.ndarray:
+        """Per page, whether it is a request template (its clicks need their URLs)."""
+        return np.array([t is not None for t in self.site.templates], bool)
 
     @functools.cached_property
     def _view_counts(self) -> np.ndarray:
@@ -477,15 +508,16 @@ class Scenario:
 
     def to_frame(self):
         """A pandas DataFrame with a row per click: session, start (s), class and agent
-        (names), click (rank in its session), page (index), url, think (s before it),
-        objects (embedded in the page)."""
+        (names), click (rank in its session), page (index), method, url (the click's own),
+        think (s before it), objects (embedded in the page)."""
         import pandas as pd  # lazy: pandas costs 0.3 s, only this table needs it
         rows = [(s.id, s.start, self.classes[s.cls].name,
                  self.agents[s.agent]["family"] if s.agent is not None else None, k, page,
-                 self.site.page_urls[page], think, len(self.site.page_objects[page]))
+                 self.site.page_methods[page], s.url(k, self.site), think,
+                 len(self.site.page_objects[page]))
                 for s in self.sessions() for k, (page, think) in enumerate(s.clicks)]
         return pd.DataFrame(rows, columns=["session", "start", "class", "agent", "click",
-                                           "page", "url", "think", "objects"])
+                                           "page", "method", "url", "think", "objects"])
 
     def _session(self, raw: bytes, lineno: int) -> ScenarioSession:
         where = f"{self.path}:{lineno}"
@@ -534,7 +566,31 @@ class Scenario:
             views.append(view)
         return ScenarioSession(d["id"], float(d["start"]), d["class"], clicks, agent,
                                views if any(views) else None,
-                               self._statuses(d.get("status"), clicks, views, where))
+                               self._statuses(d.get("status"), clicks, views, where),
+                               self._urls(d.get("urls"), clicks, where))
+
+    def _urls(self, urls: object, clicks: list[tuple[int, float]], where: str
+              ) -> dict[int, str] | None:
+        """A session's ``urls``: one for each click of a template page, matching it."""
+        ok = urls is None or isinstance(urls, list) and all(
+            isinstance(u, list) and len(u) == 2 and type(u[0]) is int
+            and 0 <= u[0] < len(clicks) and isinstance(u[1], str) for u in urls)
+        if not ok:
+            raise ScenarioError(f"{where}: 'urls' must list [click, url] pairs, each click one "
+                                "of the session's")
+        got = dict(map(tuple, urls or ()))
+        for k, (page, _) in enumerate(clicks):
+            pattern = self.site.templates[page]
+            url = got.get(k)
+            if pattern is None and url is not None:
+                raise ScenarioError(f"{where}: click {k} has a URL of its own but its page "
+                                    f"{page} is not a template ({self.site.page_urls[page]})")
+            if pattern is not None and (url is None or len(url) > MAX_URL or
+                                        not pattern.fullmatch(url)):
+                raise ScenarioError(f"{where}: click {k} of the template page {page} "
+                                    f"({self.site.page_urls[page]}) needs its URL in 'urls', "
+                                    f"matching the template (got {url!r:.80})")
+        return got or None
 
     def _statuses(self, marks: object, clicks: list[tuple[int, float]], views: list[int],
                   where: str) -> list[tuple[int, int, int]] | None:
@@ -553,18 +609,6 @@ class Scenario:
                                 "click of the session, a request of it (0: its page), a status "
                                 f"of {STATUS_CODES[0]}..{STATUS_CODES[-1]} a site answers")
         return [tuple(m) for m in marks] or None
-
-
-def _session_marks(b: SessionBatch) -> dict[int, list[tuple[int, int, int]]]:
-    """A batch's status marks per session (by position in the batch), clicks counted from the
-    session's first."""
-    out: dict[int, list[tuple[int, int, int]]] = {}
-    if b.statuses is None:
-        return out
-    session = np.searchsorted(b.click_ptr, b.statuses[:, 0], side="right") - 1
-    for i, (c, pos, code) in zip(session.tolist(), b.statuses.tolist()):
-        out.setdefault(i, []).append((c - int(b.click_ptr[i]), pos, code))
-    return out
 
 
 def _kind(kind) -> str:

@@ -7,14 +7,21 @@ Apache. Pages are HTML of their modeled size that reference their objects and li
 incompressible filler of their size. A page may list ``views``: what a click on it fetches
 besides it (some of its objects, in order, some revalidated), as the log's clicks did; a
 scenario's click names one (``SiteSpec.view``; 0: every object of the page).
+
+A page of an application is a request template (version 6 of the scenario): its ``method``
+(``METHODS``; GET when absent) and a URL whose path segments or query values may be
+placeholders, ``/item/{id}?q={q}``; each click of it names its concrete URL (the scenario's
+``urls``), which ``template_pattern`` checks. A site build has no file for a template page.
 """
 from __future__ import annotations
 
+import functools
 import html
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import numpy as np
 
@@ -23,7 +30,7 @@ from .atomic import atomic_write
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
-           "STATUS_NGINX", "STATUS_APACHE"]
+           "STATUS_NGINX", "STATUS_APACHE", "METHODS", "template_pattern", "fill_template"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -74,10 +81,18 @@ class SiteSpec:
     object_urls: list[str]
     object_sizes: list[int]
     page_views: list[list[PageView]] = field(default_factory=list)
+    page_methods: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.page_views:
             self.page_views = [[] for _ in self.page_urls]
+        if not self.page_methods:
+            self.page_methods = ["GET"] * len(self.page_urls)
+
+    @functools.cached_property
+    def templates(self) -> list[re.Pattern | None]:
+        """Each page's ``template_pattern`` (None: a page of one URL)."""
+        return [template_pattern(u) for u in self.page_urls]
 
     def view(self, page: int, view: int) -> PageView:
         """What a click on ``page`` fetching ``view`` asks for (0: all the page's objects)."""
@@ -100,9 +115,11 @@ class SiteSpec:
         """The site as the scenario header holds it."""
         pages = [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
                  zip(self.page_urls, self.page_sizes, self.page_objects, self.page_links)]
-        for page, views in zip(pages, self.page_views):
+        for page, views, method in zip(pages, self.page_views, self.page_methods):
             if views:
                 page["views"] = [v.to_dict() for v in views]
+            if method != "GET":
+                page["method"] = method
         return {"pages": pages, "objects": [{"url": u, "size": s} for u, s in
                                             zip(self.object_urls, self.object_sizes)]}
 
@@ -114,6 +131,11 @@ class SiteSpec:
         objects = _items(d, "objects", "site")
         if not pages:
             raise ValueError("site.pages: the site has no page")
+        for p, w in zip(pages, (f"site.pages[{i}]" for i in range(len(pages)))):
+            try:
+                template_pattern(check_url(p, w))
+            except re.error:
+                raise ValueError(f"{w}.url: a template names a placeholder twice") from None
         where = [f"site.pages[{i}]" for i in range(len(pages))]
         owhere = [f"site.objects[{i}]" for i in range(len(objects))]
         return cls([check_url(p, w) for p, w in zip(pages, where)],
@@ -123,7 +145,17 @@ class SiteSpec:
                     for p, w in zip(pages, where)],
                    [check_url(o, w) for o, w in zip(objects, owhere)],
                    [check_size(o, w) for o, w in zip(objects, owhere)],
-                   [_views(p, w) for p, w in zip(pages, where)])
+                   [_views(p, w) for p, w in zip(pages, where)],
+                   [_method(p, w) for p, w in zip(pages, where)])
+
+
+def _method(page: dict, where: str) -> str:
+    """A header page's ``method`` (GET when absent)."""
+    method = page.get("method", "GET")
+    if method not in METHODS:
+        raise ValueError(f"{where}.method must be one of {', '.join(METHODS)} (got "
+                         f"{method!r:.20})")
+    return method
 
 
 def _views(page: dict, where: str) -> list[PageView]:
@@ -157,6 +189,25 @@ LAST_MODIFIED = "Wed, 01 Aug 2001 00:00:00 GMT"
 
 MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log may name)
 MAX_URL = 2048               # characters of a URL (what servers accept in a request line)
+#: the methods a page (a request template) may have
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
+_VALUE = r"[^/?&#\s{}]+"       # a placeholder's value: one path segment or query value
+
+
+def template_pattern(url: str) -> re.Pattern | None:
+    """The concrete URLs of the template ``url`` (each placeholder a non-empty value without
+    ``/ ? & #``, whitespace or braces), or None when ``url`` has no placeholder."""
+    parts = _PLACEHOLDER.split(url)
+    if len(parts) == 1:
+        return None
+    return re.compile("".join(re.escape(p) if k % 2 == 0 else f"(?P<{p}>{_VALUE})"
+                              for k, p in enumerate(parts)))
+
+
+def fill_template(url: str, values: dict[str, str]) -> str:
+    """The template ``url`` with each placeholder replaced by its value, percent-encoded."""
+    return _PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), url)
 
 
 def _items(d: object, key: str, where: str) -> list[dict]:
@@ -302,6 +353,9 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
     seen: set[str] = set()
     pages = {p for p, is_page, _ in entries if is_page and p}
     for path, is_page, i in entries:
+        if is_page and site.templates[i] is not None:
+            report.skip("a page of an application (a URL template)")
+            continue
         if path is None:
             report.skip("URL cannot be a file path")
             continue
