@@ -38,6 +38,7 @@ from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, Pa
 from .http import ConnectFailed, Connection, open_connection
 from .http2 import H2Connection
 from .identity import DEFAULT_AGENT, CookieJar, SourcePool
+from .script import Answer, BoundScript, Failure
 from .tls import TlsConfig, TlsLayer
 
 __all__ = ["Target", "Client", "MAX_REDIRECTS", "Pace"]
@@ -74,6 +75,7 @@ class Target:
     sources: SourcePool | None = None
     prefix: str = ""                   # every site URL is requested under this path
     tls: TlsConfig | None = None       # HTTPS (None: plain HTTP)
+    script: BoundScript | None = None  # a user's script (bodies, logins, checks: ``script``)
 
     def path(self, url: str) -> str:
         """The server path of the site's ``url`` (under the target's prefix)."""
@@ -97,9 +99,11 @@ class Target:
         return "http" if self.tls is None else "https"
 
     def request(self, url: str, http10: bool, agent: str,
-                extra: list[tuple[str, str]] = (), method: str = "GET") -> bytes:
+                extra: list[tuple[str, str]] = (), method: str = "GET",
+                body: bytes | None = None) -> bytes:
         """The HTTP/1.x request bytes for ``method`` ``url``; ``extra``: header fields of this
-        request only. A method that carries a body says its length (none yet: 0)."""
+        request only; ``body`` after them, its length said (0 for a method that carries one
+        when there is none)."""
         key = (method, url, http10, agent)
         raw = self._cache.get(key)
         if raw is None:
@@ -108,10 +112,16 @@ class Target:
                    f"{self.host_header}\r\nUser-Agent: {agent}\r\nAccept: */*\r\n{length}"
                    "\r\n").encode("latin-1", "replace")
             self._cache[key] = raw
-        if not extra:
+        if body:                       # its length instead of the 0 (the last line but one)
+            head = raw[:raw.rindex(b"Content-Length: 0")] if method in BODY_METHODS else \
+                raw[:-2]
+            extra = [*extra, ("Content-Length", str(len(body)))]
+        elif not extra:
             return raw
+        else:
+            head = raw[:-2]
         lines = "".join(f"{name}: {value}\r\n" for name, value in extra)
-        return raw[:-2] + lines.encode("latin-1", "replace") + b"\r\n"
+        return head + lines.encode("latin-1", "replace") + b"\r\n" + (body or b"")
 
     def fields(self, url: str, agent: str, extra: list[tuple[str, str]] = (),
                method: str = "GET") -> list[tuple[bytes, bytes]]:
@@ -216,7 +226,9 @@ class Client:
         self.net = ClientNet(network if target.emulation else None)
         self.agent = target.agent(agent)
         self.source = target.sources.address(session, cls) if target.sources else None
-        self.jar = CookieJar(secure=target.tls is not None) if target.identity else None
+        self.jar = (CookieJar(secure=target.tls is not None)
+                    if target.identity or target.script is not None else None)
+        self.script = target.script.session(session) if target.script is not None else None
         self.last_page: tuple[int, str] | None = None     # the previous click's page and URL
         self.kept: list[Connection | None] = [None] * protocol.sockets
         self.kind = H2Connection if protocol.http2 else Connection
@@ -247,6 +259,13 @@ class Client:
     def _done(self, call: Call) -> None:
         if call.set_cookie and self.jar is not None:
             self.jar.update(call.set_cookie, call.url)
+        if call.answer is not None and call.error is None:
+            try:
+                self.script.answered(call.page, call.answer)
+            except Failure as e:
+                call.error = e.kind
+                self.t.hooks.emit("script_failed", call, str(e))
+            call.answer = None
         del self.open[call]
         self.t.hooks.emit("call_done", call)
 
@@ -264,7 +283,9 @@ class Client:
         nxt = self._new(call.page, path, call.is_page, call.last_byte, call.hops + 1,
                         call.referer)
         if call.status in KEEP_METHOD:       # 301-303 after a POST: a GET, as browsers do
-            nxt.method = call.method
+            nxt.method, nxt.body, nxt.extra = call.method, call.body, call.extra
+        if call.answer is not None:          # a script reads the answer after the redirects
+            nxt.answer, call.answer = Answer(), None
         return nxt
 
     # ---- connections -------------------------------------------------------------------------
@@ -342,6 +363,7 @@ class Client:
         """This request's own header fields: its Referer, If-Modified-Since when it
         revalidates, and the session's cookies."""
         extra = [("Referer", call.referer)] if call.referer else []
+        extra += call.extra
         if call.since is not None:
             extra.append(("If-Modified-Since", call.since))
         cookie = self.jar.header(call.url) if self.jar is not None else None
@@ -360,7 +382,7 @@ class Client:
         form (HTTP/2's too: HPACK is not credited); 0 when the link is not paced (unused)."""
         if self.net.up is None:
             return 0
-        return sum(len(self.t.request(c.url, self.http10, self.agent, x, c.method))
+        return sum(len(self.t.request(c.url, self.http10, self.agent, x, c.method, c.body))
                    for c, x in zip(calls, extras))
 
     def _write(self, conn: Connection, calls: list[Call],
@@ -376,7 +398,7 @@ class Client:
         if self.p.http2:
             reqs = [self.t.fields(c.url, self.agent, x, c.method) for c, x in zip(calls, extras)]
         else:
-            reqs = [self.t.request(c.url, self.http10, self.agent, x, c.method)
+            reqs = [self.t.request(c.url, self.http10, self.agent, x, c.method, c.body)
                     for c, x in zip(calls, extras)]
         return conn.send(calls, reqs)
 
@@ -555,9 +577,11 @@ class Client:
 
         def marked(u: str, k: int) -> str:
             return status_url(u, marks[k]) if k in marks else u
-        html = self._new(page, self.t.path(marked(url or site.page_urls[page], 0)), True,
-                         intended, referer=self._click_referer(page))
+        own = url or site.page_urls[page]
+        html = self._new(page, self.t.path(marked(own, 0)), True, intended,
+                         referer=self._click_referer(page))
         html.method = site.page_methods[page]
+        failed = self._scripted(html, own)
         objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
                 for k, o in enumerate(fetch.objects, start=1)]
         for k, c in enumerate([html] + objs):
@@ -568,7 +592,11 @@ class Client:
             html.since = LAST_MODIFIED
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
-        final = await self._one_shot(html) if self.http10 else (await self._kept(0, [html]))[0]
+        if failed:
+            final = html
+        else:
+            final = await self._one_shot(html) if self.http10 else \
+                (await self._kept(0, [html]))[0]
         visit.start = html.start
         visit.html_first_byte, visit.done = final.first_byte, final.last_byte
         if final.error is not None:
@@ -592,6 +620,32 @@ class Client:
             self.close()
         self._page_done(visit)
         return visit
+
+    def _scripted(self, html: Call, url: str) -> bool:
+        """The script's body, header fields and answer reading for ``html``; True when the
+        script failed it before it was sent (settled now: ``script_error``)."""
+        if self.script is None:
+            return False
+        try:
+            html.body, html.extra, reads = self.script.request(html.page, url)
+        except Failure as e:
+            html.start = html.last_byte = clock()
+            html.error = e.kind
+            self.t.hooks.emit("script_failed", html, str(e))
+            self._done(html)
+            return True
+        if reads:
+            html.answer = Answer()
+        return False
+
+    async def prelude(self) -> float | None:
+        """The script's start pages, before the session's first click (a login), one after
+        the other; when the last ended (None: there are none)."""
+        ended = None
+        for page in self.script.start if self.script is not None else ():
+            visit = await self.visit(page, clock() if ended is None else ended)
+            ended = visit.done if visit.done is not None else clock()
+        return ended
 
     async def _paced(self, objs: list[Call]) -> list[Call]:
         """A page's objects in waves: those due by now (``Call.intended``, in order) fetched

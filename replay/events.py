@@ -30,7 +30,7 @@ class Call:
     __slots__ = ("session", "cls", "page", "url", "is_page", "intended", "start", "connect_start",
                  "tls_start", "connected", "first_byte", "last_byte", "status", "bytes", "error",
                  "conn", "reused", "retried", "location", "hops", "referer", "set_cookie",
-                 "since", "asked", "number", "method")
+                 "since", "asked", "number", "method", "body", "extra", "answer")
 
     def __init__(self, session: int, cls: int, page: int, url: str, is_page: bool,
                  intended: float | None, hops: int = 0, referer: str | None = None,
@@ -38,6 +38,9 @@ class Call:
         self.session, self.cls, self.page, self.url = session, cls, page, url
         self.number = number
         self.method = "GET"             # its page's (a template page's may be another)
+        self.body: bytes | None = None  # what it sends after its header (a script's)
+        self.extra: list[tuple[str, str]] = []   # header fields of its own (a script's)
+        self.answer = None              # a script's Answer: the answer kept for it to read
         self.is_page, self.intended, self.hops, self.referer = is_page, intended, hops, referer
         self.since: str | None = None   # If-Modified-Since: a revalidation (answered 304)
         self.asked: int | None = None   # the status the scenario marks it for (not an error)
@@ -101,6 +104,8 @@ class Hooks:
     connection_close: list[Callable[[int], None]] = field(default_factory=list)
     call_done: list[Callable[[Call], None]] = field(default_factory=list)
     page_done: list[Callable[[PageVisit], None]] = field(default_factory=list)
+    #: a request a user's script failed (its kind is the call's error), and why
+    script_failed: list[Callable[[Call, str], None]] = field(default_factory=list)
 
     def emit(self, event: str, *args) -> None:
         for fn in getattr(self, event):

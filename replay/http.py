@@ -220,17 +220,25 @@ class Connection:
         elif n == 10 and self.pending and name.lower() == b"set-cookie":
             call = self.pending[0][0]
             call.set_cookie = (call.set_cookie or []) + [value]
+        if self.pending and self.pending[0][0].answer is not None:
+            self.pending[0][0].answer.add_header(name, value)
 
     def on_headers_complete(self) -> None:
         if not self.pending:                   # an answer nobody asked for (its parser is gone)
             return
         self._headers_done = True
         self._keep_alive = self.parser.should_keep_alive()
-        self.pending[0][0].status = self.parser.get_status_code()
+        call = self.pending[0][0]
+        call.status = self.parser.get_status_code()
+        if call.answer is not None:
+            call.answer.status = call.status
 
     def on_body(self, body: bytes) -> None:
         if self.pending:
-            self.pending[0][0].bytes += len(body)
+            call = self.pending[0][0]
+            call.bytes += len(body)
+            if call.answer is not None:
+                call.answer.add_body(body)
 
     def on_message_complete(self) -> None:
         if not self.pending:

@@ -202,7 +202,12 @@ class H2Connection(Connection):
         while self.waiting and len(self.pending) < room:
             call, headers, fut = self.waiting.popleft()
             sid = self.h2.get_next_available_stream_id()
-            self.h2.send_headers(sid, headers, end_stream=True)
+            self.h2.send_headers(sid, headers, end_stream=not call.body)
+            if call.body:            # a script's (within the stream's first window: 64 KiB)
+                step = self.h2.max_outbound_frame_size
+                for at in range(0, len(call.body), step):
+                    self.h2.send_data(sid, call.body[at:at + step],
+                                      end_stream=at + step >= len(call.body))
             self.pending[sid] = (call, fut)
         self._flush()
 
@@ -236,6 +241,8 @@ class H2Connection(Connection):
                 got = self.pending.get(ev.stream_id)
                 if got is not None:
                     got[0].bytes += len(ev.data)
+                    if got[0].answer is not None:
+                        got[0].answer.add_body(ev.data)
             elif isinstance(ev, StreamEnded):
                 self._ended(ev.stream_id, None)
             elif isinstance(ev, StreamReset):
@@ -255,8 +262,12 @@ class H2Connection(Connection):
         call = got[0]
         call.first_byte = self._first
         for name, value in headers:
+            if call.answer is not None and not name.startswith(b":"):
+                call.answer.add_header(name, value)
             if name == b":status":
                 call.status = int(value)
+                if call.answer is not None:
+                    call.answer.status = call.status
             elif name == b"location":
                 call.location = value
             elif name == b"set-cookie":

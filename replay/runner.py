@@ -39,7 +39,7 @@ from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
 from ..lifeline import die_with_parent
 from .browser import Pace, Target
-from .events import Hooks, clock
+from .events import Call, Hooks, clock
 from .http import closes_sent
 from .http2 import prior_knowledge_refused
 from .identity import IdentityError, SourcePool, loopback, source_pool
@@ -51,6 +51,7 @@ from .record import CsvRecorder, Stats
 from .salvage import settle_part
 from .scheduler import Scheduler, class_override
 from .schedstat import RunQueueWait
+from .script import BoundScript, ScriptError, load_script
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
 from .watchdog import BEATS, BOUND_S, Loss, Watchdog, Watched, beat, cause_of_exit
@@ -116,6 +117,8 @@ class ReplayOptions:
     watchdog: float = BOUND_S                  # a worker or relay silent this long is lost
     objects: str = "paced"                     # paced: a click's objects when the log placed
                                                # them (object_delays); eager: at once
+    script: str | None = None                  # a user's script: bodies, logins, checks
+                                               # (replay.script)
 
 
 OBJECTS = ("paced", "eager")        # --objects
@@ -302,6 +305,19 @@ def exit_status(summary: dict) -> int:
     return EXIT_OK
 
 
+def _say_once() -> Callable[[Call, str], None]:
+    """A ``script_failed`` subscriber: the first failure of each kind on stderr (the summary
+    counts them all)."""
+    said: set[str] = set()
+
+    def say(call: Call, why: str) -> None:
+        if call.error not in said:
+            said.add(call.error)
+            print(f"wagon: script: {call.error} at {call.method} {call.url}: {why} (the "
+                  "first; the summary counts them all)", file=sys.stderr)
+    return say
+
+
 def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
     """With ``--objects paced`` and a scenario that has ``object_delays``: for each session,
     when its clicks' objects are due after their page (``Scenario.object_offsets``)."""
@@ -337,7 +353,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     itertools.count(max(worker, 0) * 10**9),
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
-                    sources_for(opts), prefix, tls_for(opts))
+                    sources_for(opts), prefix, tls_for(opts), _script(sc, opts))
+    hooks.script_failed.append(_say_once())
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
@@ -485,7 +502,18 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
     tls_for(opts)
     sc = read_scenario(path)
     measured_window(sc, opts)
+    _script(sc, opts)
     return sc, thresholds
+
+
+def _script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
+    """The run's script bound to the scenario's site (ReplayError: one line)."""
+    if opts.script is None:
+        return None
+    try:
+        return load_script(opts.script, sc.site)
+    except ScriptError as e:
+        raise ReplayError(str(e)) from None
 
 
 # ---- the whole run -------------------------------------------------------------------------

@@ -155,7 +155,7 @@ class Scheduler:
             return False
         client = self._client(s)
         for k, (page, _) in enumerate(s.clicks):
-            client.not_started(page, s.view(k), s.url(k, self.target.site))
+            client.not_started(page, s.view(k), s.own_url(k))
         return True
 
     async def _session(self, s: ScenarioSession, due: float) -> None:
@@ -165,7 +165,10 @@ class Scheduler:
         completed = False
         begun = 0                                    # clicks whose page was asked for
         try:
-            intended = previous_done = due
+            self.clicking.add(me)
+            ended = await client.prelude()       # a script's start pages (a login)
+            self.clicking.discard(me)
+            intended = previous_done = due if ended is None else ended
             for k, (page, think) in enumerate(s.clicks):
                 if k:
                     intended = previous_done + think
@@ -177,13 +180,13 @@ class Scheduler:
                 begun = k + 1
                 self.clicking.add(me)
                 visit = await client.visit(page, intended, s.view(k), s.marks(k), pace,
-                                           s.url(k, self.target.site))
+                                           s.own_url(k))
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
         except asyncio.CancelledError:
             self.unplayed.append((client, client.abandon(),
-                                  [(page, s.view(k), s.url(k, self.target.site))
+                                  [(page, s.view(k), s.own_url(k))
                                    for k, (page, _) in enumerate(s.clicks) if k >= begun]))
             raise
         finally:

@@ -508,8 +508,11 @@ class _Clicking:
         self.sched, self.pages, self.asked, self.ticks, self.recorded = (sched, pages, asked,
                                                                          ticks, recorded)
 
+    async def prelude(self) -> None:
+        return None
+
     async def visit(self, page: int, intended: float, view: int = 0,
-                    marks: dict[int, int] | None = None, pace=None) -> PageVisit:
+                    marks: dict[int, int] | None = None, pace=None, url=None) -> PageVisit:
         self.pages.append(asyncio.get_running_loop().create_future())
         await self.pages[-1]
         for _ in range(3):

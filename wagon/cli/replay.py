@@ -120,11 +120,15 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "than its delay after the page as the log placed them (the scenario's "
                    "object_delays; at once without them), or 'eager', as soon as the page is "
                    "done.")
+@click.option("--script", type=click.Path(dir_okay=False),
+              help="A Python file whose 'script = Script(...)' adds what access logs lack: "
+                   "request bodies and headers, a login at each session's start, values taken "
+                   "from answers, checks (docs/application.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
             queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
-            progress_every, watchdog, objects, as_json) -> None:
+            progress_every, watchdog, objects, script, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         sc = read_scenario(scenario)
@@ -147,7 +151,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
                          queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
-                         tls_version=tls_version, watchdog=watchdog, objects=objects)
+                         tls_version=tls_version, watchdog=watchdog, objects=objects,
+                         script=script)
     try:
         check_network(opts)
         pool = sources_for(opts)

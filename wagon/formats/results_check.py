@@ -23,7 +23,9 @@ __all__ = ["ERROR_KINDS", "EARLY_S", "MAX_BYTES", "check_layout", "too_many",
 ERROR_KINDS = ("http_4xx", "http_5xx", "refused", "connect_timeout", "connect_error",
                "too_many_open_files", "tls_error", "tls_verify", "no_h2", "reset", "closed",
                "truncated", "timeout", "request_timeout", "bad_response", "too_many_redirects",
-               "skipped", "in_flight", "not_started")
+               "skipped", "in_flight", "not_started",
+               # a user's script (replay.script): a check, an extraction, the script itself
+               "check_failed", "extract_failed", "script_error")
 #: a timer may fire a millisecond before t0: times from this many seconds before it are kept
 EARLY_S = 0.01
 #: bytes of one response beyond which a count is absurd (1 TiB)

@@ -321,9 +321,13 @@ class ScenarioSession:
     statuses: list[tuple[int, int, int]] | None = None   # (click, position, status) marks
     urls: dict[int, str] | None = None   # click → its concrete URL (its page a template)
 
+    def own_url(self, k: int) -> str | None:
+        """Click ``k``'s own URL (its page a template), or None."""
+        return self.urls.get(k) if self.urls else None
+
     def url(self, k: int, site: SiteSpec) -> str:
         """The URL click ``k`` asks for: its own (a template page's), else its page's."""
-        own = self.urls.get(k) if self.urls else None
+        own = self.own_url(k)
         return own if own is not None else site.page_urls[self.clicks[k][0]]
 
     def view(self, k: int) -> int:

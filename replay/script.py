@@ -1,0 +1,350 @@
+"""Scripted behaviour where logs are silent (``wagon replay --script FILE.py``).
+
+An access log has no request bodies, no logins and no checks: a user's script adds them to
+the pages of the scenario's site, named as ``"METHOD URL-template"`` (``"POST /cart"``,
+``"GET /item/{id}"``). FILE.py defines ``script = Script(...)``:
+
+- ``start``: pages each session plays before its first click (a login), think time 0;
+- ``on(page, form=, json=, body=, headers=, extract=, check=)``: the request's body (form
+  fields, sent ``application/x-www-form-urlencoded``, or JSON, or raw bytes) and header
+  fields, values to take from its answer into the session's values, and checks on the answer;
+- ``data(name, csv)``: a CSV file of the user's; session i uses row ``i mod rows``.
+
+A string anywhere in a form, JSON or header value may name values as ``{name}``: the click's
+URL placeholders (``{id}``), values extracted earlier in the session (``{csrf}``), a data row's
+fields (``{users.email}``). Extraction and checks see the answer after its redirects.
+
+A failure is the request's own outcome, counted as errors are (``check_failed``,
+``extract_failed``, ``script_error``: a value the session does not have, a hook that raised);
+the emulated browser, network and timing stay as they are, and scripted requests are recorded
+as every request is. The engine knows only ``SessionScript``'s three calls.
+"""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json as jsonlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+from urllib.parse import unquote, urlencode
+
+from ..formats.site import SiteSpec
+
+__all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
+           "regex", "header", "cookie", "json_path", "status", "contains", "json_field",
+           "load_script", "CHECK_FAILED", "EXTRACT_FAILED", "SCRIPT_ERROR", "MAX_KEPT"]
+
+CHECK_FAILED, EXTRACT_FAILED, SCRIPT_ERROR = "check_failed", "extract_failed", "script_error"
+MAX_KEPT = 1 << 20               # bytes of an answer's body a script sees
+_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+class ScriptError(ValueError):
+    """A script that cannot be played (one line, naming the file)."""
+
+
+class Failure(Exception):
+    """What a request of a session became (its ``kind``: an error kind) and why."""
+
+    def __init__(self, kind: str, why: str) -> None:
+        super().__init__(why)
+        self.kind = kind
+
+
+@dataclass
+class Answer:
+    """What a script sees of an answer: its status, header fields (names in lower case) and
+    the first ``MAX_KEPT`` bytes of its body."""
+
+    status: int = 0
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytearray = field(default_factory=bytearray)
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((v for k, v in self.headers if k == name), None)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self):
+        return jsonlib.loads(self.body)
+
+    def add_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name.decode("latin-1").lower(), value.decode("latin-1")))
+
+    def add_body(self, data: bytes) -> None:
+        room = MAX_KEPT - len(self.body)
+        if room > 0:
+            self.body += data[:room]
+
+
+# ---- extractors: Answer → a value, or None when it is not there --------------------------------
+Extractor = Callable[[Answer], "str | None"]
+Check = Callable[[Answer], "str | None"]     # None: it holds; else what does not
+
+
+def regex(pattern: str, group: int = 1) -> Extractor:
+    """The ``group`` of the first match of ``pattern`` in the body."""
+    rx = re.compile(pattern)
+
+    def get(a: Answer) -> str | None:
+        m = rx.search(a.text)
+        return None if m is None else m.group(group)
+    return get
+
+
+def form_field(name: str) -> Extractor:
+    """The ``value`` of the first ``<input>`` whose ``name`` is ``name`` (either order of the
+    two attributes, either quote)."""
+    tag = re.compile(r"<input\b[^>]*>", re.I)
+    named = re.compile(r"""\bname\s*=\s*["']%s["']""" % re.escape(name), re.I)
+    value = re.compile(r"""\bvalue\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+
+    def get(a: Answer) -> str | None:
+        for t in tag.findall(a.text):
+            if named.search(t):
+                m = value.search(t)
+                return None if m is None else (m.group(1) if m.group(1) is not None
+                                               else m.group(2))
+        return None
+    return get
+
+
+def header(name: str) -> Extractor:
+    """The answer's header field ``name``."""
+    return lambda a: a.header(name)
+
+
+def cookie(name: str) -> Extractor:
+    """The value the answer sets for cookie ``name`` (a ``Set-Cookie`` field)."""
+    def get(a: Answer) -> str | None:
+        for k, v in a.headers:
+            if k == "set-cookie":
+                n, _, rest = v.partition("=")
+                if n.strip() == name:
+                    return rest.split(";", 1)[0]
+        return None
+    return get
+
+
+def _walk(doc, path: str):
+    for part in path.split(".") if path else ():
+        if isinstance(doc, list) and part.isdigit() and int(part) < len(doc):
+            doc = doc[int(part)]
+        elif isinstance(doc, dict) and part in doc:
+            doc = doc[part]
+        else:
+            raise KeyError(part)
+    return doc
+
+
+def json_path(path: str) -> Extractor:
+    """The JSON body's value at ``path`` (keys and list indices joined by dots: ``items.0.id``)."""
+    def get(a: Answer) -> str | None:
+        try:
+            v = _walk(a.json(), path)
+        except (ValueError, KeyError):
+            return None
+        return v if isinstance(v, str) else jsonlib.dumps(v)
+    return get
+
+
+# ---- checks: Answer → None when it holds, else what failed ------------------------------------
+def status(*codes: int) -> Check:
+    """The answer's status is one of ``codes``."""
+    return lambda a: None if a.status in codes else f"status {a.status}, not {codes}"
+
+
+def contains(text: str) -> Check:
+    """The body holds ``text``."""
+    return lambda a: None if text in a.text else f"no {text!r} in the body"
+
+
+def json_field(path: str, equals: object = None) -> Check:
+    """The JSON body has ``path`` (equal to ``equals`` when given)."""
+    def check(a: Answer) -> str | None:
+        try:
+            v = _walk(a.json(), path)
+        except (ValueError, KeyError):
+            return f"no JSON field {path}"
+        return None if equals is None or v == equals else f"{path} is {v!r}, not {equals!r}"
+    return check
+
+
+@dataclass
+class Hook:
+    """What a script does with the requests of one page."""
+
+    form: dict | None = None
+    json: object = None
+    body: str | bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    extract: dict[str, Extractor] = field(default_factory=dict)
+    check: list[Check] = field(default_factory=list)
+
+    @property
+    def reads(self) -> bool:
+        """Does it need the answer?"""
+        return bool(self.extract or self.check)
+
+
+class Script:
+    """A user's script (module docstring): ``script = Script(start=[...])`` in FILE.py."""
+
+    def __init__(self, start: list[str] | tuple[str, ...] = ()) -> None:
+        self.start = list(start)
+        self.hooks: dict[str, Hook] = {}
+        self.tables: dict[str, str] = {}
+
+    def on(self, page: str, *, form: dict | None = None, json: object = None,
+           body: str | bytes | None = None, headers: dict[str, str] | None = None,
+           extract: dict[str, Extractor] | None = None,
+           check: Check | list[Check] | None = None) -> "Script":
+        """Attach a body, headers, extractions and checks to ``page`` (``"METHOD template"``)."""
+        checks = [] if check is None else list(check) if isinstance(check, list) else [check]
+        self.hooks[page] = Hook(form, json, body, dict(headers or {}), dict(extract or {}),
+                                checks)
+        return self
+
+    def data(self, name: str, path: str) -> "Script":
+        """A CSV file (header line first) whose rows the sessions take in turn as ``name``."""
+        self.tables[name] = path
+        return self
+
+
+@dataclass
+class BoundScript:
+    """A script bound to a scenario's site: hooks by page index, start pages, data rows."""
+
+    path: str
+    hooks: dict[int, Hook]
+    start: list[int]
+    tables: dict[str, list[dict[str, str]]]
+    site: SiteSpec
+
+    def session(self, session: int) -> "SessionScript":
+        values = {f"{name}.{k}": v for name, rows in self.tables.items()
+                  for k, v in rows[session % len(rows)].items()}
+        return SessionScript(self, values)
+
+
+class SessionScript:
+    """A session's side of the script: its values, and the three calls the browser makes."""
+
+    def __init__(self, bound: BoundScript, values: dict[str, str]) -> None:
+        self.bound, self.values = bound, values
+
+    @property
+    def start(self) -> list[int]:
+        return self.bound.start
+
+    def request(self, page: int, url: str) -> tuple[bytes | None, list[tuple[str, str]],
+                                                    bool]:
+        """The body, header fields and whether the answer is needed, of ``page``'s request at
+        ``url``; Failure (``script_error``) when a value is missing or the hook raised."""
+        hook = self.bound.hooks.get(page)
+        if hook is None:
+            return None, [], False
+        pattern = self.bound.site.templates[page]
+        m = pattern.fullmatch(url.split("#", 1)[0]) if pattern is not None else None
+        own = {k: unquote(v) for k, v in m.groupdict().items()} if m else {}
+        values = {**self.values, **own}
+        headers = [(k, self._fill(v, values)) for k, v in hook.headers.items()]
+        body = None
+        if hook.form is not None:
+            body = urlencode({k: self._fill(v, values) for k, v in hook.form.items()}).encode()
+            headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+        elif hook.json is not None:
+            body = jsonlib.dumps(self._deep(hook.json, values)).encode()
+            headers.append(("Content-Type", "application/json"))
+        elif hook.body is not None:
+            body = hook.body if isinstance(hook.body, bytes) else \
+                self._fill(hook.body, values).encode()
+        return body, headers, hook.reads
+
+    def answered(self, page: int, answer: Answer) -> None:
+        """Take the page's values from ``answer`` and check it; Failure when a check fails
+        or a value is not there."""
+        hook = self.bound.hooks.get(page)
+        if hook is None:
+            return
+        try:
+            for check in hook.check:
+                why = check(answer)
+                if why is not None:
+                    raise Failure(CHECK_FAILED, why)
+            for name, get in hook.extract.items():
+                got = get(answer)
+                if got is None:
+                    raise Failure(EXTRACT_FAILED, f"{name}: not in the answer")
+                self.values[name] = got
+        except Failure:
+            raise
+        except Exception as e:         # a user's hook: whatever it raises is its failure
+            raise Failure(SCRIPT_ERROR, f"{type(e).__name__}: {e}") from None
+
+    def _fill(self, text: object, values: dict[str, str]) -> str:
+        if not isinstance(text, str):
+            return str(text)
+
+        def one(m: re.Match) -> str:
+            try:
+                return str(values[m.group(1)])
+            except KeyError:
+                raise Failure(SCRIPT_ERROR, f"no value {m.group(1)!r} in the session") from None
+        return _NAME.sub(one, text)
+
+    def _deep(self, doc: object, values: dict[str, str]) -> object:
+        if isinstance(doc, dict):
+            return {k: self._deep(v, values) for k, v in doc.items()}
+        if isinstance(doc, list):
+            return [self._deep(v, values) for v in doc]
+        return self._fill(doc, values) if isinstance(doc, str) else doc
+
+
+def _pages(site: SiteSpec) -> dict[str, int]:
+    return {f"{m} {u}": i for i, (m, u) in enumerate(zip(site.page_methods, site.page_urls))}
+
+
+def _table(path: str, name: str, script: str) -> list[dict[str, str]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise ScriptError(f"{script}: data {name!r} ({path}): {getattr(e, 'strerror', None) or e}"
+                          ) from None
+    if not rows:
+        raise ScriptError(f"{script}: data {name!r} ({path}) has no row")
+    return rows
+
+
+def load_script(path: str, site: SiteSpec) -> BoundScript:
+    """Run FILE.py and bind its ``script`` to ``site``; ScriptError (one line) for a file that
+    cannot run, has no ``script``, or names a page the site does not have."""
+    spec = importlib.util.spec_from_file_location("wagon_user_script", path)
+    if spec is None or not os.path.isfile(path):
+        raise ScriptError(f"{path}: no such script (a Python file)")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:             # the user's module: any error is one line
+        raise ScriptError(f"{path}: the script fails to load: {type(e).__name__}: "
+                          f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    script = getattr(module, "script", None)
+    if not isinstance(script, Script):
+        raise ScriptError(f"{path}: defines no 'script = Script(...)'")
+    pages = _pages(site)
+    missing = [p for p in [*script.start, *script.hooks] if p not in pages]
+    if missing:
+        raise ScriptError(f"{path}: {missing[0]!r} is not a page of the scenario's site "
+                          f"(pages are 'METHOD URL', e.g. {next(iter(pages))!r})")
+    if any(site.templates[pages[p]] is not None for p in script.start):
+        raise ScriptError(f"{path}: a start page must have one URL (no placeholder)")
+    here = os.path.dirname(os.path.abspath(path))
+    tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
+    return BoundScript(path, {pages[p]: h for p, h in script.hooks.items()},
+                       [pages[p] for p in script.start], tables, site)

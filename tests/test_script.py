@@ -1,0 +1,190 @@
+"""Scripted behaviour where logs are silent (``wagon replay --script``): a login with a CSRF
+token taken from a form, form bodies with the click's URL values and a data file's rows,
+checks counted as failures of their own kind. The observer is a small application written
+here on the standard library's HTTP server: it checks each token against the session cookie
+it issued and records every login and cart row it accepted."""
+from __future__ import annotations
+
+import io
+import json
+import secrets
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from wagon import read_results
+from wagon.cli import main
+from wagon.formats.classes import parse_classes
+from wagon.formats.scenario import ScenarioWriter, SessionBatch
+from wagon.replay import ReplayOptions, replay
+
+PAGES = [("GET", "/login"), ("POST", "/login"), ("GET", "/home"), ("POST", "/cart/{id}")]
+
+
+class _App(BaseHTTPRequestHandler):
+    """GET /login: a form with a token bound to a new session cookie; POST /login: 303 to
+    /home when the token and password are right, 403 otherwise; POST /cart/N: a cart row
+    for the logged-in session (403 without its token)."""
+
+    sessions: dict[str, dict] = {}
+    logins: list[str] = []
+    carts: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, code: int, body: bytes = b"", headers: dict | None = None) -> None:
+        self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _session(self) -> tuple[str | None, dict | None]:
+        sid = next((c.split("=", 1)[1] for c in self.headers.get("Cookie", "").split("; ")
+                    if c.startswith("sid=")), None)
+        return sid, self.sessions.get(sid)
+
+    def _form(self) -> dict[str, str]:
+        n = int(self.headers.get("Content-Length", 0))
+        return {k: v[0] for k, v in parse_qs(self.rfile.read(n).decode()).items()}
+
+    def do_GET(self) -> None:
+        if self.path == "/login":
+            sid, token = secrets.token_hex(8), secrets.token_hex(16)
+            with self.lock:
+                self.sessions[sid] = {"token": token, "user": None}
+            page = (f'<form method="post"><input type="hidden" value="{token}" '
+                    f'name="csrf_token"><input name="email"></form>').encode()
+            self._send(200, page, {"Set-Cookie": f"sid={sid}; Path=/"})
+        elif self.path == "/home":
+            _, s = self._session()
+            self._send(200, f"welcome {s['user']}".encode() if s and s["user"] else b"who?")
+        else:
+            self._send(404)
+
+    def do_POST(self) -> None:
+        _, s = self._session()
+        form = self._form()
+        if s is None or form.get("csrf_token") != s["token"]:
+            self._send(403, b"csrf")
+        elif self.path == "/login":
+            if form.get("password") != "pw-" + form.get("email", ""):
+                self._send(200, b"wrong password")
+                return
+            with self.lock:
+                s["user"] = form["email"]
+                self.logins.append(form["email"])
+            self._send(303, b"", {"Location": "/home"})
+        elif self.path.startswith("/cart/") and s["user"]:
+            with self.lock:
+                self.carts.append((s["user"], int(form["item"])))
+            self._send(200, json.dumps({"ok": True, "item": int(form["item"])}).encode(),
+                       {"Content-Type": "application/json"})
+        else:
+            self._send(403, b"not logged in")
+
+
+@pytest.fixture
+def app():
+    _App.sessions, _App.logins, _App.carts = {}, [], []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _App)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server, _App
+    server.shutdown()
+    server.server_close()
+
+
+def _scenario(tmp_path, sessions: int) -> str:
+    """Sessions of the home page then two cart additions (items 3 + i and 40 + i)."""
+    header = {"seed": 1, "classes": [c.to_dict() for c in parse_classes("lan/http11")],
+              "site": {"pages": [{"url": u, "size": 10, "objects": [], "method": m}
+                                 for m, u in PAGES], "objects": []}}
+    out = io.StringIO()
+    n = sessions
+    ScenarioWriter(out, header).write(SessionBatch(
+        np.arange(n), np.arange(n) * 0.02, np.zeros(n, int), np.arange(n + 1) * 3,
+        np.tile([2, 3, 3], n), np.tile([0.0, 0.01, 0.01], n),
+        urls=[(3 * i + k, f"/cart/{item}") for i in range(n)
+              for k, item in ((1, 3 + i), (2, 40 + i))]))
+    path = tmp_path / "s.jsonl"
+    path.write_text(out.getvalue())
+    return str(path)
+
+
+SCRIPT = '''
+from wagon.replay.script import Script, contains, form_field, json_field
+script = Script(start=["GET /login", "POST /login"])
+script.data("users", "users.csv")
+script.on("GET /login", extract={{"csrf": form_field("csrf_token")}})
+script.on("POST /login", form={{"email": "{{users.email}}", "password": "pw-{{users.email}}",
+                                "csrf_token": "{{csrf}}"}}, check=contains("{welcome}"))
+script.on("POST /cart/{{id}}", form={{"item": "{{id}}", "csrf_token": "{{csrf}}"}},
+          check=json_field("ok", True))
+'''
+
+
+def _files(tmp_path, welcome: str = "welcome") -> str:
+    (tmp_path / "users.csv").write_text("email\n" + "".join(f"u{k}@shop.test\n"
+                                                            for k in range(4)))
+    path = tmp_path / "shop.py"
+    path.write_text(SCRIPT.format(welcome=welcome))
+    return str(path)
+
+
+def test_a_scripted_login_and_forms_reach_the_application_as_a_browser_would(app, tmp_path):
+    server, seen = app
+    s = replay(_scenario(tmp_path, 6), ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/", script=_files(tmp_path),
+        results=str(tmp_path / "r.csv"), fail_on=()))
+    rows = read_results(tmp_path / "r.csv")
+    assert s["errors"]["total"] == 0, s["errors"]
+    assert sorted(seen.logins) == sorted(f"u{i % 4}@shop.test" for i in range(6))
+    assert sorted(seen.carts) == sorted([(f"u{i % 4}@shop.test", 3 + i) for i in range(6)] +
+                                        [(f"u{i % 4}@shop.test", 40 + i) for i in range(6)])
+    # each session: GET /login, POST /login → 303 → GET /home, then its three clicks
+    assert len(rows) == s["requests"]["total"] == 6 * 6
+    assert rows.groupby("session")["url"].apply(list).tolist() == [
+        ["/login", "/login", "/home", "/home", f"/cart/{3 + i}", f"/cart/{40 + i}"]
+        for i in range(6)]
+
+
+def test_a_failed_check_or_extraction_is_a_failure_of_its_own_kind(app, tmp_path):
+    server, _ = app
+    s = replay(_scenario(tmp_path, 3), ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/",
+        script=_files(tmp_path, welcome="bienvenue"), results=str(tmp_path / "r.csv"),
+        fail_on=()))
+    assert s["errors"]["by_kind"] == {"check_failed": 3}        # each session's login check
+    rows = read_results(tmp_path / "r.csv")
+    failed = rows[rows["error"] == "check_failed"]
+    assert failed["url"].tolist() == ["/home"] * 3 and (failed["status"] == 200).all()
+    (tmp_path / "shop.py").write_text(SCRIPT.format(welcome="welcome").replace(
+        'form_field("csrf_token")', 'form_field("token")'))
+    s = replay(_scenario(tmp_path, 3), ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/", script=str(tmp_path / "shop.py"),
+        fail_on=()))
+    # no token: the GET /login fails extract_failed; the POST cannot fill {csrf}: script_error
+    # (never sent), and the server refuses the carts without a login (403)
+    assert s["errors"]["by_kind"] == {"extract_failed": 3, "script_error": 9}, s["errors"]
+
+
+@pytest.mark.parametrize("text, why", [
+    ("import nothing_here", "the script fails to load: ModuleNotFoundError"),
+    ("x = 1", "defines no 'script = Script(...)'"),
+    ("from wagon.replay.script import Script\nscript = Script(start=['GET /logout'])",
+     "'GET /logout' is not a page of the scenario's site"),
+    ("from wagon.replay.script import Script\nscript = Script(start=['POST /cart/{id}'])",
+     "a start page must have one URL")])
+def test_a_script_that_cannot_play_is_one_line_before_the_run(tmp_path, text, why):
+    (tmp_path / "bad.py").write_text(text)
+    r = CliRunner().invoke(main, ["replay", _scenario(tmp_path, 1), "--target",
+                                  "http://127.0.0.1:9/", "--script", str(tmp_path / "bad.py")])
+    assert r.exit_code == 2 and why in r.output and len(r.output.strip().splitlines()) == 1, \
+        r.output
