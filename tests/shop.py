@@ -43,7 +43,8 @@ class Shop:
 
 def _www(root: Path) -> Path:
     """nginx's folder: the shop's style sheets and scripts, and its pictures (made here, seeded
-    blocks of colour; item pictures of 40 to 155 px a side so that objects differ in size)."""
+    blocks of colour, by Pillow, matplotlib's dependency; item pictures of 40 to 155 px a side
+    so that objects differ in size)."""
     static = root / "static"
     shutil.copytree(APPS / "shop" / "static", static, dirs_exist_ok=True)
     (static / "img").mkdir(exist_ok=True)
