@@ -56,6 +56,8 @@ def test_pages_reference_three_to_eight_objects_that_nginx_serves(site):
     status, body, _ = v.request("GET", "/api/items?ids=3,41")
     assert status == 200 and all(n in body for n in names)
     assert v.request("GET", "/item/501")[0] == 404
+    assert v.request("GET", "/item/" + "9" * 20)[0] == 404             # not a 500
+    assert v.request("GET", "/api/items?ids=1," + "9" * 20)[0] == 400
     assert v.request("GET", "/search?q=red&page=x")[0] == 400
 
 

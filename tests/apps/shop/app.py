@@ -216,7 +216,7 @@ def track():
 
 def api_items():
     ids = request.args.get("ids", "").split(",")
-    if not all(i.isdigit() for i in ids) or len(ids) > 50:
+    if not all(i.isdigit() and len(i) <= 9 for i in ids) or len(ids) > 50:
         return jsonify(error="ids must be up to 50 comma-separated item ids"), 400
     rows = _db().execute(f"SELECT * FROM items WHERE id IN ({','.join('?' * len(ids))})",
                          [int(i) for i in ids]).fetchall()
@@ -224,9 +224,9 @@ def api_items():
 
 
 ROUTES = [("/", home, ["GET"]), ("/search", search, ["GET"]),
-          ("/item/<int:item_id>", item, ["GET"]), ("/item", item, ["GET"]),
+          ("/item/<int(max=999999999):item_id>", item, ["GET"]), ("/item", item, ["GET"]),
           ("/category/<name>", category, ["GET"]), ("/login", login, ["GET", "POST"]),
           ("/logout", logout, ["GET"]), ("/cart", cart, ["GET", "POST"]),
-          ("/checkout", checkout, ["POST"]), ("/orders/<int:order_id>", order, ["GET"]),
+          ("/checkout", checkout, ["POST"]), ("/orders/<int(max=999999999):order_id>", order, ["GET"]),
           ("/account", account, ["GET"]), ("/track", track, ["GET", "POST"]),
           ("/api/items", api_items, ["GET"])]
