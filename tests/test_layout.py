@@ -218,6 +218,7 @@ def test_no_bare_top_level_packages(name):
      "173c6daeec154dc58610e2f2efaa08d5a80a00c1db179b9981652c2b45ddb67c"),
     ("elastic-apache-may15.log.gz",
      "f15c31e905f86c7b4b6ab44aee74d0a2086dce89f010187d983edea7ef0364ef"),
+    ("shop-access.log.gz", "0921fb26b70c7a957d687173bbd1724bb43b592446bb3cec3a58b9390e57ba43"),
 ])
 def test_bundled_traces_are_the_published_bytes(name, sha256):
     data = gzip.decompress((ROOT / "tests" / "data" / name).read_bytes())

@@ -1,0 +1,2 @@
+// the login form: focus the e-mail field
+document.addEventListener("DOMContentLoaded", () => document.querySelector("input[name=email]").focus());
