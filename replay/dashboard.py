@@ -18,6 +18,7 @@ import ipaddress
 import json
 import signal
 import threading
+import time
 from collections import deque
 from importlib.resources import files
 
@@ -88,6 +89,7 @@ class View:
         self.lock = threading.Lock()
         self.latest: dict[int, dict] = {}
         self.summary: dict | None = None
+        self.t0_wall: float | None = None            # the run's start, once fixed
         self.used: dict[int, dict] = {}              # each process's state of the last point
         self.rates: dict[int, dict] = {}             # and its rates then
         self.series: deque = deque(maxlen=HISTORY)
@@ -98,6 +100,10 @@ class View:
         self.thread = threading.Thread(target=self._serve, name="wagon-dashboard", daemon=True)
 
     # ---- fed by the run --------------------------------------------------------------------
+    def begin(self, t0_wall: float) -> None:
+        """The run starts at ``t0_wall`` (wall clock): the series' points are timed from it."""
+        self.t0_wall = t0_wall
+
     def put(self, k: int, state: dict) -> None:
         with self.lock:
             self.latest[k] = state
@@ -136,7 +142,8 @@ class View:
         p50, p90, p99 = _ms(window)
         rates = self.rates.values()
         self.series.append({
-            "t": round(max(s["live"]["at"] for s in latest.values()), 3),
+            "t": round(time.time() - self.t0_wall if self.t0_wall is not None else
+                       max(s["live"]["at"] for s in latest.values()), 3),
             **{f"{k}_per_s": round(sum(r[k] for r in rates), 3)
                for k in ("requests", "pages", "failed")},
             "p50_ms": p50, "p90_ms": p90, "p99_ms": p99,

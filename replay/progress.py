@@ -109,6 +109,8 @@ class Board:
         self.latest: dict[int, dict] = {}
         self.line = ProgressLine(out) if line else None
         self.view = view
+        if view is not None:
+            view.begin(t0_wall)
 
     def put(self, k: int, state: dict) -> None:
         self.latest[k] = state

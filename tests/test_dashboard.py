@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from wagon.cli import main
+from wagon.replay import ReplayOptions, replay
+from wagon.replay.dashboard import linger
 
 from .conftest import require_tool
 from .servers import nginx
@@ -129,6 +131,23 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
     assert len(points) == 7 and min(points) >= 1 and max(points) >= 2
     assert any(d.count("L") >= 1 for d in paths)
     assert "<td>lan/http11</td>" in dom and "<td>lan/http10x2</td>" in dom
+
+
+def test_one_process_view_holds_the_final_figures_then_stops(tmp_path, site_and_scenario,  # noqa
+                                                             capfd):
+    scenario = site_and_scenario("lan/http11", sessions=10)
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, dashboard="0",
+                                                dashboard_hold=1.0))
+        base = URL.search(capfd.readouterr().err).group(1)
+        final = scrape(base)                                 # the hold: after the summary
+        linger()
+        log = server.access(expect=s["requests"]["total"])
+    assert value(final, "wagon_run_finished") == 1
+    assert value(final, "wagon_requests") == s["requests"]["total"] == len(log) > 0
+    assert value(final, "wagon_sessions_started") == 10 == s["sessions"]["completed"]
+    with pytest.raises(OSError):                             # URLError: refused, once over
+        scrape(base)
 
 
 @pytest.mark.parametrize("args, message", [
