@@ -19,7 +19,7 @@ import json
 import signal
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from importlib.resources import files
 
 from aiohttp import web
@@ -63,6 +63,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def _counts(calls: Counter, cls: int | None = None) -> dict[str, int]:
+    """Requests, ok, failed and cut by the run's stop, of class ``cls`` (None: every class)."""
+    n: Counter = Counter()
+    for (c, _, out), v in calls.items():
+        if cls is None or c == cls:
+            n["requests"] += v
+            n[OK if out == OK else "unfinished" if out in UNFINISHED else "failed"] += v
+    return {k: n[k] for k in ("requests", OK, "failed", "unfinished")}
 
 
 def _pages(st: dict) -> int:
@@ -155,34 +165,25 @@ class View:
     def state_json(self) -> dict:
         """What the page shows."""
         s, finished, workers = self._state()
-        t, names = s.tally, self.classes
-        stop = {OK, *UNFINISHED}
+        t = s.tally
         by_class = []
-        for k, name in enumerate(names):
-            n = {o: sum(v for (c, _, out), v in t.calls.items() if c == k and
-                        (out == o or o == "failed" and out not in stop)) for o in
-                 (OK, "failed")}
+        for k, name in enumerate(self.classes):
             p = _ms(t.classes.get(k, Histogram()))
-            by_class.append({"class": name, "requests": sum(v for (c, _, _), v in
-                                                            t.calls.items() if c == k),
-                             "ok": n[OK], "failed": n["failed"],
+            by_class.append({"class": name, **_counts(t.calls, k),
                              "pages": sum(v for (c, _), v in t.visits.items() if c == k),
                              "p50_ms": p[0], "p90_ms": p[1], "p99_ms": p[2],
                              "mb": t.bytes.get(k, 0) / 1e6})
-        outcomes: dict[str, int] = {}
+        outcomes = Counter()
         for (_, _, out), v in t.calls.items():
             if out != OK:
-                outcomes[out] = outcomes.get(out, 0) + v
+                outcomes[out] += v
         top = sorted(t.pages.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TOP_PAGES]
         series = list(self.series)
         last = series[-1] if series else {}
         return {
             "at": s.at, "finished": finished, "workers": workers,
-            "totals": {"requests": sum(t.calls.values()), "ok": sum(v for (_, _, o), v in
-                                                                  t.calls.items() if o == OK),
-                       "failed": sum(v for o, v in outcomes.items() if o not in UNFINISHED),
-                       "unfinished": sum(v for o, v in outcomes.items() if o in UNFINISHED),
-                       "pages": sum(t.visits.values()), "sessions_started": s.c["started"],
+            "totals": {**_counts(t.calls), "pages": sum(t.visits.values()),
+                       "sessions_started": s.c["started"],
                        "sessions_ended": s.c["ended"],
                        "sessions_active": s.c["started"] - s.c["ended"]},
             "rate": {"requests_per_s": last.get("requests_per_s")},
@@ -197,7 +198,7 @@ class View:
                        "with_errors": v[1], "mean_ms": 1e3 * v[2] / v[3] if v[3] else None}
                       for p, v in top],
             "failures": [{"outcome": o, "requests": v, "stop": o in UNFINISHED}
-                         for o, v in sorted(outcomes.items(), key=lambda kv: -kv[1])],
+                         for o, v in outcomes.most_common()],
             "summary": summary_text(self.summary) if finished else None}
 
     async def _page(self, request: web.Request) -> web.Response:

@@ -130,7 +130,15 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
     paths = re.findall(r'<path d="(M[^"]*)"[^>]*class="series"', dom)
     assert len(points) == 7 and min(points) >= 1 and max(points) >= 2
     assert any(d.count("L") >= 1 for d in paths)
-    assert "<td>lan/http11</td>" in dom and "<td>lan/http10x2</td>" in dom
+    table = re.search(r'<table id="classes">(.*?)</table>', dom, re.S).group(1)
+    shown = {c[0]: int(c[1].replace(",", "")) for c in
+             (re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table))
+             if c}
+    assert shown.keys() == {"lan/http11", "lan/http10x2"}
+    for cls, n in shown.items():
+        of = lambda m: sum(s.value for s in m["wagon_requests"]                   # noqa: E731
+                           if s.labels["class"] == cls)
+        assert of(before) <= n <= of(after), cls
 
 
 def test_one_process_view_holds_the_final_figures_then_stops(tmp_path, site_and_scenario,  # noqa
