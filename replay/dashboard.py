@@ -59,6 +59,7 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def is_loopback(host: str) -> bool:
+    """Is ``host`` reachable from this machine only?"""
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -76,16 +77,19 @@ def _counts(calls: Counter, cls: int | None = None) -> dict[str, int]:
 
 
 def _pages(st: dict) -> int:
+    """Page visits settled in a process's state."""
     return sum(n for _, n in st["live"]["tally"]["visits"])
 
 
 def _hist(state: dict) -> Histogram:
+    """A histogram from its ``state``."""
     h = Histogram()
     h.merge(state)
     return h
 
 
 def _ms(h: Histogram, ps: tuple[float, ...] = (50, 90, 99)) -> list[float | None]:
+    """Percentiles ``ps`` of ``h`` in ms (None when it is empty)."""
     got = h.percentiles(ps)
     return [None] * len(ps) if got is None else [round(1e3 * v, 3) for v in got]
 
@@ -123,8 +127,11 @@ class View:
             self.summary = summary
 
     def _state(self) -> tuple[Snapshot, bool, int]:
+        """The sum of the latest states (summed outside the lock: ``put`` never waits on it),
+        whether the run has ended, how many processes report."""
         with self.lock:
-            return snapshot(self.latest), self.summary is not None, len(self.latest)
+            latest, finished = dict(self.latest), self.summary is not None
+        return snapshot(latest), finished, len(latest)
 
     # ---- the series ------------------------------------------------------------------------
     def _point(self) -> None:
