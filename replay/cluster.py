@@ -42,9 +42,9 @@ from ..formats.scenario import read_scenario
 from .limits import raise_nofile
 from .parts import part_paths, remove_parts
 from .progress import Board
-from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, _target, finish,
-                     measured_window, no_full_collections, play, preflight, prepare, run_info,
-                     speaks_h2, tls_for)
+from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, _target,
+                     board_for, finish, live_view, measured_window, no_full_collections, play,
+                     preflight, prepare, run_info, speaks_h2, tls_for)
 from .salvage import settle_part
 from .watchdog import BEATS, Loss
 
@@ -144,6 +144,15 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
     if opts.network == "packet":
         raise ReplayError("--network packet emulates the path on this machine: not with "
                           "--cluster")
+    with live_view(opts, sc) as view:
+        summary = _on_cluster(path, sc, opts, thresholds, client, view)
+        if view is not None:
+            view.ended(summary)
+    return summary
+
+
+def _on_cluster(path: str, sc, opts: ReplayOptions, thresholds: list, client, view) -> dict:
+    """``replay_on_cluster`` once the options are checked; ``view``: the live view."""
     preflight(opts.target, opts.connect_timeout, tls_for(opts), speaks_h2(sc, opts))
     with open(path, "rb") as f:
         scenario = f.read()
@@ -163,11 +172,9 @@ def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
         t0_wall = time.time() + START_MARGIN
         t0s.set({a: t0_wall + clocks[a].offset_s for a in addresses})
         info = run_info(path, sc, worker_opts, t0_wall)
-        show = None
-        if opts.progress:
-            queue, board = Queue(f"wagon-progress-{run}", client), Board(t0_wall,
-                                                                        opts.progress_every)
-            show = functools.partial(_follow, queue, board)
+        show, board = None, board_for(opts, t0_wall, view)
+        if board is not None:
+            show = functools.partial(_follow, Queue(f"wagon-progress-{run}", client), board)
         got, lost = _gather(client, futures, addresses, stop, (opts.watchdog, sched.offset_s),
                             show)
     finally:

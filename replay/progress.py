@@ -4,9 +4,10 @@ and the line it shows every few seconds on stderr.
 ``Progress`` counts sessions started and ended, requests, errors and the latency of successful
 requests (a ``Histogram``, so its p99 is the summary's rule); its ``state`` is small and
 picklable, so ``--workers`` send theirs to the parent through the pipe they already share (and
-``--cluster`` segments through a Dask queue); ``Board`` keeps each process's latest state and
-shows their sum. ``ProgressLine`` writes one line per report: rewritten in place on a terminal,
-one line each otherwise (a log, a CI job).
+``--cluster`` segments through a Dask queue); ``Board`` keeps each process's latest state,
+shows their sum and hands each state to the live view (``dashboard``). ``ProgressLine`` writes
+one line per report: rewritten in place on a terminal, one line each otherwise (a log, a CI
+job).
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from .events import UNFINISHED, Call, Hooks
 from .histogram import Histogram
 
 __all__ = ["Progress", "ProgressLine", "Board", "merged"]
+
+TICK_S = 0.1                    # how late a state may come for its line (the run's tick)
 
 
 class Progress:
@@ -96,20 +99,31 @@ class ProgressLine:
 
 class Board:
     """The latest ``Progress`` state of each process of a run started at ``t0_wall`` (wall
-    clock); their sum shown every ``every`` seconds, and once more at the end."""
+    clock), handed to its displays: their sum as a line every ``every`` seconds and once more
+    at the end (``line``), and the live view (``view``: ``dashboard.View``), given each state
+    as it comes."""
 
-    def __init__(self, t0_wall: float, every: float, out: TextIO | None = None) -> None:
+    def __init__(self, t0_wall: float, every: float, out: TextIO | None = None,
+                 line: bool = True, view=None) -> None:
         self.t0_wall, self.every, self.shown = t0_wall, every, t0_wall
         self.latest: dict[int, dict] = {}
-        self.line = ProgressLine(out)
+        self.line = ProgressLine(out) if line else None
+        self.view = view
+        if view is not None:
+            view.begin(t0_wall)
 
     def put(self, k: int, state: dict) -> None:
         self.latest[k] = state
+        if self.view is not None:
+            self.view.put(k, state)
 
     def show(self, final: bool = False) -> None:
-        """The sum, when ``every`` seconds have passed since the last line, or ``final``."""
+        """The sum, when ``every`` seconds (within a tick) have passed since the last line,
+        or ``final``."""
         now = time.time()
-        if self.latest and (final or now - self.shown >= self.every):
+        if self.line is None:
+            return
+        if self.latest and (final or now - self.shown >= self.every - TICK_S):
             self.line.show(now - self.t0_wall, list(self.latest.values()))
             self.shown = now
         if final:
@@ -117,4 +131,5 @@ class Board:
 
     def close(self) -> None:
         """End the line being rewritten on a terminal."""
-        self.line.close()
+        if self.line is not None:
+            self.line.close()

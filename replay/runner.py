@@ -46,7 +46,8 @@ from .identity import IdentityError, SourcePool, loopback, source_pool
 from .netpath import PacketPath, PathError, PathOptions, path_sources
 from .limits import raise_nofile
 from .parts import lost_path, part_paths, pending_run_path, publish, remove_parts
-from .progress import Board, Progress, ProgressLine
+from .metrics import Tally
+from .progress import Board, Progress
 from .record import CsvRecorder, Stats
 from .salvage import settle_part
 from .scheduler import Scheduler, class_override
@@ -60,6 +61,7 @@ __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "Worke
            "estimate_connections", "exit_status", "EXIT_OK", "EXIT_THRESHOLDS",
            "EXIT_INCOMPLETE", "EXIT_UNREACHABLE"]
 
+LIVE_EVERY = 1.0            # seconds between a process's reports to the live view
 START_MARGIN = 0.25         # seconds between fixing t0 and the first possible session start
 PREFLIGHT_S = 2.0           # the pre-flight connect gives up after this long
 CLOSE_WAIT = 1.0            # at the end, clients' FINs still on their way get this (+ R/2)
@@ -119,6 +121,8 @@ class ReplayOptions:
                                                # them (object_delays); eager: at once
     script: str | None = None                  # a user's script: bodies, logins, checks
                                                # (replay.script)
+    dashboard: str | None = None               # the live view's [HOST:]PORT (replay.dashboard)
+    dashboard_hold: float = 0.0                # seconds it serves the final figures after
 
 
 OBJECTS = ("paced", "eager")        # --objects
@@ -332,10 +336,12 @@ def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
 
 # ---- one process's part of the run ---------------------------------------------------------
 async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
-                results: tuple[str, str] | None, control=None, stop=None) -> dict:
+                results: tuple[str, str] | None, control=None, stop=None,
+                board: Board | None = None) -> dict:
     """Play this process's sessions; ``control``: the parent's pipe (a worker), whose
-    ("stop", why) messages, or closing, stop the run; ``stop``: another such pipe (the
-    watchdog's alarm, in a process without parent)."""
+    ("stop", why) messages, or closing, stop the run, and where its progress goes; ``stop``:
+    another such pipe (the watchdog's alarm, in a process without parent); ``board``: where
+    its progress goes in a process without parent."""
     loop = asyncio.get_running_loop()
     t0 = clock() + (t0_wall - time.time())
     hooks = Hooks()
@@ -368,8 +374,9 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
     pipes = [c for c in (control, stop) if c is not None]
     for c in pipes:
         loop.add_reader(c.fileno(), _on_control, c, sched)
-    report = _progress_reporter(hooks, t0, control) if opts.progress else None
-    keeper = asyncio.ensure_future(_housekeeping(stats, recorder, report, opts.progress_every))
+    report = (_progress_reporter(hooks, stats, t0, opts, control or board)
+              if reporting(opts) else None)
+    keeper = asyncio.ensure_future(_housekeeping(stats, recorder, report, report_every(opts)))
     try:
         cpu0, began = time.process_time(), clock()
         await sched.run()
@@ -419,19 +426,48 @@ def _on_control(control, sched: Scheduler) -> None:
     sched.halt(why)
 
 
-def _progress_reporter(hooks: Hooks, t0: float, control) -> Callable[..., None]:
-    """A ``Progress`` collector on ``hooks`` and the function that reports it: shown here (one
-    process), or sent to the parent through the worker's pipe (the parent shows the sum)."""
+def reporting(opts: ReplayOptions) -> bool:
+    """Do the run's processes report their progress (to the console line, the live view)?"""
+    return opts.progress or opts.dashboard is not None
+
+
+def report_every(opts: ReplayOptions) -> float:
+    """Seconds between a process's progress reports: the live view's refresh at most."""
+    return min(opts.progress_every, LIVE_EVERY) if opts.dashboard else opts.progress_every
+
+
+def board_for(opts: ReplayOptions, t0_wall: float, view=None) -> Board | None:
+    """Where the run's progress is shown: the console line unless ``--quiet``, ``view``."""
+    return Board(t0_wall, opts.progress_every, line=opts.progress, view=view) \
+        if reporting(opts) else None
+
+
+def _progress_reporter(hooks: Hooks, stats: Stats, t0: float, opts: ReplayOptions,
+                       to) -> Callable[..., None]:
+    """Collectors of the run's progress on ``hooks`` (``Progress``; with the live view, a
+    ``metrics.Tally`` and ``stats``' generator histograms too) and the function that reports
+    them: to the worker's pipe ``to`` (the parent shows the sum), or to this process's
+    ``Board``."""
     progress = Progress()
     progress.subscribe(hooks)
-    if control is not None:
-        return lambda final=False: _send(control, ("progress", progress.state()))
-    line = ProgressLine()
+    tally = Tally() if opts.dashboard else None
+    if tally is not None:
+        tally.subscribe(hooks)
+    cpu0 = time.process_time()
+
+    def state() -> dict:
+        st = progress.state()
+        if tally is not None:
+            st["live"] = {"at": clock() - t0, "cpu_s": time.process_time() - cpu0,
+                          "tally": tally.state(), "start_lag": stats.h["start_lag"].state(),
+                          "loop_lag": stats.h["loop_lag"].state()}
+        return st
+    if not isinstance(to, Board):
+        return lambda final=False: _send(to, ("progress", state()))
 
     def show(final: bool = False) -> None:
-        line.show(clock() - t0, [progress.state()])
-        if final:
-            line.close()
+        to.put(0, state())
+        to.show(final)
     return show
 
 
@@ -497,6 +533,8 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
         raise ReplayError(f"--objects {opts.objects!r}: one of {', '.join(OBJECTS)}")
     if not opts.watchdog > 0:
         raise ReplayError(f"--watchdog {opts.watchdog:g}: seconds, more than 0")
+    if opts.dashboard_hold and opts.dashboard is None or not opts.dashboard_hold >= 0:
+        raise ReplayError("--dashboard-hold is seconds (at least 0) of a --dashboard")
     check_network(opts)
     sources_for(opts)
     tls_for(opts)
@@ -516,16 +554,50 @@ def _script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
         raise ReplayError(str(e)) from None
 
 
+@contextlib.contextmanager
+def live_view(opts: ReplayOptions, sc: Scenario):
+    """The run's live view (``--dashboard``; None without), serving from before the run until
+    its summary, then ``dashboard_hold`` seconds more without holding the run up."""
+    if opts.dashboard is None:
+        yield None
+        return
+    from . import dashboard             # lazy: aiohttp (0.4 s to import) only for --dashboard
+    try:
+        host, port = dashboard.parse_address(opts.dashboard)
+        view = dashboard.View(host, port, [c.name for c in sc.classes], sc.site.page_urls)
+        url = view.start()
+    except dashboard.DashboardError as e:
+        raise ReplayError(str(e)) from None
+    print(f"wagon: live view at {url}", file=sys.stderr, flush=True)
+    if not dashboard.is_loopback(host):
+        print(f"wagon: the live view listens on {host}: whoever reaches it sees the run's "
+              "figures (it asks for no password)", file=sys.stderr, flush=True)
+    try:
+        yield view
+    finally:
+        view.close(opts.dashboard_hold if view.summary is not None else 0.0)
+
+
 # ---- the whole run -------------------------------------------------------------------------
 def replay(path: str, opts: ReplayOptions) -> dict:
     """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
     status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
     sc, thresholds = prepare(path, opts)
+    with live_view(opts, sc) as view:
+        summary = _replay(path, sc, opts, thresholds, view)
+        if view is not None:
+            view.ended(summary)
+    return summary
+
+
+def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Threshold],
+            view) -> dict:
+    """``replay`` once the options are checked; ``view``: the live view (None: none)."""
     http2 = speaks_h2(sc, opts)
     if opts.network != "packet":
         preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
         with Watchdog(opts.watchdog, opts.workers > 1, _witness(opts)) as dog:
-            played = _play_all(path, sc, opts, dog)
+            played = _play_all(path, sc, opts, dog, view)
         return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
     path_opts = PathOptions(opts.queue_ms, loss=opts.loss, beat_s=opts.watchdog / BEATS)
@@ -537,7 +609,7 @@ def replay(path: str, opts: ReplayOptions) -> dict:
                 with Watchdog(opts.watchdog, True, _witness(opts)) as dog:
                     dog.watch(Watched("relay", "relay", net.relay.pid, net.heartbeat,
                                       net.relay.poll))
-                    played = _play_all(path, sc, opts, dog)
+                    played = _play_all(path, sc, opts, dog, view)
     except PathError as e:
         raise ReplayError(str(e)) from None
     return finish(*played, opts, thresholds, lost=dog.lost.values(), extra={"network": {
@@ -545,10 +617,10 @@ def replay(path: str, opts: ReplayOptions) -> dict:
         "class_shift": net.shift, "relay": net.report}})
 
 
-def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog
+def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog, view=None
               ) -> tuple[list[dict], list[str], dict]:
-    """Play in this process or in ``opts.workers`` processes watched by ``dog``: their
-    states, the dead workers and the run's info."""
+    """Play in this process or in ``opts.workers`` processes watched by ``dog`` (``view``:
+    the live view they report to): their states, the dead workers and the run's info."""
     info: dict = {}
 
     def started(t0_wall: float) -> None:
@@ -563,9 +635,10 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog
             t0_wall = time.time() + START_MARGIN
             started(t0_wall)
             states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results,
-                                            stop=dog.alarm))], []
+                                            stop=dog.alarm,
+                                            board=board_for(opts, t0_wall, view)))], []
     else:
-        states, dead = _Workers(path, opts, sc, dog).run(started)
+        states, dead = _Workers(path, opts, sc, dog, view).run(started)
     return states, dead, info
 
 
@@ -636,8 +709,9 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int, b
 class _Workers:
     """The parent's side of ``--workers``: start, synchronise, forward signals, collect."""
 
-    def __init__(self, path: str, opts: ReplayOptions, sc: Scenario, dog: Watchdog) -> None:
-        self.path, self.opts, self.sc, self.dog = path, opts, sc, dog
+    def __init__(self, path: str, opts: ReplayOptions, sc: Scenario, dog: Watchdog,
+                 view=None) -> None:
+        self.path, self.opts, self.sc, self.dog, self.view = path, opts, sc, dog, view
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs, self.beats = [], [], []
         for k in range(opts.workers):
@@ -737,8 +811,7 @@ class _Workers:
                 why = "interrupted" if self.interrupted else "; ".join(self.dead.values())
                 raise WorkerDied(f"the run did not start: {why}")
             t0_wall = self.t0_wall = time.time() + START_MARGIN
-            if opts.progress:
-                self.board = Board(t0_wall, opts.progress_every)
+            self.board = board_for(opts, t0_wall, self.view)
             started(t0_wall)
             for c in self.conns:
                 c.send(t0_wall)

@@ -124,11 +124,20 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="A Python file whose 'script = Script(...)' adds what access logs lack: "
                    "request bodies and headers, a login at each session's start, values taken "
                    "from answers, checks (docs/application.md).")
+@click.option("--dashboard", type=Given(), default=default(ReplayOptions, "dashboard"),
+              metavar="[HOST:]PORT",
+              help="Serve a live view of the run at http://HOST:PORT/ (HOST 127.0.0.1 unless "
+                   "given; PORT 0: a free one, printed on stderr): a page that updates itself "
+                   "every second, /metrics for Prometheus, /state.json.")
+@click.option("--dashboard-hold", type=Finite(0, 1e6),
+              default=default(ReplayOptions, "dashboard_hold"), show_default=True,
+              help="Seconds the live view keeps serving the final figures after the summary "
+                   "is printed (a last look, a last scrape; Ctrl-C ends it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
             queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
-            progress_every, watchdog, objects, script, as_json) -> None:
+            progress_every, watchdog, objects, script, dashboard, dashboard_hold, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
     try:
         sc = read_scenario(scenario)
@@ -152,7 +161,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          source_addresses=source_addresses, network=network, loss=loss,
                          queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
                          tls_version=tls_version, watchdog=watchdog, objects=objects,
-                         script=script)
+                         script=script, dashboard=dashboard,
+                         dashboard_hold=dashboard_hold)
     try:
         check_network(opts)
         pool = sources_for(opts)
@@ -176,4 +186,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                 "the run has no summary")
         raise write_error("the results", e, kept) from None
     click.echo(dumps(summary) if as_json else summary_text(summary))
+    if dashboard is not None:
+        from ..replay.dashboard import linger   # lazy: aiohttp only for --dashboard
+        linger()
     click.get_current_context().exit(exit_status(summary))

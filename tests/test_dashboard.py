@@ -1,0 +1,172 @@
+"""The live view of ``wagon replay --dashboard``: /metrics read by Prometheus' own parser
+(prometheus_client) mid-run and at the end agrees with the run's summary, its results CSV and
+nginx's access log; headless Chromium shows the page's figures between two scrapes of /metrics
+and charts with points; ``--workers 2`` is one view of both."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from wagon.cli import main
+from wagon.replay import ReplayOptions, replay
+from wagon.replay.dashboard import linger
+
+from .conftest import require_tool
+from .servers import nginx
+from .test_replay import site_and_scenario  # noqa: F401 - the fixture
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+URL = re.compile(r"wagon: live view at (http://127\.0\.0\.1:\d+/)")
+
+
+def scrape(base: str) -> dict[str, list]:
+    """/metrics as Prometheus reads it: each family's samples (name, labels, value)."""
+    with urllib.request.urlopen(base + "metrics", timeout=5) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = r.read().decode()
+    return {f.name: f.samples for f in text_string_to_metric_families(text)}
+
+
+def value(m: dict, family: str, name: str | None = None) -> float:
+    return sum(s.value for s in m[family] if name is None or s.name == name)
+
+
+def scrape_when(base: str, ok, within: float = 30.0) -> dict:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        m = scrape(base)
+        if ok(m):
+            return m
+        time.sleep(0.1)
+    raise AssertionError("the live view never showed what was awaited")
+
+
+def csv_rows(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
+        tmp_path, site_and_scenario):  # noqa: F811 - the fixture
+    chromium = require_tool("chromium")
+    scenario = site_and_scenario("lan/http11,lan/http10x2", sessions=60, rate=30.0)
+    results = tmp_path / "r.csv"
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "wagon", "replay", str(scenario), "--target", server.url,
+             "--workers", "2", "--results", str(results), "--json", "--quiet", "--fail-on",
+             "errors>50%", "--dashboard", "127.0.0.1:0", "--dashboard-hold", "60"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        try:
+            first = proc.stderr.readline()
+            base = URL.fullmatch(first.strip()).group(1)
+            total = lambda m: value(m, "wagon_requests")                    # noqa: E731
+            mid = scrape_when(base, lambda m: total(m) > 0 and value(m, "wagon_run_seconds")
+                              >= 1.0)
+            assert value(mid, "wagon_run_finished") == 0
+            before = scrape(base)
+            dom = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'chrome'}",
+                                  "--virtual-time-budget=500", "--dump-dom", base],
+                                 capture_output=True, text=True, timeout=60).stdout
+            after = scrape(base)
+            final = scrape_when(base, lambda m: value(m, "wagon_run_finished") == 1)
+            proc.send_signal(signal.SIGINT)                   # ends the hold
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        log = server.access(expect=int(total(final)))
+    assert proc.returncode == 0, err
+    summary = json.loads(out)
+    rows = csv_rows(results)
+
+    # the end: the summary's totals, the CSV's rows by class, kind and outcome, nginx's log
+    assert 0 < total(mid) < total(final) == summary["requests"]["total"] == len(rows)
+    got = Counter({(s.labels["class"], s.labels["kind"], s.labels["outcome"]): s.value
+                   for s in final["wagon_requests"]})
+    assert got == Counter((r["class"], r["kind"], r["error"] or "ok") for r in rows)
+    ok = sum(n for (_, _, o), n in got.items() if o == "ok")
+    assert ok == summary["requests"]["ok"] and 0 < ok <= len(log)
+    assert value(final, "wagon_sessions_started") == summary["sessions"]["started"] == 60
+    assert value(final, "wagon_sessions_active") == 0
+    assert len({s.labels["worker"] for s in final["wagon_generator_cpu_seconds"]}) == 2
+    # the latency histogram against the CSV's times (written to the µs: a value within 1 µs
+    # of a bound may fall either side of it)
+    hist = final["wagon_request_seconds"]
+    for cls, kind in {(r["class"], r["kind"]) for r in rows if not r["error"]}:
+        took = [float(r["last_byte"]) - float(r["start"]) for r in rows
+                if not r["error"] and (r["class"], r["kind"]) == (cls, kind)]
+        mine = {s.labels.get("le"): s.value for s in hist
+                if (s.labels["class"], s.labels["kind"]) == (cls, kind) and
+                s.name.endswith("_bucket")}
+        for le, n in mine.items():
+            bound = math.inf if le == "+Inf" else float(le)
+            near = sum(abs(t - bound) <= 2e-6 for t in took)
+            assert abs(n - sum(t <= bound for t in took)) <= near, (cls, kind, le)
+        count = [s.value for s in hist if s.name.endswith("_count") and
+                 (s.labels["class"], s.labels["kind"]) == (cls, kind)]
+        assert count == [len(took)] == [mine["+Inf"]]
+
+    # the page, loaded mid-run: its figures lie between the scrapes around its load
+    assert 'data-updates="' in dom, dom[-2000:]
+    shown = re.search(r'id="tile-requests"><b>([\d,]+)</b>', dom).group(1)
+    assert total(before) <= int(shown.replace(",", "")) <= total(after)
+    assert "2 processes" in dom
+    points = [int(n) for n in re.findall(r'class="series" data-points="(\d+)"', dom)]
+    paths = re.findall(r'<path d="(M[^"]*)"[^>]*class="series"', dom)
+    assert len(points) == 7 and min(points) >= 1 and max(points) >= 2
+    assert any(d.count("L") >= 1 for d in paths)
+    table = re.search(r'<table id="classes">(.*?)</table>', dom, re.S).group(1)
+    shown = {c[0]: int(c[1].replace(",", "")) for c in
+             (re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table))
+             if c}
+    assert shown.keys() == {"lan/http11", "lan/http10x2"}
+    for cls, n in shown.items():
+        of = lambda m: sum(s.value for s in m["wagon_requests"]                   # noqa: E731
+                           if s.labels["class"] == cls)
+        assert of(before) <= n <= of(after), cls
+
+
+def test_one_process_view_holds_the_final_figures_then_stops(tmp_path, site_and_scenario,  # noqa
+                                                             capfd):
+    scenario = site_and_scenario("lan/http11", sessions=10)
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        s = replay(str(scenario), ReplayOptions(target=server.url, dashboard="0",
+                                                dashboard_hold=1.0))
+        base = URL.search(capfd.readouterr().err).group(1)
+        final = scrape(base)                                 # the hold: after the summary
+        linger()
+        log = server.access(expect=s["requests"]["total"])
+    assert value(final, "wagon_run_finished") == 1
+    assert value(final, "wagon_requests") == s["requests"]["total"] == len(log) > 0
+    assert value(final, "wagon_sessions_started") == 10 == s["sessions"]["completed"]
+    with pytest.raises(OSError):                             # URLError: refused, once over
+        scrape(base)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dashboard", "x"], "--dashboard 'x': give [HOST:]PORT"),
+    (["--dashboard", "70000"], "a port from 0"),
+    (["--dashboard-hold", "5"], "--dashboard-hold is seconds (at least 0) of a --dashboard"),
+])
+def test_a_bad_dashboard_is_one_line_and_exit_2(tmp_path, site_and_scenario, args,  # noqa: F811
+                                                message):
+    scenario = site_and_scenario("lan/http11", sessions=2)
+    r = CliRunner().invoke(main, ["replay", str(scenario), "--target", "http://127.0.0.1:9/",
+                                  *args])
+    assert r.exit_code == 2 and message in r.output and len(r.output.splitlines()) == 1, \
+        r.output
