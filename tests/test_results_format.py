@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wagon import ResultsError, read_results
+from wagon.formats.results_check import check_run
 from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
                                    REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V6, ResultsWriter, pages_path, read_run, run_path, write_run)
 
@@ -21,6 +22,7 @@ FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, 0, "1.000000", "1.000000
 NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", "", 0, 0,
                "not_started", 1)
 TLS = list(REQUEST_COLUMNS).index("tls_start")
+REQUEST_COLUMNS_INDEX = {c: k for k, c in enumerate(REQUEST_COLUMNS)}
 #: what a run file says before its summary
 RUN = {"scenario": "s.jsonl", "target": "http://127.0.0.1:1/", "t0": "2026-11-25T00:00:00+00:00",
        "t0_unix": 1.8e9, "classes": ["modem/http10x4"], "speedup": 1.0, "model": None,
@@ -134,3 +136,15 @@ def test_read_results_raises_only_its_own_error(tmp_path_factory, data):
         read_results(p)
     except ResultsError as e:
         assert "\n" not in str(e)
+
+
+def test_a_request_the_stop_came_before_may_be_due_after_the_end(tmp_path):
+    """A page's objects paced after the stop (``--max-time``): their not_started rows keep the
+    time they were due, after the run's end; any other row due then is refused."""
+    late = list(NOT_STARTED)
+    late[REQUEST_COLUMNS_INDEX["intended"]] = "34.876467"
+    df = read_results(_write(tmp_path / "r.csv", [ROW, tuple(late)]))
+    run = {"summary": {"duration_s": 4.0}}
+    assert check_run(df, REQUEST_COLUMNS, run) is None
+    df.loc[0, "intended"] = 34.9
+    assert check_run(df, REQUEST_COLUMNS, run)[:2] == (0, "intended")

@@ -13,6 +13,8 @@ import urllib.request
 
 import pytest
 
+from wagon import read_results
+
 from wagon.formats.model import ModelError, load_model, validate
 from wagon.formats.scenario import ScenarioError, read_scenario
 from wagon.formats.site import SiteSpec, build_site, status_url
@@ -83,6 +85,9 @@ def test_a_replay_asks_for_each_marked_answer_and_nginx_logs_it(tmp_path):
             target=server.url, follow_redirects=False, results=str(tmp_path / "r.csv")))
         log = server.access(expect=6)
     assert (s["requests"]["ok"], s["requests"]["failed"]) == (6, 0)   # the answers asked for
+    rows = read_results(tmp_path / "r.csv")              # the reader takes what it wrote
+    assert sorted(rows["status"]) == sorted(a.status for a in log) and \
+        (rows["error"].fillna("") == "").all()
     got = collections.Counter((a.uri.split("?")[0], a.status) for a in log)
     assert got == collections.Counter({("/a.html", 404): 1, ("/o0.gif", 200): 1,
                                        ("/o1.gif", 302): 1, ("/a.html", 200): 1,
