@@ -115,3 +115,12 @@ def test_the_page_renders_and_a_click_sorts_a_table(sample_page, tmp_path):
     assert after == sorted(before, reverse=True) != before
     refs = [int(r[1][1]) for r in _cells(dom.replace('"', "'"), "referrers")]
     assert refs == sorted(refs) and refs[0] < refs[-1]
+
+
+def test_fit_is_only_for_logs(tmp_path):
+    """--fit on a model is one line, exit 2, and writes nothing (the model is not read)."""
+    (tmp_path / "m.json").write_text("{}")
+    r = CliRunner().invoke(main, ["report", str(tmp_path / "m.json"), "--fit", "-o",
+                                  str(tmp_path / "m.html")])
+    assert r.exit_code == 2 and "--fit is for logs" in r.output
+    assert not (tmp_path / "m.html").exists()
