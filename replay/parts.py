@@ -4,7 +4,8 @@ While the run goes, each process appends its rows to its own part files beside t
 (``r.csv.partK`` and ``r.pages.csv.partK``, no header; a single process is part 0 of 1) and
 the run file waits as ``r.run.json.part``. When the run ends, ``publish`` writes the requests
 and pages files from the header and the parts (each beside its target, flushed, renamed over
-it: ``formats.atomic``), then the run file with its summary, and only then removes the parts.
+it: ``formats.atomic``; Parquet results, ``r.parquet`` and ``r.pages.parquet``, converted
+from that CSV), then the run file with its summary, and only then removes the parts.
 So ``r.csv``, ``r.pages.csv`` and ``r.run.json`` are a finished run's, complete, or absent (or
 an earlier run's, untouched); a run that dies (killed, the disk full) leaves its parts and
 pending run file, which ``wagon recover`` settles and publishes.
@@ -16,10 +17,13 @@ import glob
 import io
 import os
 import shutil
+import tempfile
+from typing import BinaryIO
 
 from ..formats.atomic import atomic_write
 from ..formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, ResultsWriter, pages_path,
                                run_path, write_run)
+from ..formats.results_parquet import is_parquet, write_parquet
 from .salvage import cut_partial_line
 
 __all__ = ["part_paths", "pending_run_path", "lost_path", "remove_parts", "publish"]
@@ -58,17 +62,29 @@ def publish(results: str, n: int, run: dict) -> None:
     ``run``; then the parts and the pending run file are removed."""
     for target, columns, k_th in ((results, REQUEST_COLUMNS, 0),
                                   (pages_path(results), PAGE_COLUMNS, 1)):
-        header = io.StringIO()
-        ResultsWriter(header, columns).flush()
-        with atomic_write(target, "w+b") as out:
-            out.write(header.getvalue().encode())
-            for k in range(n):
-                part = part_paths(results, k)[k_th]
-                if os.path.exists(part):
-                    with open(part, "rb") as f:
-                        shutil.copyfileobj(f, out)
-                    cut_partial_line(out)
+        parts = [part_paths(results, k)[k_th] for k in range(n)]
+        if is_parquet(target):          # the CSV assembled aside, then converted
+            with tempfile.TemporaryFile(dir=os.path.dirname(os.path.abspath(target))) as csv:
+                _assemble(csv, columns, parts)
+                csv.seek(0)
+                write_parquet(csv, target, columns)
+        else:
+            with atomic_write(target, "w+b") as out:
+                _assemble(out, columns, parts)
     write_run(results, run)
     remove_parts(results)
     with contextlib.suppress(FileNotFoundError):
         os.remove(pending_run_path(results))
+
+
+def _assemble(out: BinaryIO, columns: dict[str, str], parts: list[str]) -> None:
+    """Write to ``out`` the results CSV of ``columns``: the header, then the ``parts`` that
+    exist, each cut after its last complete line."""
+    header = io.StringIO()
+    ResultsWriter(header, columns).flush()
+    out.write(header.getvalue().encode())
+    for part in parts:
+        if os.path.exists(part):
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out)
+            cut_partial_line(out)

@@ -173,7 +173,7 @@ def _loaded(code: str) -> set[str]:
     return set(out.stdout.split())
 
 
-HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas"}
+HEAVY = {"scipy", "statsmodels", "matplotlib", "pandas", "pyarrow"}
 
 
 @pytest.mark.parametrize("code, absent", [

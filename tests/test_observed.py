@@ -77,7 +77,7 @@ def test_report_of_a_log_shows_the_laws_fit_chose(tmp_path, nasa):
     run = CliRunner().invoke
     r = run(main, ["fit", str(nasa), "-o", str(tmp_path / "m.json")])
     assert r.exit_code == 0, r.output
-    r = run(main, ["report", str(nasa), "-o", str(tmp_path / "r.html")])
+    r = run(main, ["report", str(nasa), "--fit", "-o", str(tmp_path / "r.html")])
     assert r.exit_code == 0, r.output
     text = (tmp_path / "r.html").read_text()
     shown = dict(re.findall(r"<h2>(\w+): (\w+) \(", text))

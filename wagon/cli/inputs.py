@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..formats.kind import what_is
 from ..formats.model import Model, ModelError, load_model
 from ..formats.scenario import Scenario, ScenarioError, read_scenario
 from .common import WagonError
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from ..analysis.digest import Digest
     from ..analysis.workload import Workload
 
-__all__ = ["model", "scenario", "workload"]
+__all__ = ["model", "scenario", "workload", "are_logs"]
 
 
 def model(path: str) -> Model:
@@ -26,6 +27,12 @@ def scenario(path: str) -> Scenario:
         return read_scenario(path)
     except ScenarioError as e:
         raise WagonError(str(e)) from None
+
+
+def are_logs(paths: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``paths`` are access logs: no model (.json) and no other wagon file (a scenario,
+    results) first; the log's parser says what else is wrong."""
+    return not paths[0].endswith(".json") and what_is(paths[0]) is None
 
 
 def workload(paths: list[str], fmt: str = "auto", base_month: str | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..formats.results import ResultsError
+from ..formats.results_parquet import require_pyarrow
 from ..formats.scenario import ScenarioError
 from ..replay import ReplayError, exit_status
 from ..replay.record import summary_text
@@ -20,6 +21,9 @@ def command(results) -> None:
     requests its processes had not written as not started, and write the run's summary to its
     run file (RESULTS' .run.json)."""
     not_wagon([results], "replay results")
+    why = require_pyarrow(results)
+    if why:
+        raise WagonError(why)
     try:
         summary = recover(results)
     except (ReplayError, ResultsError, ScenarioError) as e:

@@ -6,6 +6,7 @@ import click
 from ..cluster import ClusterError, parse_cluster
 from ..formats.atomic import DISK_FULL
 from ..formats.classes import ClassError
+from ..formats.results_parquet import require_pyarrow
 from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
@@ -44,7 +45,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
 @click.option("--results", type=Given(), default=default(ReplayOptions, "results"),
               metavar="FILE",
               help="CSV of every request (and FILE's .pages.csv of every page, .run.json of "
-                   "the run).")
+                   "the run); Parquet when FILE ends in .parquet (pip install "
+                   "'wagon[parquet]').")
 @click.option("--workers", type=Count(1, 4096),
               default=default(ReplayOptions, "workers"), show_default=True,
               help="Processes sharing the sessions (one per core).")
@@ -139,6 +141,9 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
             progress_every, watchdog, objects, script, dashboard, dashboard_hold, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
+    why = results and require_pyarrow(results)
+    if why:
+        raise WagonError(why)
     try:
         sc = read_scenario(scenario)
         limit = raise_nofile()

@@ -7,6 +7,7 @@ import re
 
 from ..source import not_regular
 from .results import RESULTS_FORMAT, is_results_header
+from .results_parquet import PARQUET_MAGIC, is_parquet
 
 __all__ = ["MODEL_FORMAT", "SCENARIO_FORMAT", "what_is", "wrong_kind"]
 
@@ -30,6 +31,8 @@ def what_is(path: str | os.PathLike) -> str | None:
     m = _FORMAT.match(head)
     if m:
         return _NAMES.get(m.group(1))
+    if head.startswith(PARQUET_MAGIC) and is_parquet(path):
+        return "replay results"
     return "replay results" if is_results_header(head.split("\n", 1)[0]) else None
 
 

@@ -41,11 +41,12 @@ from typing import TextIO
 
 from ..source import open_regular, read_document
 from .atomic import atomic_write
+from .results_parquet import is_parquet, parquet_frame
 from .run_schema import RESULTS_FORMAT, RESULTS_VERSION, RUN_SCHEMA, check_json
 from .strict_json import dumps
 
 __all__ = ["REQUEST_COLUMNS", "PAGE_COLUMNS", "ResultsError", "ResultsWriter", "pages_path",
-           "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured",
+           "requests_path", "run_path", "write_run", "read_run", "read_results", "is_results_header", "measured",
            "checked_frame"]
 
 #: column → type ("int", "bool", "float" seconds or "str"); empty floats mean "never happened"
@@ -83,6 +84,12 @@ def pages_path(results: str | os.PathLike) -> str:
     """The pages file of a requests file (``r.csv`` → ``r.pages.csv``)."""
     p = Path(results)
     return str(p.with_name(p.stem + ".pages" + (p.suffix or ".csv")))
+
+
+def requests_path(pages: str | os.PathLike) -> str:
+    """The requests file of a pages file (``r.pages.csv`` → ``r.csv``)."""
+    p = Path(pages)
+    return str(p.with_name(p.stem.removesuffix(".pages") + p.suffix))
 
 
 def run_path(results: str | os.PathLike) -> str:
@@ -165,12 +172,7 @@ def read_results(path: str | os.PathLike):
     0.0... s
     """
     path = str(path)
-    with open_regular(path, ResultsError) as f:
-        try:
-            data = f.read(os.fstat(f.fileno()).st_size)     # as it was when opened
-        except OSError as e:
-            raise ResultsError(f"{path}: {e.strerror or e}") from None
-    df, columns = checked_frame(path, data)
+    df, columns = _parquet(path) if is_parquet(path) else _csv(path)
     for c, t in columns.items():
         if t == "bool":
             df[c] = df[c].astype(bool)
@@ -182,13 +184,49 @@ def read_results(path: str | os.PathLike):
         df["request"] = -1                          # unknown before version 7
     from .results_check import check_run  # lazy: NumPy, as pandas
     pages = columns is PAGE_COLUMNS
-    run = read_run(path.removesuffix(".pages.csv") + ".csv" if pages else path)
+    run = read_run(requests_path(path) if pages else path)
     problem = check_run(df, columns, run) if run is not None else None
     if problem is not None:
         row, field, what = problem
-        raise ResultsError(f"{path}:{row + 2}: {field} {what} (got {_cell(df[field].iloc[row])})")
+        raise ResultsError(f"{_where(path, row)}: {field} {what} "
+                           f"(got {_cell(df[field].iloc[row])})")
     df.attrs["run"] = None if pages else run
     return df
+
+
+def _csv(path: str) -> tuple["pandas.DataFrame", dict[str, str]]:
+    """A CSV requests or pages file, typed and checked (``checked_frame``)."""
+    with open_regular(path, ResultsError) as f:
+        try:
+            data = f.read(os.fstat(f.fileno()).st_size)     # as it was when opened
+        except OSError as e:
+            raise ResultsError(f"{path}: {e.strerror or e}") from None
+    return checked_frame(path, data)
+
+
+def _parquet(path: str) -> tuple["pandas.DataFrame", dict[str, str]]:
+    """A Parquet requests or pages file, typed as ``_csv`` types the CSV (``results_parquet``)
+    and checked by the same rules (``check_rows``)."""
+    from .results_check import check_rows  # lazy: NumPy, as pandas
+    with open_regular(path, ResultsError):
+        pass                                        # a missing file, a directory: one line
+    try:
+        df, columns = parquet_frame(path, _columns)
+    except ResultsError:
+        raise
+    except ValueError as e:
+        raise ResultsError(str(e)) from None
+    problem = check_rows(df, columns)
+    if problem is not None:
+        row, field, what = problem
+        raise ResultsError(f"{_where(path, row)}: {field} {what} "
+                           f"(got {_cell(df[field].iloc[row])})")
+    return df, columns
+
+
+def _where(path: str, row: int) -> str:
+    """Where row ``row`` (0: the first) of a results file is: its CSV line, its Parquet row."""
+    return f"{path}: row {row + 1}" if is_parquet(path) else f"{path}:{row + 2}"
 
 
 def checked_frame(path: str, data: bytes, first_line: int = 2, say: str = "{}"
@@ -204,7 +242,7 @@ def checked_frame(path: str, data: bytes, first_line: int = 2, say: str = "{}"
     from .results_check import (check_layout, check_rows,  # lazy: NumPy, as pandas
                                 fields_per_line, too_many)
     start = data.find(b"\n") + 1 or len(data)
-    columns = _columns(path, data[:start])
+    columns = _columns(path, _header(data[:start]))
     lines = data.count(b"\n", start)
     problem = check_layout(data, start, lines, len(columns))
     if problem is None:
@@ -233,25 +271,31 @@ def checked_frame(path: str, data: bytes, first_line: int = 2, say: str = "{}"
     return df, columns
 
 
-def _columns(path: str, head: bytes) -> dict[str, str]:
-    """The columns the header line ``head`` names; ResultsError for any other first line (a
-    results header with a column twice, missing or unknown is named as such)."""
+def _header(head: bytes) -> list[str]:
+    """The names on the CSV header line ``head`` (none when it is not CSV text)."""
     try:
-        first = next(csv.reader([head.decode().rstrip("\r\n")]), [])
+        return next(csv.reader([head.decode().rstrip("\r\n")]), [])
     except (UnicodeDecodeError, csv.Error):
-        first = []
+        return []
+
+
+def _columns(path: str, first: list[str]) -> dict[str, str]:
+    """The columns a header (``first``: its names in order) names; ResultsError for any other
+    (a results header with a column twice, missing or unknown is named as such)."""
     for c in (REQUEST_COLUMNS, *OLD_REQUEST_COLUMNS, PAGE_COLUMNS):
         if first == list(c):
             return c
     if first[:3] != ["session", "class", "page"]:
-        raise ResultsError(f"{path}: not wagon replay results (its first line is not the "
-                           "requests or pages header)")
+        raise ResultsError(f"{path}: not wagon replay results (" + (
+            "its columns are not the requests or pages columns)" if is_parquet(path) else
+            "its first line is not the requests or pages header)"))
     twice = sorted({c for c in first if first.count(c) > 1})
     known = set(REQUEST_COLUMNS) | set(PAGE_COLUMNS)
     why = (f"column {twice[0]!r} twice" if twice else
            f"unknown column {next((c for c in first if c not in known), '')!r}"
            if not set(first) <= known else "not the columns of a requests or pages file")
-    raise ResultsError(f"{path}:1: the header has {why}")
+    raise ResultsError(f"{path}: its columns have {why}" if is_parquet(path) else
+                       f"{path}:1: the header has {why}")
 
 
 def _first_unreadable(body: bytes, columns: dict[str, str]) -> tuple[int, str, str]:

@@ -22,7 +22,6 @@ from .common import fig as _fig
 from .common import howto, hurst_table, page, png, table
 from .plots import fit_figure
 from .replay import plot_width, replay_sections, summary_rows
-from .traffic import traffic_sections
 
 __all__ = ["model_report", "workload_report", "compare_report", "law_sections"]
 
@@ -154,9 +153,10 @@ def law_sections(model: Model, samples: dict[str, np.ndarray] | None = None) -> 
 
 
 def workload_report(w: Workload, title: str | None = None, model: Model | None = None,
-                    samples: dict[str, np.ndarray] | None = None) -> str:
-    """A replay: ``replay.replay_sections``. A log: its traffic as GoAccess shows it
-    (``traffic``), the laws of ``model`` (as ``wagon fit`` fitted them, with their
+                    samples: dict[str, np.ndarray] | None = None,
+                    head: list[str] | None = None) -> str:
+    """A replay: ``replay.replay_sections``. A log: ``head`` (its traffic as GoAccess shows
+    it: ``logpanel``), the laws of ``model`` (as ``wagon fit`` fitted them, with their
     ``samples``), then load over time, variance-time, autocorrelation and Hurst estimates. A
     scenario: the same with exact-value fits of its inter-arrival and think times."""
     if w.kind == "replay":
@@ -172,8 +172,7 @@ def workload_report(w: Workload, title: str | None = None, model: Model | None =
                   "headline"),
             ]
     if model is not None:                     # a log: GoAccess's view first, then the laws
-        body += [*traffic_sections(w, model.data.get("agents", {}).get("sessions")),
-                 "<h2>Fitted laws (those <code>wagon fit</code> chose)</h2>",
+        body += [*(head or []), "<h2>Fitted laws (those <code>wagon fit</code> chose)</h2>",
                  *law_sections(model, samples)]
     else:
         body.append(_fits(w))
