@@ -540,7 +540,7 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
     tls_for(opts)
     sc = read_scenario(path)
     measured_window(sc, opts)
-    _script(sc, opts)
+    _say_unused(sc, opts)
     return sc, thresholds
 
 
@@ -552,6 +552,14 @@ def _script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
         return load_script(opts.script, sc.site)
     except ScriptError as e:
         raise ReplayError(str(e)) from None
+
+
+def _say_unused(sc: Scenario, opts: ReplayOptions) -> None:
+    """Say once, before the run, which of the script's pages the scenario's site lacks."""
+    bound = _script(sc, opts)
+    if bound is not None and bound.unused:
+        print(f"wagon: script: {len(bound.unused)} of its pages are not pages of the "
+              f"scenario's site, skipped: {', '.join(bound.unused)}", file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -7,7 +7,8 @@ the pages of the scenario's site, named as ``"METHOD URL-template"`` (``"POST /c
 - ``start``: pages each session plays before its first click (a login), think time 0;
 - ``on(page, form=, json=, body=, headers=, extract=, check=)``: the request's body (form
   fields, sent ``application/x-www-form-urlencoded``, or JSON, or raw bytes) and header
-  fields, values to take from its answer into the session's values, and checks on the answer;
+  fields, values to take from its answer into the session's values, and checks on the answer
+  (a page the scenario's site does not have is skipped, and said once);
 - ``data(name, csv)``: a CSV file of the user's; session i uses row ``i mod rows``.
 
 A string anywhere in a form, JSON or header value may name values as ``{name}``: the click's
@@ -225,6 +226,7 @@ class BoundScript:
     start: list[int]
     tables: dict[str, list[dict[str, str]]]
     site: SiteSpec
+    unused: list[str]           # the script's pages this site does not have (skipped)
 
     def session(self, session: int) -> "SessionScript":
         values = {f"{name}.{k}": v for name, rows in self.tables.items()
@@ -338,7 +340,7 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
     if not isinstance(script, Script):
         raise ScriptError(f"{path}: defines no 'script = Script(...)'")
     pages = _pages(site)
-    missing = [p for p in [*script.start, *script.hooks] if p not in pages]
+    missing = [p for p in script.start if p not in pages]
     if missing:
         raise ScriptError(f"{path}: {missing[0]!r} is not a page of the scenario's site "
                           f"(pages are 'METHOD URL', e.g. {next(iter(pages))!r})")
@@ -346,5 +348,6 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
         raise ScriptError(f"{path}: a start page must have one URL (no placeholder)")
     here = os.path.dirname(os.path.abspath(path))
     tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
-    return BoundScript(path, {pages[p]: h for p, h in script.hooks.items()},
-                       [pages[p] for p in script.start], tables, site)
+    return BoundScript(path, {pages[p]: h for p, h in script.hooks.items() if p in pages},
+                       [pages[p] for p in script.start], tables, site,
+                       [p for p in script.hooks if p not in pages])
