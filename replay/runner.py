@@ -37,6 +37,7 @@ import uvloop
 
 from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
+from ..formats.site import SiteSpec
 from ..lifeline import die_with_parent
 from .browser import Pace, Target
 from .events import Call, Hooks, clock
@@ -309,16 +310,17 @@ def exit_status(summary: dict) -> int:
     return EXIT_OK
 
 
-def _say_once() -> Callable[[Call, str], None]:
-    """A ``script_failed`` subscriber: the first failure of each kind on stderr (the summary
-    counts them all)."""
+def _say_once(site: SiteSpec) -> Callable[[Call, str], None]:
+    """A ``script_failed`` subscriber: the first failure of each kind on stderr, naming the
+    script's page and the URL that answered (the summary counts them all)."""
     said: set[str] = set()
 
     def say(call: Call, why: str) -> None:
         if call.error not in said:
             said.add(call.error)
-            print(f"wagon: script: {call.error} at {call.method} {call.url}: {why} (the "
-                  "first; the summary counts them all)", file=sys.stderr)
+            print(f"wagon: script: {call.error} on {site.page_methods[call.page]} "
+                  f"{site.page_urls[call.page]} (answered at {call.method} {call.url}): {why} "
+                  "(the first; the summary counts them all)", file=sys.stderr)
     return say
 
 
@@ -360,7 +362,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
                     sources_for(opts), prefix, tls_for(opts), _script(sc, opts))
-    hooks.script_failed.append(_say_once())
+    hooks.script_failed.append(_say_once(sc.site))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
