@@ -75,6 +75,7 @@ class Connection:
         self.open = True
         self.used = 0                          # requests sent on it
         self._first = self._last = 0.0         # when the bytes just read reach the client
+        self._arrived = 0.0                    # the latest kernel receive time read so far
         self._active = clock()                 # the last sign of life (for the idle timeout)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._headers_done = False
@@ -134,6 +135,10 @@ class Connection:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(cdata) >= 16:
                 sec, nsec = _STAMP.unpack_from(cdata)
                 arrived = min(now, sec + nsec * 1e-9 + _REALTIME_TO_CLOCK)
+        # a read's stamp is its first segment's: after a retransmission fills a gap, the
+        # segments queued behind it arrived earlier than bytes read before; the connection's
+        # bytes reach the client in order
+        arrived = self._arrived = max(arrived, self._arrived)
         self._active = now
         down = self.net.down
         if down is None:
@@ -210,7 +215,8 @@ class Connection:
     # ---- httptools callbacks -----------------------------------------------------------------
     def on_message_begin(self) -> None:
         if self.pending:
-            self.pending[0][0].first_byte = self._first
+            call = self.pending[0][0]
+            call.first_byte = max(self._first, call.start or 0.0)
         self._headers_done = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -378,7 +384,7 @@ def answered(loop: asyncio.AbstractEventLoop, call: Call, fut: asyncio.Future,
     """``call``'s answer is complete, its last byte reaching the client at ``last``: its
     future resolves then (an error status is an ``http_Nxx`` error, unless the scenario asked
     for it: the logged server's answer)."""
-    call.last_byte = last
+    call.last_byte = last = max(last, call.first_byte or 0.0)    # never before its first byte
     if call.status >= 400 and call.status != call.asked:
         call.error = f"http_{call.status // 100}xx"
     if not fut.done():

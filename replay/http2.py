@@ -260,7 +260,7 @@ class H2Connection(Connection):
         if got is None:
             return
         call = got[0]
-        call.first_byte = self._first
+        call.first_byte = max(self._first, call.start or 0.0)
         for name, value in headers:
             if call.answer is not None and not name.startswith(b":"):
                 call.answer.add_header(name, value)
