@@ -27,7 +27,7 @@ import importlib.util
 import json as jsonlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 from urllib.parse import unquote, urlencode
 
@@ -186,6 +186,7 @@ class Hook:
     headers: dict[str, str] = field(default_factory=dict)
     extract: dict[str, Extractor] = field(default_factory=dict)
     check: list[Check] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)    # the script's placeholder names, in order
 
     @property
     def reads(self) -> bool:
@@ -253,7 +254,8 @@ class SessionScript:
             return None, [], False
         pattern = self.bound.site.templates[page]
         m = pattern.fullmatch(url.split("#", 1)[0]) if pattern is not None else None
-        own = {k: unquote(v) for k, v in m.groupdict().items()} if m else {}
+        found = [unquote(v) for v in m.groups()] if m else []
+        own = {**dict(zip(m.groupdict() if m else (), found)), **dict(zip(hook.names, found))}
         values = {**self.values, **own}
         headers = [(k, self._fill(v, values)) for k, v in hook.headers.items()]
         body = None
@@ -308,8 +310,18 @@ class SessionScript:
         return self._fill(doc, values) if isinstance(doc, str) else doc
 
 
+_PLACE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _shape(page: str) -> str:
+    """``"METHOD URL"`` with its placeholders unnamed: a script's ``/item/{id}`` is the site's
+    ``/item/{item}`` (the script's names stand for the site's, in order)."""
+    return _PLACE.sub("{}", page)
+
+
 def _pages(site: SiteSpec) -> dict[str, int]:
-    return {f"{m} {u}": i for i, (m, u) in enumerate(zip(site.page_methods, site.page_urls))}
+    return {_shape(f"{m} {u}"): i for i, (m, u) in enumerate(zip(site.page_methods,
+                                                                  site.page_urls))}
 
 
 def _table(path: str, name: str, script: str) -> list[dict[str, str]]:
@@ -340,14 +352,15 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
     if not isinstance(script, Script):
         raise ScriptError(f"{path}: defines no 'script = Script(...)'")
     pages = _pages(site)
-    missing = [p for p in script.start if p not in pages]
+    missing = [p for p in script.start if _shape(p) not in pages]
     if missing:
         raise ScriptError(f"{path}: {missing[0]!r} is not a page of the scenario's site "
                           f"(pages are 'METHOD URL', e.g. {next(iter(pages))!r})")
-    if any(site.templates[pages[p]] is not None for p in script.start):
+    if any(site.templates[pages[_shape(p)]] is not None for p in script.start):
         raise ScriptError(f"{path}: a start page must have one URL (no placeholder)")
     here = os.path.dirname(os.path.abspath(path))
     tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
-    return BoundScript(path, {pages[p]: h for p, h in script.hooks.items() if p in pages},
-                       [pages[p] for p in script.start], tables, site,
-                       [p for p in script.hooks if p not in pages])
+    hooks = {pages[_shape(p)]: replace(h, names=_PLACE.findall(p))
+             for p, h in script.hooks.items() if _shape(p) in pages}
+    return BoundScript(path, hooks, [pages[_shape(p)] for p in script.start], tables, site,
+                       [p for p in script.hooks if _shape(p) not in pages])

@@ -2,7 +2,8 @@
 token taken from a form, form bodies with the click's URL values and a data file's rows,
 checks counted as failures of their own kind. The observer is a small application written
 here on the standard library's HTTP server: it checks each token against the session cookie
-it issued and records every login and cart row it accepted."""
+it issued and records every login and cart row it accepted. (The script names the site's
+``/cart/{id}`` as ``/cart/{n}``: placeholders stand by position.)"""
 from __future__ import annotations
 
 import io
@@ -125,7 +126,7 @@ script.data("users", "users.csv")
 script.on("GET /login", extract={{"csrf": form_field("csrf_token")}})
 script.on("POST /login", form={{"email": "{{users.email}}", "password": "pw-{{users.email}}",
                                 "csrf_token": "{{csrf}}"}}, check=contains("{welcome}"))
-script.on("POST /cart/{{id}}", form={{"item": "{{id}}", "csrf_token": "{{csrf}}"}},
+script.on("POST /cart/{{n}}", form={{"item": "{{n}}", "csrf_token": "{{csrf}}"}},
           check=json_field("ok", True))
 '''
 
