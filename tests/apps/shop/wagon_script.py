@@ -9,12 +9,13 @@ FORM = {"csrf": TOKEN}
 
 script = Script()
 script.data("users", "users.csv")                  # user<k>@example.test / secret<k>
-for page in ("GET /login", "GET /cart"):
+for page in ("GET /login", "GET /login?next={next}", "GET /cart"):
     script.on(page, extract=FORM)
 for page in ("GET /item/{id}", "GET /item?id={id}"):
     script.on(page, extract={"csrf": TOKEN, "item": ITEM})
-script.on("POST /login", form={"email": "{users.email}", "password": "{users.password}",
-                               "csrf_token": "{csrf}"}, check=contains(">Log out</a>"))
+for page in ("POST /login", "POST /login?next={next}"):
+    script.on(page, form={"email": "{users.email}", "password": "{users.password}",
+                          "csrf_token": "{csrf}"}, check=contains(">Log out</a>"))
 script.on("POST /cart", form={"item": "{item}", "qty": "1", "csrf_token": "{csrf}"},
           extract=FORM, check=status(200))         # 303 to /cart, whose form has the token
 script.on("POST /checkout", form={"csrf_token": "{csrf}"}, check=status(200))
