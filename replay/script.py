@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlencode
 from ..formats.site import SiteSpec
 
 __all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
-           "regex", "header", "cookie", "json_path", "status", "contains", "json_field",
+           "regex", "maybe", "header", "cookie", "json_path", "status", "contains", "json_field",
            "load_script", "CHECK_FAILED", "EXTRACT_FAILED", "SCRIPT_ERROR", "MAX_KEPT"]
 
 CHECK_FAILED, EXTRACT_FAILED, SCRIPT_ERROR = "check_failed", "extract_failed", "script_error"
@@ -113,6 +113,15 @@ def form_field(name: str) -> Extractor:
                                                else m.group(2))
         return None
     return get
+
+
+def maybe(get: Extractor) -> Extractor:
+    """``get``, but an answer without the value is no failure (the session's value stays as it
+    was): a form that a page shows only sometimes."""
+    def optional(a: Answer) -> str | None:
+        return get(a)
+    optional.optional = True
+    return optional
 
 
 def header(name: str) -> Extractor:
@@ -277,15 +286,16 @@ class SessionScript:
         if hook is None:
             return
         try:
+            for name, get in hook.extract.items():
+                got = get(answer)
+                if got is not None:
+                    self.values[name] = got
+                elif not getattr(get, "optional", False):
+                    raise Failure(EXTRACT_FAILED, f"{name}: not in the answer")
             for check in hook.check:
                 why = check(answer)
                 if why is not None:
                     raise Failure(CHECK_FAILED, why)
-            for name, get in hook.extract.items():
-                got = get(answer)
-                if got is None:
-                    raise Failure(EXTRACT_FAILED, f"{name}: not in the answer")
-                self.values[name] = got
         except Failure:
             raise
         except Exception as e:         # a user's hook: whatever it raises is its failure
