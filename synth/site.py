@@ -357,6 +357,7 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
             spec.page_objects.append(spec.page_objects[p])
             spec.page_links.append(spec.page_links[p])
             spec.page_views.append(spec.page_views[p])
+            spec.page_methods.append(spec.page_methods[p])
     origin = np.r_[origin, np.repeat(pages, copies - 1)]
     lam = scale * np.array([p.get("hits", 1) for p in head], float)
     lam = lam[lam > scale]

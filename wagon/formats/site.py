@@ -112,7 +112,11 @@ class SiteSpec:
                           np.array([v.page_revalidated for v in rows], bool))
 
     def to_dict(self) -> dict:
-        """The site as the scenario header holds it."""
+        """The site as the scenario header holds it (every page list of one length)."""
+        if not len(self.page_urls) == len(self.page_views) == len(self.page_methods):
+            raise ValueError(f"a site of {len(self.page_urls)} pages with "
+                             f"{len(self.page_views)} pages' views and "
+                             f"{len(self.page_methods)} methods")
         pages = [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
                  zip(self.page_urls, self.page_sizes, self.page_objects, self.page_links)]
         for page, views, method in zip(pages, self.page_views, self.page_methods):
