@@ -387,7 +387,7 @@ class CsvRecorder:
                            int(c.retried),
                            self._t(c.intended), self._t(c.start), self._t(c.connect_start),
                            self._t(c.tls_start), self._t(c.connected), self._t(c.first_byte), self._t(c.last_byte),
-                           c.status, c.bytes, c.error or "", c.number))
+                           c.status, c.bytes, c.error or "", c.number, c.method))
 
     def on_page(self, p: PageVisit) -> None:
         rt, hl = p.response_time, p.html_latency

@@ -110,18 +110,19 @@ def _missing(sc: Scenario, share: tuple[int, int], due_by: float, prefix: str,
                     seen[key] -= 1
                     continue
                 out.append(_not_started(s.id, names[s.cls], page, prefix + url, kind,
-                                        numbered[s.id]))
+                                        numbered[s.id], site.page_methods[page]
+                                        if kind == "page" else "GET"))
                 numbered[s.id] += 1
     return out
 
 
-def _not_started(session: int, cls: str, page: int, url: str, kind: str, number: int
-                 ) -> tuple:
+def _not_started(session: int, cls: str, page: int, url: str, kind: str, number: int,
+                 method: str) -> tuple:
     """A request row (in REQUEST_COLUMNS' order) for a request that was never issued."""
     row = dict.fromkeys(REQUEST_COLUMNS, "")
     row.update({"session": session, "class": cls, "page": page, "url": url, "kind": kind,
                 "conn": -1, "reused": 0, "retried": 0, "status": 0, "bytes": 0,
-                "error": NOT_STARTED, "request": number})
+                "error": NOT_STARTED, "request": number, "method": method})
     return tuple(row.values())
 
 

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from wagon import ResultsError, read_results
 from wagon.formats.results_check import check_run
 from wagon.formats.results import (PAGE_COLUMNS, REQUEST_COLUMNS, REQUEST_COLUMNS_V1,
-                                   REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V6, ResultsWriter, pages_path, read_run, run_path, write_run)
+                                   REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V6, REQUEST_COLUMNS_V7, ResultsWriter, pages_path, read_run, run_path, write_run)
 
 ROW = (3, "modem/http10x4", 7, "/a b,c.html", "page", 12, 1, 1, "0.500000", "0.510000",
-       "0.510000", "0.610000", "0.820000", "1.130000", "1.400000", 200, 4096, "", 0)
+       "0.510000", "0.610000", "0.820000", "1.130000", "1.400000", 200, 4096, "", 0, "GET")
 FAILED = (4, "t1-dsl/http11", 0, "/x", "object", -1, 0, 0, "1.000000", "1.000000", "1.000000",
-          "", "", "", "1.020000", 0, 0, "refused", 0)
+          "", "", "", "1.020000", 0, 0, "refused", 0, "GET")
 NOT_STARTED = (4, "t1-dsl/http11", 1, "/y", "page", -1, 0, 0, "", "", "", "", "", "", "", 0, 0,
-               "not_started", 1)
+               "not_started", 1, "POST")
 TLS = list(REQUEST_COLUMNS).index("tls_start")
 REQUEST_COLUMNS_INDEX = {c: k for k, c in enumerate(REQUEST_COLUMNS)}
 #: what a run file says before its summary
@@ -63,7 +63,7 @@ def test_read_results_types_every_column(tmp_path):
 
 def test_version_1_requests_files_are_read_without_retries(tmp_path):
     """Version 1 had no ``retried`` column: read as never retried, columns in today's order."""
-    v1 = [r[:7] + r[8:TLS] + r[TLS + 1:-1] for r in (ROW, FAILED)]
+    v1 = [r[:7] + r[8:TLS] + r[TLS + 1:-2] for r in (ROW, FAILED)]
     df = read_results(_write(tmp_path / "r1.csv", v1, REQUEST_COLUMNS_V1))
     assert list(df.columns) == list(REQUEST_COLUMNS)
     assert df["retried"].tolist() == [False, False] and df["reused"].tolist() == [True, False]
@@ -72,7 +72,7 @@ def test_version_1_requests_files_are_read_without_retries(tmp_path):
 
 def test_version_4_requests_files_are_read_without_tls(tmp_path):
     """Versions 2–4 had no ``tls_start``: read as no handshake, columns in today's order."""
-    v4 = [r[:TLS] + r[TLS + 1:-1] for r in (ROW, FAILED)]
+    v4 = [r[:TLS] + r[TLS + 1:-2] for r in (ROW, FAILED)]
     df = read_results(_write(tmp_path / "r4.csv", v4, REQUEST_COLUMNS_V4))
     assert list(df.columns) == list(REQUEST_COLUMNS) and df["tls_start"].isna().all()
     assert df["connected"][0] == pytest.approx(0.82) and df["retried"].tolist() == [True, False]
@@ -81,8 +81,19 @@ def test_version_4_requests_files_are_read_without_tls(tmp_path):
 def test_version_6_requests_files_are_read_without_request_numbers(tmp_path):
     """Versions 5–6 had no ``request``: read as −1 (unknown), and a row twice is not refused
     (a page may list an object twice: no key to tell a repeat)."""
-    df = read_results(_write(tmp_path / "r6.csv", [ROW[:-1], ROW[:-1]], REQUEST_COLUMNS_V6))
+    df = read_results(_write(tmp_path / "r6.csv", [ROW[:-2], ROW[:-2]], REQUEST_COLUMNS_V6))
     assert list(df.columns) == list(REQUEST_COLUMNS) and df["request"].tolist() == [-1, -1]
+
+
+def test_version_7_requests_files_are_read_as_gets_and_a_method_is_checked(tmp_path):
+    """Version 7 had no ``method``: every request wagon sent then was a GET. A method wagon
+    does not send is refused on its line."""
+    df = read_results(_write(tmp_path / "r7.csv", [ROW[:-1], FAILED[:-1]], REQUEST_COLUMNS_V7))
+    assert list(df.columns) == list(REQUEST_COLUMNS) and df["method"].tolist() == ["GET"] * 2
+    assert str(df["method"].dtype) == "string"
+    bad = _write(tmp_path / "bad.csv", [ROW, FAILED[:-1] + ("get",)])
+    with pytest.raises(ResultsError, match=r"bad.csv:3: method must be one of GET, POST"):
+        read_results(bad)
 
 
 def test_a_request_number_twice_in_a_session_is_refused(tmp_path):
@@ -113,7 +124,7 @@ def test_pages_file_and_run_file(tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("a,b,c\n1,2,3\n", "not wagon replay results"),
     ("", "not wagon replay results"),
-    (",".join(REQUEST_COLUMNS) + "\nx,y\n", ":2: the line has 2 fields, not the header's 19"),
+    (",".join(REQUEST_COLUMNS) + "\nx,y\n", ":2: the line has 2 fields, not the header's 20"),
     (",".join(REQUEST_COLUMNS) + "\n" + ",".join(["oops"] * len(REQUEST_COLUMNS)) + "\n",
      ":2: session must be an integer"),
 ])

@@ -143,7 +143,7 @@ def test_every_forbidden_csv_is_one_line_naming_its_line(tmp_path_factory, playe
 
 
 #: a run file's field → values it must never hold (None: the field removed)
-NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 8, "7", 6.5, None],
+NOT_RUN = {("format",): ["wagon-scenario", None], ("version",): [0, 9, "7", 6.5, None],
            ("scenario",): [None, 3, []], ("target",): [None, {}, 1],
            ("t0",): [None, 0], ("t0_unix",): ["x", None, True],
            ("classes",): ["lan", [1], None, {}], ("options",): [None, [], "x"],
@@ -188,7 +188,7 @@ def test_every_forbidden_run_file_is_one_line_naming_its_field(tmp_path_factory,
     doc = json.loads(played["run"])
     text = data.draw(st.sampled_from(
         [json.dumps(_run_mutant(doc, data))] * 6 + ["[]", "null", "\"x\"",
-         played["run"][:len(played["run"]) // 2], played["run"].replace("\"version\": 7", "\"version\": NaN"),
+         played["run"][:len(played["run"]) // 2], played["run"].replace("\"version\": 8", "\"version\": NaN"),
          "\udcff"]))
     d = tmp_path_factory.mktemp("mutant")
     (d / "r.run.json").write_text(text, errors="surrogateescape")

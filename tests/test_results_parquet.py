@@ -19,7 +19,7 @@ from wagon.replay.parts import part_paths, publish
 from tests.test_results_format import FAILED, NOT_STARTED, ROW, RUN
 
 QUOTED = (5, "modem/http10x4", 0, '/q"uo,te/é.gif', "object", 3, 0, 0, "2.000000", "2.000000",
-          "", "", "", "2.100000", "2.300000", 304, 0, "", 0)
+          "", "", "", "2.100000", "2.300000", 304, 0, "", 0, "GET")
 PAGE = (3, "modem/http10x4", 7, "0.5", "0.51", "1.13", "2.0", "1.49", "1.2", 2, 0)
 CUT = (4, "t1-dsl/http11", 0, "1.0", "1.0", "", "", "", "", 1, 1)
 

@@ -68,4 +68,5 @@ def test_a_session_begun_after_the_last_time_recorded_is_completed(tmp_path):
     extra = _missing(sc, (0, 1), 0.9995, "", rows)
     assert sorted((r[0], r[3]) for r in extra) == [(1, "/b.gif"), (1, "/c.gif")]
     # numbered after what each session recorded: (session, request) stays a key
-    assert sorted((r[0], r[-1]) for r in extra) == [(1, 1), (1, 2)]
+    assert sorted((r[0], r[-2]) for r in extra) == [(1, 1), (1, 2)]
+    assert [r[-1] for r in extra] == ["GET", "GET"]           # objects are asked with GET

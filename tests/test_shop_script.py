@@ -52,3 +52,4 @@ def test_each_scripted_session_logs_in_fills_its_cart_and_orders(tmp_path):
     assert asked == {"POST": 3 * n, "GET": 6 * n}
     rows = read_results(tmp_path / "r.csv")
     assert len(rows) == len(log) == 9 * n and (rows["status"] < 400).all()
+    assert collections.Counter(rows["method"]) == asked        # the results say what was sent

@@ -54,13 +54,15 @@ REQUEST_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "url": "str", "kind": "str", "conn": "int",
     "reused": "bool", "retried": "bool", "intended": "float", "start": "float",
     "connect_start": "float", "tls_start": "float", "connected": "float", "first_byte": "float", "last_byte": "float",
-    "status": "int", "bytes": "int", "error": "str", "request": "int"}
-#: versions 5–6 of the requests file: no ``request``; versions 2–4: no ``tls_start`` either;
-#: version 1: no ``retried`` either
-REQUEST_COLUMNS_V6 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "request"}
+    "status": "int", "bytes": "int", "error": "str", "request": "int", "method": "str"}
+#: version 7 of the requests file: no ``method`` (every request a GET); versions 5–6: no
+#: ``request`` either; versions 2–4: no ``tls_start`` either; version 1: no ``retried`` either
+REQUEST_COLUMNS_V7 = {k: v for k, v in REQUEST_COLUMNS.items() if k != "method"}
+REQUEST_COLUMNS_V6 = {k: v for k, v in REQUEST_COLUMNS_V7.items() if k != "request"}
 REQUEST_COLUMNS_V4 = {k: v for k, v in REQUEST_COLUMNS_V6.items() if k != "tls_start"}
 REQUEST_COLUMNS_V1 = {k: v for k, v in REQUEST_COLUMNS_V4.items() if k != "retried"}
-OLD_REQUEST_COLUMNS = (REQUEST_COLUMNS_V6, REQUEST_COLUMNS_V4, REQUEST_COLUMNS_V1)
+OLD_REQUEST_COLUMNS = (REQUEST_COLUMNS_V7, REQUEST_COLUMNS_V6, REQUEST_COLUMNS_V4,
+                       REQUEST_COLUMNS_V1)
 PAGE_COLUMNS = {
     "session": "int", "class": "str", "page": "int", "intended": "float", "start": "float",
     "html_first_byte": "float", "done": "float", "response_time": "float",
@@ -178,10 +180,13 @@ def read_results(path: str | os.PathLike):
             df[c] = df[c].astype(bool)
     if columns is REQUEST_COLUMNS_V1:
         df.insert(list(REQUEST_COLUMNS).index("retried"), "retried", False)
-    if columns in OLD_REQUEST_COLUMNS[1:]:
+    if columns in OLD_REQUEST_COLUMNS[2:]:
         df.insert(list(REQUEST_COLUMNS).index("tls_start"), "tls_start", float("nan"))
-    if columns in OLD_REQUEST_COLUMNS:
+    if columns in OLD_REQUEST_COLUMNS[1:]:
         df["request"] = -1                          # unknown before version 7
+    if columns in OLD_REQUEST_COLUMNS:
+        df["method"] = "GET"                        # every request was a GET before version 8
+        df["method"] = df["method"].astype("string")
     from .results_check import check_run  # lazy: NumPy, as pandas
     pages = columns is PAGE_COLUMNS
     run = read_run(requests_path(path) if pages else path)

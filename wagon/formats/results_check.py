@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from .limits import MAX_RUN_S, TIME_SLACK_S
-from .site import STATUS_ARG
+from .site import METHODS, STATUS_ARG
 
 __all__ = ["ERROR_KINDS", "EARLY_S", "MAX_BYTES", "check_layout", "too_many",
            "fields_per_line", "check_rows", "check_run"]
@@ -133,6 +133,8 @@ def check_rows(df, columns: dict[str, str]) -> tuple[int, str, str] | None:
         e = df["error"]
         first(~e.isin(("",) + ERROR_KINDS), "error", "is not an outcome wagon records")
         first(~df["kind"].isin(("page", "object")), "kind", "must be 'page' or 'object'")
+        if "method" in df:
+            first(~df["method"].isin(METHODS), "method", f"must be one of {', '.join(METHODS)}")
         for kind, lo in (("http_4xx", 400), ("http_5xx", 500)):
             first(e.isin((kind,)).to_numpy() & ((s < lo) | (s > lo + 99)), "status",
                   f"must be in [{lo}, {lo + 99}] for {kind}")

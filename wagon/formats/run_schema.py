@@ -13,7 +13,7 @@ from .limits import MAX_RUN_S, SPEEDUP
 __all__ = ["RESULTS_FORMAT", "RESULTS_VERSION", "RUN_SCHEMA", "check_json"]
 
 RESULTS_FORMAT = "wagon-results"
-RESULTS_VERSION = 7
+RESULTS_VERSION = 8
 
 
 def check_json(value, schema: dict, where: str = "") -> str | None:
