@@ -32,7 +32,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 BEYOND = re.compile(r"bad parameters for|parameters out of range|does not exist|row .* is "
                     r"malformed|must be \[page, count\] rows of existing pages|must map its "
                     r"parameters|lower > upper|names page|is not greater|must be in order|"
-                    r"counts no click|"
+                    r"counts no click|once ≤ urls ≤ references|"
                     r"\[lower, upper\]")
 
 
