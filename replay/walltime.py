@@ -26,11 +26,13 @@ REQUEST_BYTES = 300       # a request's line and headers, about (with identity: 
 @dataclass(frozen=True)
 class WallTime:
     """A run's expected length: its arrivals' span, its expected end, and per class the mean
-    session length (s)."""
+    session length and the mean of its clicks' network times, in all (how late its last click
+    comes after it is due; s)."""
 
     arrivals_s: float
     end_s: float
     session_s: dict[str, float]
+    network_s: dict[str, float]
 
     @property
     def drain_s(self) -> float:
@@ -40,7 +42,7 @@ class WallTime:
     def text(self) -> str:
         """One line: the figure and where it comes from."""
         longest = max(self.session_s, key=self.session_s.get, default=None)
-        why = (f"; mean session {self.session_s[longest]:,.1f} s for {longest}, the longest"
+        why = (f"; the longest sessions on average: {longest}, {self.session_s[longest]:,.1f} s"
                if longest else "")
         return (f"expected wall time {self.end_s:,.1f} s: {self.arrivals_s:,.1f} s of "
                 f"arrivals + {self.drain_s:,.1f} s for the last sessions' clicks, think times "
@@ -83,8 +85,10 @@ def _pacing(sc: Scenario, objects: np.ndarray, paced: bool) -> np.ndarray:
 
 
 def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fetch: FetchTable,
-                   per_row: np.ndarray, emulation: bool, paced: bool) -> np.ndarray:
-    """Each session's expected length (s) in batch ``b``."""
+                   per_row: np.ndarray, emulation: bool, paced: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's expected length and its clicks' network times in all (s) in batch
+    ``b``."""
     session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
     rows = fetch.rows(b.pages, b.views)
     objects, size = fetch.sizes(rows), per_row[rows]
@@ -98,8 +102,11 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on]) * n.rtt_ms / 1e3
                        + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (1 + objects[on]) * 8 / (n.up_kbps * 1e3))
-    click = np.maximum(network, _pacing(sc, objects, paced)) + b.thinks
-    return np.add.reduceat(click, b.click_ptr[:-1]) if len(click) else np.zeros(len(b))
+    click = np.maximum(network, _pacing(sc, objects, paced))
+    if not len(click):
+        return np.zeros(len(b)), np.zeros(len(b))
+    busy = np.add.reduceat(click, b.click_ptr[:-1])
+    return busy + np.add.reduceat(b.thinks, b.click_ptr[:-1]), busy
 
 
 def expected_wall_time(sc: Scenario, classes: list[ClientClass] | None = None,
@@ -111,12 +118,14 @@ def expected_wall_time(sc: Scenario, classes: list[ClientClass] | None = None,
     fetch = sc.site.fetches()
     per_row = _click_bytes(sc, fetch)
     last, end = 0.0, 0.0
-    total, count = np.zeros(len(classes)), np.zeros(len(classes))
+    total, busy, count = (np.zeros(len(classes)) for _ in range(3))
     for b in sc.batches():
-        length = _batch_lengths(sc, b, classes, fetch, per_row, emulation, paced)
+        length, network = _batch_lengths(sc, b, classes, fetch, per_row, emulation, paced)
         last = max(last, float(b.starts[-1]))
         end = max(end, float((b.starts + length).max()))
         total += np.bincount(b.classes, length, len(classes))
+        busy += np.bincount(b.classes, network, len(classes))
         count += np.bincount(b.classes, minlength=len(classes))
-    means = {c.name: float(t / n) for c, t, n in zip(classes, total, count) if n}
-    return WallTime(last, end, means)
+    seen = count > 0
+    return WallTime(last, end, *({c.name: float(x / n) for c, x, n, k in
+                                  zip(classes, sums, count, seen) if k} for sums in (total, busy)))

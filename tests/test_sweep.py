@@ -93,9 +93,9 @@ def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
         assert s["achieved_rps"] == pytest.approx(s["offered_rps"], rel=0.1), out["steps"]
     assert out["kept_up"] and out["knee"] is None
     assert out["steps"][0]["overrun_s"] > 0.5              # the slow links' lateness, drained
-    # ... which the sweep said before it began: the modems' sessions outlast the 1.5 s window
-    assert "modem/http10x4" in out["short_step"] and out["expected_session_s"][
-        "modem/http10x4"] > 1.5
+    # ... which the sweep said before it began: the modems' transfers, over 10 % of the window
+    assert "modem/http10x4" in out["short_step"] and out["expected_network_s"][
+        "modem/http10x4"] > 0.15
     for s, rate in zip(out["steps"], (1, 3)):              # every click due in the window
         p = s["pages"]
         plan = scaled_scenario(str(scenario), rate, 2.0, 0.5, str(tmp_path / "step.jsonl"))

@@ -246,22 +246,24 @@ def knee(steps: list[dict], within: float) -> int | None:
 
 
 def short_step(wall: WallTime, opts: SweepOptions) -> str | None:
-    """What a step too short for the classes' sessions does to it, or None: a class whose
-    sessions take longer (expected, against an idle server) than the step's measured window
-    has most of its clicks come after they are due, and a given --drain shorter than that
-    cuts them. Said, not lengthened: a longer step would offer another window than asked."""
+    """What a step too short for the classes' pages does to it, or None: a class whose
+    sessions' round trips and transfers (expected, against an idle server) add up to more than
+    ``within`` of the step's measured window has its clicks come that late after they are due,
+    so its served throughput trails the offered one by as much, and a given --drain shorter
+    than that cuts them. Said, not lengthened: a longer step would offer another window than
+    the one asked for."""
     window = opts.step_time - opts.warmup
-    slow = {name: t for name, t in wall.session_s.items() if t > window}
+    slow = {name: t for name, t in wall.network_s.items() if t > opts.within * window}
     if not slow:
         return None
     name = max(slow, key=slow.get)
-    note = (f"--step-time {opts.step_time:g} s is short for {', '.join(slow)}: a {name} "
-            f"session takes about {slow[name]:,.1f} s against an idle server (think times, "
-            f"round trips, transfers), longer than the step's {window:g} s window, so its "
-            "clicks come after they are due and finish in the drain")
+    note = (f"--step-time {opts.step_time:g} s is short for the pages of {', '.join(slow)}: "
+            f"a {name} session's round trips and transfers take about {slow[name]:,.2f} s "
+            f"against an idle server, {100 * slow[name] / window:.0f} % of the step's "
+            f"{window:g} s window, so its last clicks come that late and finish in the drain")
     if opts.drain is not None and opts.drain < slow[name]:
         note += f"; --drain {opts.drain:g} s cuts those still running (counted as cut)"
-    return note + " (a longer --step-time, or wagon synth --speedup that speeds the network too)"
+    return note + " (a longer --step-time, or wagon synth --speedup, which speeds the network too)"
 
 
 def sweep(path: str, opts: SweepOptions,
@@ -301,7 +303,7 @@ def sweep(path: str, opts: SweepOptions,
     at = knee(steps, opts.within)
     return {"scenario": path, "target": opts.target, "seed": sc.header.get("seed"),
             "options": {**asdict(opts), "rates": list(opts.rates)}, "steps": steps,
-            "expected_session_s": wall.session_s, "short_step": note,
+            "expected_network_s": wall.network_s, "short_step": note,
             "kept_up": all(kept_up(st, opts.within) for st in steps), "drain_s": drain,
             "knee": None if at is None else {"step": at, **{k: steps[at][k] for k in (
                 "rate_scale", "offered_rps", "achieved_rps")}},
