@@ -7,16 +7,13 @@ from ..cluster import ClusterError, parse_cluster
 from ..formats.atomic import DISK_FULL
 from ..formats.classes import ClassError
 from ..formats.results_parquet import require_pyarrow
-from ..formats.scenario import Scenario, ScenarioError, read_scenario
+from ..formats.scenario import ScenarioError, read_scenario
 from ..formats.strict_json import dumps
 from ..replay import ReplayError, ReplayOptions, exit_status, replay
 from ..replay.limits import raise_nofile
 from ..replay.record import summary_text
 from ..replay.recover import DISK_FULL_STOP, note_stop
-from ..replay.runner import (NETWORK_MODES, OBJECTS, check_network, estimate_connections,
-                             sources_for, steady_end)
-from ..replay.scheduler import class_override
-from ..replay.walltime import expected_wall_time
+from ..replay.runner import NETWORK_MODES, OBJECTS, check_network, estimate_connections, sources_for
 from .common import (Count, Finite, Given, WagonError, cannot_play, cluster_client, default,
                      tls_options,
                      write_error)
@@ -38,19 +35,6 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
     from ..replay.cluster import replay_on_cluster  # lazy: Dask is optional, only for --cluster
     with cluster_client(spec) as client:
         return replay_on_cluster(scenario, opts, client)
-
-
-def _expected(sc: Scenario, opts: ReplayOptions) -> str:
-    """The run's expected wall time as these options play it, and the planned stop that comes
-    first if one does (--max-time, a steady scenario's end)."""
-    wall = expected_wall_time(sc, class_override(sc.classes, opts.protocol), opts.emulation,
-                              opts.objects == "paced")
-    stops = {"--max-time": opts.max_time, "the steady scenario's end": steady_end(sc)}
-    name, stop = min(((k, v) for k, v in stops.items() if v is not None),
-                     key=lambda kv: kv[1], default=(None, None))
-    if stop is not None and stop < wall.end_s:
-        return f"{wall.text()}; {name} stops it at {stop:,.1f} s"
-    return wall.text()
 
 
 @click.command("replay", epilog=EXIT_HELP)
@@ -122,7 +106,7 @@ def _expected(sc: Scenario, opts: ReplayOptions) -> str:
               help="Leave the last seconds before the planned end (--max-time, or a --steady "
                    "scenario's end) out of every figure.")
 @click.option("--quiet", is_flag=True,
-              help="No progress. Otherwise the expected wall time first, then every few seconds stderr shows elapsed time, "
+              help="No progress. Otherwise the expected wall time once the target answers, then every few seconds stderr shows elapsed time, "
                    "sessions started/active/ended, ok requests/s, errors and p99 so far (one "
                    "line rewritten on a terminal, a line each otherwise).")
 @click.option("--progress-every", type=Finite(0.1, 1e6),
@@ -191,8 +175,6 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
         raise WagonError(str(e)) from None
     if pool is not None and pool.warning:
         click.echo(f"wagon: {pool.warning}", err=True)
-    if not quiet:
-        click.echo(f"wagon replay: {_expected(sc, opts)}", err=True)
     try:
         summary = _run(scenario, opts, cluster)
     except ClusterError as e:
