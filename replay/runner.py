@@ -52,11 +52,11 @@ from .progress import Board, Progress
 from .record import CsvRecorder, Stats
 from .salvage import settle_part
 from .scheduler import Scheduler, class_override
-from .walltime import expected_wall_time
 from .schedstat import RunQueueWait
 from .script import BoundScript, ScriptError, load_script
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
+from .walltime import expected_wall_time
 from .watchdog import BEATS, BOUND_S, Loss, Watchdog, Watched, beat, cause_of_exit
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "WorkerDied",
