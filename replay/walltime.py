@@ -3,7 +3,8 @@
 A session lasts its clicks' think times plus each click's network time; a click's network time
 is its round trips (as its class' protocol fetches: a connect per new connection, a request
 round per wave of objects) plus its bytes (bodies and HEADER_BYTES of response headers a
-request) over its class' bandwidths, or its last paced object's median delay if that is later.
+request) over its class' bandwidths, or when its last paced object is due, if that is later
+(the replay's own draw of it).
 The run's expected end is the latest session start plus duration; the server is taken as idle
 (its service times are not in the scenario), TLS handshakes as free.
 """
@@ -74,14 +75,21 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
         1 + np.diff(fetch.ptr))
 
 
-def _pacing(sc: Scenario, objects: np.ndarray, paced: bool) -> np.ndarray:
-    """When a click's last object is due after its page: the median delay of its rank
-    (played seconds); 0 when objects are not paced."""
-    q = sc.object_delays
-    if not paced or q is None:
-        return np.zeros(len(objects))
-    last = q[np.clip(objects, 1, len(q)) - 1, q.shape[1] // 2] / sc.speedup
-    return np.where(objects > 0, last, 0.0)
+def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> np.ndarray:
+    """When each click's last object is due after its page (played seconds), drawn as the
+    replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
+    run); 0 when objects are not paced. A loop over the clicks with objects: the draws of a
+    session follow each other."""
+    out = np.zeros(len(objects))
+    if not paced or sc.object_delays is None:
+        return out
+    ptr = b.click_ptr.tolist()
+    for i, sid in enumerate(b.ids.tolist()):
+        rng = sc.pacing(sid)
+        for k in range(ptr[i], ptr[i + 1]):
+            if objects[k]:
+                out[k] = sc.object_offsets(int(objects[k]), rng)[-1]
+    return out
 
 
 def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fetch: FetchTable,
@@ -102,7 +110,7 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on]) * n.rtt_ms / 1e3
                        + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (1 + objects[on]) * 8 / (n.up_kbps * 1e3))
-    click = np.maximum(network, _pacing(sc, objects, paced))
+    click = np.maximum(network, _pacing(sc, b, objects, paced))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))
     busy = np.add.reduceat(click, b.click_ptr[:-1])
