@@ -56,6 +56,7 @@ from .schedstat import RunQueueWait
 from .script import BoundScript, ScriptError, load_script
 from .tls import TLS_VERSIONS, TlsConfig, TlsFailed, check_handshake
 from .thresholds import Threshold, ThresholdError, check, parse_threshold
+from .walltime import expected_wall_time
 from .watchdog import BEATS, BOUND_S, Loss, Watchdog, Watched, beat, cause_of_exit
 
 __all__ = ["ReplayOptions", "replay", "ReplayError", "TargetUnreachable", "WorkerDied",
@@ -627,11 +628,27 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
         "class_shift": net.shift, "relay": net.report}})
 
 
+def expected_text(sc: Scenario, opts: ReplayOptions) -> str:
+    """The run's expected wall time as ``opts`` play it (``walltime``), and the planned stop
+    that comes first if one does (--max-time, a steady scenario's end)."""
+    wall = expected_wall_time(sc, class_override(sc.classes, opts.protocol), opts.emulation,
+                              opts.objects == "paced")
+    stops = [(v, k) for k, v in (("--max-time", opts.max_time),
+                                 ("the steady scenario's end", steady_end(sc))) if v is not None]
+    stop, name = min(stops, default=(None, None))
+    if stop is not None and stop < wall.end_s:
+        return f"{wall.text()}; {name} stops it at {stop:,.1f} s"
+    return wall.text()
+
+
 def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog, view=None
               ) -> tuple[list[dict], list[str], dict]:
     """Play in this process or in ``opts.workers`` processes watched by ``dog`` (``view``:
-    the live view they report to): their states, the dead workers and the run's info."""
+    the live view they report to): their states, the dead workers and the run's info. With
+    progress, the expected wall time first (the target has answered: the run starts)."""
     info: dict = {}
+    if opts.progress:
+        print(f"wagon replay: {expected_text(sc, opts)}", file=sys.stderr, flush=True)
 
     def started(t0_wall: float) -> None:
         info.update(run_info(path, sc, opts, t0_wall))

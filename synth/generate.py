@@ -183,10 +183,18 @@ class Generator:
                 "options": {**asdict(o), "rate": self.rate, "profile": self.profile.spec},
                 "laws": {"clicks": self.clicks.name, "think": self.think.name,
                          "arrivals": self.arrivals.kind},
-                "classes": [c.to_dict() for c in self.classes],
+                "classes": [c.to_dict() for c in self.played_classes()],
                 "site": self.site.spec.to_dict(),
                 "agents": self.agents.header(),
                 **({"object_delays": _delays_header(self.delays)} if self.delays else {})}
+
+    def played_classes(self) -> list[ClientClass]:
+        """The classes as the scenario's header gives them to replay: sped up with the rest of
+        the world (``--speedup``), unless ``real_network`` keeps their network real."""
+        o = self.options
+        if o.real_network or o.speedup == 1:
+            return self.classes
+        return [c.sped_up(o.speedup) for c in self.classes]
 
     def expected_sessions(self) -> int:
         """About how many sessions ``batches`` will yield (for progress bars)."""

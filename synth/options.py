@@ -33,6 +33,7 @@ class SynthOptions:
     seed: int = 0
     deterministic: bool = False
     speedup: float = 1.0
+    real_network: bool = False  # with a speedup: the classes' delays and bandwidths kept real
     pages: int = 1000
     zipf: float = 1.0
     chunk: int = 20_000

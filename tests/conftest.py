@@ -36,7 +36,7 @@ set_hypothesis_home_dir(tempfile.mkdtemp(prefix="wagon-hypothesis-"))
 #: run alone, after the others (README's test command runs those two at a time, pytest-xdist)
 TIMED = frozenset(("test_replay", "test_netpath", "test_protocols", "test_sweep", "test_window",
                    "test_closed_loop", "test_generator_health", "test_cluster", "test_progress",
-                   "test_compare_speedup", "test_resolution"))
+                   "test_compare_speedup", "test_resolution", "test_walltime"))
 
 
 def pytest_collection_modifyitems(config, items) -> None:

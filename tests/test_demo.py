@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -31,8 +32,18 @@ def check_demo_output(out: Path, stdout: str) -> None:
         assert (out / name).stat().st_size > 0, name
     assert json.loads((out / "model.json").read_text())["format"] == "wagon-model"
     classes = {c.name for c in read_scenario(out / "scenario.jsonl").classes}
-    seen = set(read_results(out / "results.csv")["class"])
+    rows = read_results(out / "results.csv")
+    seen = set(rows["class"])
     assert len(seen) >= 2 and seen <= classes, (seen, classes)     # class names, several
+    # the first screen names every class as played, and reads the summary's numbers: the
+    # requests not started are the results' rows of that kind, the per-class ok requests theirs
+    for c in read_scenario(out / "scenario.jsonl").classes:
+        assert f"{c.name:20s} {c.network.rtt_ms:7.0f} ms" in stdout, stdout
+    stop = (rows["error"] == "not_started").sum()
+    assert (f"not started {stop:,} and in flight" in stdout) == (stop > 0), stdout
+    ok = rows[rows["error"] == ""]["class"].value_counts()
+    for name, n in ok.items():
+        assert re.search(rf"\n    {re.escape(name)} +{n:,} ", stdout), (name, n, stdout)
 
 
 def test_steady_state_starts_where_the_ramp_reaches_its_level():
@@ -57,6 +68,7 @@ def test_demo_runs_the_whole_pipeline(tmp_path):
     r = subprocess.run([sys.executable, "-m", "wagon", "demo", "--outdir", "demo", *SHORT],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stderr == ""                                  # no warning about nothing
     check_demo_output(tmp_path / "demo", r.stdout)
 
 

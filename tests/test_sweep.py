@@ -31,7 +31,7 @@ def sweep(scenario, url: str, *options: str) -> dict:
                                   "--pause", "0.2", *options])
     assert r.exit_code == 0, r.output
     assert "NaN" not in r.output and "Infinity" not in r.output      # strict JSON
-    return json.loads(r.output)
+    return json.loads(r.stdout)
 
 
 def test_the_knee_is_the_rate_nginx_limits_itself_to(tmp_path):
@@ -54,6 +54,7 @@ def test_the_knee_is_the_rate_nginx_limits_itself_to(tmp_path):
         assert p["finished"] + p["cut"] + p["not_started"] == st["offered"], st
         assert p["finished"] == st["ok"] + st["failed"] and p["with_errors"] == st["failed"]
     assert not out["kept_up"] and out["seed"] == 0
+    assert out["short_step"] is None                   # one-page sessions on a LAN: no note
     assert matplotlib.image.imread(tmp_path / "c.png").shape[2] in (3, 4)
 
 
@@ -92,6 +93,9 @@ def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
         assert s["achieved_rps"] == pytest.approx(s["offered_rps"], rel=0.1), out["steps"]
     assert out["kept_up"] and out["knee"] is None
     assert out["steps"][0]["overrun_s"] > 0.5              # the slow links' lateness, drained
+    # ... which the sweep said before it began: the modems' transfers, over 10 % of the window
+    assert "modem/http10x4" in out["short_step"] and out["expected_network_s"][
+        "modem/http10x4"] > 0.15
     for s, rate in zip(out["steps"], (1, 3)):              # every click due in the window
         p = s["pages"]
         plan = scaled_scenario(str(scenario), rate, 2.0, 0.5, str(tmp_path / "step.jsonl"))

@@ -103,6 +103,27 @@ def test_duration_rate_scale_and_speedup():
     assert np.allclose(fast[0].thinks * 10, slow[0].thinks)
 
 
+def test_speedup_scales_the_classes_networks_unless_real_network(tmp_path):
+    """WAGON's modem (300 ms, 56 kbit/s down, 33.6 up) at --speedup 20 is played as 15 ms,
+    1,120 and 672 kbit/s; --real-network keeps it as it is, and synth says what that costs."""
+    save_model(hand_model(), tmp_path / "m.json")
+
+    def modem(*flags: str) -> dict:
+        r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "--sessions", "3",
+                                      "--pages", "5", "--classes",
+                                      "modem/http10x4", "-o", str(tmp_path / "s.jsonl"),
+                                      "--speedup", "20", *flags])
+        assert r.exit_code == 0, r.output
+        header = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[0])
+        return {"network": header["classes"][0]["network"], "stderr": r.stderr}
+    fast, real = modem(), modem("--real-network")
+    assert fast["network"] == {"name": "modem", "rtt_ms": 15.0, "down_kbps": 1120.0,
+                               "up_kbps": 672.0}
+    assert real["network"] == {"name": "modem", "rtt_ms": 300.0, "down_kbps": 56.0,
+                               "up_kbps": 33.6}
+    assert "--real-network" in real["stderr"] and not fast["stderr"]
+
+
 def test_httperf_export_suggests_the_scenario_session_rate(tmp_path):
     """Oracle by hand: 2 sessions/s logged × rate scale 3 × speedup 10 = 60 sessions/s, which
     is also what the scenario's own start times show."""

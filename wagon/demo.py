@@ -20,10 +20,14 @@ import numpy as np
 
 from .analysis.workload import load_workload
 from .formats.atomic import atomic_write
+from .formats.classes import ClientClass, Protocol
 from .formats.model import save_model
+from .formats.results import read_results
+from .formats.scenario import read_scenario
 from .modeling import fit_logs
 from .replay import ReplayOptions, replay
 from .replay.record import summary_text
+from .replay.walltime import WallTime, expected_wall_time
 from .synth import SynthOptions
 
 __all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
@@ -42,8 +46,8 @@ class DemoOptions:
     """What ``wagon demo`` can be told."""
 
     outdir: str = "wagon-demo"
-    # 45 s of arrivals: the ramp (as long as the longest sessions: modem, ~25 s) is followed
-    # by a steady state of ~20 s, and the whole demo takes about a minute
+    # 45 s of arrivals: the ramp (as long as the sessions, ~10 s on average, think times
+    # mostly) is followed by a steady state of ~20 s, and the whole demo takes about a minute
     duration: float = 900.0           # modeled seconds of session arrivals
     speedup: float = 20.0
     rate_scale: float = 2.0
@@ -91,6 +95,56 @@ def steady_state(per_second: list[int], arrivals: float, window: int = STEADY_WI
     return first, float(x[first:].mean())
 
 
+def _browser(p: Protocol) -> str:
+    """A protocol profile in words."""
+    k = p.connections
+    if p.http2:
+        return f"HTTP/2, {k} streams on one connection"
+    if not p.persistent:
+        return f"HTTP/1.0, a connection per object, {k} at once"
+    kind = "pipelined" if p.pipeline else "keep-alive"
+    closed = ", closed after each page" if p.close_after_page else ""
+    return f"HTTP/1.1 {kind}, {k} connection{'s' * (k > 1)}{closed}"
+
+
+def classes_text(classes: list[ClientClass], speedup: float) -> list[str]:
+    """The client classes as the replay plays them: share, round trip, bandwidths, browser."""
+    out = [f"    client classes (their networks {speedup:g} times faster too, as the whole "
+           "world is: --speedup):",
+           f"      {'share':>6s}  {'class':20s} {'round trip':>10s} {'down/up kbit/s':>16s}  "
+           "browser"]
+    for c in classes:
+        n = c.network
+        rates = f"{n.down_kbps:,.0f}/{n.up_kbps:,.0f}"
+        out.append(f"      {100 * c.weight:4.0f} %  {c.name:20s} {n.rtt_ms:7.0f} ms "
+                   f"{rates:>16s}  {_browser(c.protocol)}")
+    return out
+
+
+def reading_text(summary: dict, results: Path, o: DemoOptions, wall: WallTime) -> list[str]:
+    """What the summary's numbers mean here: the planned stop, and latency per class (the
+    server is on loopback: what a class sees is its emulated network)."""
+    req, sessions = summary["requests"], summary["sessions"]
+    stop = o.duration / o.speedup + o.drain
+    out = ["reading it:"]
+    if req["not_started"] or req["in_flight"]:
+        out.append(f"  not started {req['not_started']:,} and in flight {req['in_flight']:,}: "
+                   f"the demo stops as planned at {stop:g} s ({o.duration / o.speedup:g} s of "
+                   f"arrivals + {o.drain:g} s, --drain); the {sessions['interrupted']:,} "
+                   "sessions still clicking then stop there, their later clicks not started "
+                   f"(not errors; playing every click to its end takes about {wall.end_s:.0f} s)")
+    ok = read_results(str(results))
+    ok = ok[ok["error"] == ""]
+    ms = (ok["last_byte"] - ok["start"]) * 1e3
+    table = ms.groupby(ok["class"]).describe(percentiles=[0.5, 0.99])
+    out.append("  latency is what each class's emulated client sees, its round trips and "
+               "bandwidth included (the server, on loopback, answers in a few ms):")
+    out.append(f"    {'class':20s} {'ok requests':>11s} {'p50 ms':>8s} {'p99 ms':>8s}")
+    out += [f"    {name:20s} {int(row['count']):11,d} {row['50%']:8.1f} {row['99%']:8.1f}"
+            for name, row in table.iterrows()]
+    return out
+
+
 def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print,
              progress: bool = False) -> dict:
     """Run the whole pipeline; returns the replay summary. Files go under ``o.outdir``."""
@@ -113,7 +167,7 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
         echo(f"    {name:17s} {b.name:18s} mean {b.frozen.mean():10.4g}  (n={rep.n:,})")
     write_plots(fitted.fits, fitted.sessions.samples, out / "plots")
     echo(f"2/4 synth {o.duration:g} s of arrivals at {o.rate_scale:g}x the logged rate, "
-         f"times /{o.speedup:g}")
+         f"the world {o.speedup:g} times faster (--speedup)")
     gen = Generator(fitted.model, SynthOptions(duration=o.duration, rate_scale=o.rate_scale,
                                                speedup=o.speedup, seed=o.seed,
                                                classes=DEMO_CLASSES))
@@ -121,7 +175,12 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
     with atomic_write(scenario) as f:
         info = synthesize(gen, f, "model.json").as_dict()
     echo(f"    {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
-         f"{info['requests']:,} requests, classes {DEMO_CLASSES}")
+         f"{info['requests']:,} requests")
+    sc = read_scenario(scenario)
+    for line in classes_text(sc.classes, o.speedup):
+        echo(line)
+    wall = expected_wall_time(sc)
+    echo(f"    {wall.text()}")
     port = _free_port()
     echo(f"3/4 serve the scenario's site on http://127.0.0.1:{port}/")
     server = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario",
@@ -129,7 +188,9 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         _wait_port(port, server)
-        echo("4/4 replay (each session with its class' delay, bandwidth and browser)")
+        echo("4/4 replay (each session with its class' delay, bandwidth and browser), "
+             f"stopping at {o.duration / o.speedup + o.drain:g} s: the arrivals and "
+             f"{o.drain:g} s (--drain)")
         summary = replay(str(scenario), ReplayOptions(
             target=f"http://127.0.0.1:{port}/", results=str(out / "results.csv"),
             max_time=o.duration / o.speedup + o.drain, progress=progress))
@@ -141,6 +202,8 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
         f.write(workload_report(load_workload(str(out / "results.csv"))))
     echo("")
     echo(summary_text(summary))
+    for line in reading_text(summary, out / "results.csv", o, wall):
+        echo(line)
     arrivals = o.duration / o.speedup
     steady = steady_state(summary["throughput"]["per_second"], arrivals)
     echo(f"steady state from {steady[0]} s to {arrivals:.0f} s (the last arrival): "

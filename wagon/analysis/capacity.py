@@ -59,6 +59,8 @@ from ..formats.results import pages_path, read_results
 from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
 from ..replay.events import UNFINISHED
+from ..replay.scheduler import class_override
+from ..replay.walltime import WallTime, expected_wall_time
 from .pages import page_times, request_percentiles
 
 if TYPE_CHECKING:                   # annotations only: pandas loads once a step has run
@@ -243,21 +245,47 @@ def knee(steps: list[dict], within: float) -> int | None:
     return None if short is None or short == 0 else short - 1
 
 
+def short_step(wall: WallTime, opts: SweepOptions) -> str | None:
+    """What a step too short for the classes' pages does to it, or None: a class whose
+    sessions' round trips and transfers (expected, against an idle server) add up to more than
+    ``within`` of the step's measured window has its clicks come that late after they are due,
+    so its served throughput trails the offered one by as much, and a given --drain shorter
+    than that cuts them. Said, not lengthened: a longer step would offer another window than
+    the one asked for."""
+    window = opts.step_time - opts.warmup
+    slow = {name: t for name, t in wall.network_s.items() if t > opts.within * window}
+    if not slow:
+        return None
+    name = max(slow, key=slow.get)
+    note = (f"--step-time {opts.step_time:g} s is short for the pages of {', '.join(slow)}: "
+            f"a {name} session's round trips and transfers take about {slow[name]:,.2f} s "
+            f"against an idle server, {100 * slow[name] / window:.0f} % of the step's "
+            f"{window:g} s window, so its last clicks come that late and finish in the drain")
+    if opts.drain is not None and opts.drain < slow[name]:
+        note += f"; --drain {opts.drain:g} s cuts those still running (counted as cut)"
+    return note + " (a longer --step-time, or wagon synth --speedup, which speeds the network too)"
+
+
 def sweep(path: str, opts: SweepOptions,
-          on_step: Callable[[dict], None] | None = None) -> dict:
+          on_step: Callable[[dict], None] | None = None,
+          on_note: Callable[[str], None] | None = None) -> dict:
     """Replay the scenario at each rate scale (module docstring); ``on_step`` sees each step's
-    result as it comes."""
+    result as it comes, ``on_note`` what is said before the first (``short_step``)."""
     if not opts.rates:
         raise SweepError("give at least one rate scale")
     if not 0 <= opts.warmup <= opts.step_time - 1:
         raise SweepError("--warmup must leave at least one second of --step-time")
     sc = read_scenario(path)
-    span = max((s.start for s in sc.sessions()), default=0.0)
+    wall = expected_wall_time(sc, class_override(sc.classes, opts.protocol), opts.emulation)
+    span = wall.arrivals_s
     need = opts.step_time * max(opts.rates)
     if span < need:
         raise SweepError(f"{path}: its sessions arrive over {span:g} s; the step at rate scale "
                          f"{max(opts.rates):g} needs {need:g} s of them (--step-time × rate): "
                          "synthesize a longer scenario or shorten --step-time")
+    note = short_step(wall, opts)
+    if note is not None and on_note is not None:
+        on_note(note)
     steps: list[dict] = []
     drain = opts.drain
     with tempfile.TemporaryDirectory(prefix="wagon-sweep-") as workdir:
@@ -275,6 +303,7 @@ def sweep(path: str, opts: SweepOptions,
     at = knee(steps, opts.within)
     return {"scenario": path, "target": opts.target, "seed": sc.header.get("seed"),
             "options": {**asdict(opts), "rates": list(opts.rates)}, "steps": steps,
+            "expected_network_s": wall.network_s, "short_step": note,
             "kept_up": all(kept_up(st, opts.within) for st in steps), "drain_s": drain,
             "knee": None if at is None else {"step": at, **{k: steps[at][k] for k in (
                 "rate_scale", "offered_rps", "achieved_rps")}},

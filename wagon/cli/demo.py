@@ -16,7 +16,7 @@ from .common import Finite, Given, SEED, WagonError, default
               default=default(DemoOptions, "duration"),
               show_default=True, help="Modeled seconds of session arrivals.")
 @click.option("--speedup", type=Finite(1e-3, 1e6), default=default(DemoOptions, "speedup"),
-              show_default=True, help="Divide every time of the scenario by this.")
+              show_default=True, help="Play the whole world this much faster (times divided, networks sped up).")
 @click.option("--rate-scale", type=Finite(1e-6, 1e6), default=default(DemoOptions, "rate_scale"),
               show_default=True, help="Multiply the logged session rate.")
 @click.option("--seed", type=SEED, default=default(DemoOptions, "seed"), show_default=True,

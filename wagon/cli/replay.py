@@ -106,7 +106,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="Leave the last seconds before the planned end (--max-time, or a --steady "
                    "scenario's end) out of every figure.")
 @click.option("--quiet", is_flag=True,
-              help="No progress. Otherwise every few seconds stderr shows elapsed time, "
+              help="No progress. Otherwise the expected wall time once the target answers, then every few seconds stderr shows elapsed time, "
                    "sessions started/active/ended, ok requests/s, errors and p99 so far (one "
                    "line rewritten on a terminal, a line each otherwise).")
 @click.option("--progress-every", type=Finite(0.1, 1e6),

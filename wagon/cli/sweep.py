@@ -70,7 +70,8 @@ def command(scenario, target, rates, step_time, warmup, drain, pause, within, pr
                             insecure=insecure, tls_version=tls_version)
         result = sweep(scenario, opts, on_step=None if as_json else lambda s: click.echo(
             f"rate scale {s['rate_scale']:g}: {s['achieved_rps']:,.1f} of "
-            f"{s['offered_rps']:,.1f} requests/s", err=True))
+            f"{s['offered_rps']:,.1f} requests/s", err=True),
+            on_note=lambda note: click.echo(f"wagon sweep: {note}", err=True))
     except ClassError as e:
         raise WagonError(f"--protocol: {e}") from None
     except (SweepError, ScenarioError) as e:

@@ -11,6 +11,7 @@ import click
 
 from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
+from ..formats.scenario import read_scenario
 from ..formats.strict_json import dumps
 from ..synth import ProfileError, SynthOptions
 from ..synth.options import ARRIVALS
@@ -18,6 +19,7 @@ from . import inputs
 from .common import WagonError, default, write_error
 
 if TYPE_CHECKING:
+    from ..replay.walltime import WallTime
     from ..synth.generate import Generator
 
 PROGRESS_MIN_SESSIONS = 200_000
@@ -54,7 +56,12 @@ MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and
                    "running site has them), arrivals throughout; wagon replay plays --duration "
                    "and cuts what runs then (docs/synth.md).")
 @click.option("--speedup", type=float, default=default(SynthOptions, "speedup"),
-              show_default=True, help="Divide every time (arrivals, think times) by this.")
+              show_default=True,
+              help="Play the whole world this much faster: arrivals and think times divided by "
+                   "it, the classes' round trips divided and bandwidths multiplied (docs/synth.md).")
+@click.option("--real-network", is_flag=True,
+              help="With --speedup: keep the classes' delays and bandwidths real (transfers "
+                   "take their real time; the run lasts longer than duration/speedup).")
 @click.option("--pages", type=int, default=default(SynthOptions, "pages"), show_default=True,
               help="Pages of the Zipf site used when the model has no site.")
 @click.option("--zipf", type=float, default=default(SynthOptions, "zipf"), show_default=True,
@@ -64,13 +71,14 @@ MAX_BYTES = 10 * 2**30       # a bigger scenario is refused without --force (and
                    "refused).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(model, output, duration, sessions, rate, rate_scale, profile, arrivals, classes,
-            seed, deterministic, steady, speedup, pages, zipf, force, as_json) -> None:
+            seed, deterministic, steady, speedup, real_network, pages, zipf, force,
+            as_json) -> None:
     """Write a scenario (JSON Lines) of sessions drawn from MODEL."""
     from ..synth.generate import Generator, SynthError, synthesize  # lazy: SciPy, not for --help
     opts = SynthOptions(duration=duration, sessions=sessions, rate=rate, rate_scale=rate_scale,
                         profile=profile, arrivals=arrivals, classes=classes, seed=seed,
                         deterministic=deterministic, speedup=speedup, pages=pages, zipf=zipf,
-                        steady=steady)
+                        steady=steady, real_network=real_network)
     try:
         gen = Generator(inputs.model(model), opts)
     except (SynthError, ClassError, ProfileError) as e:
@@ -89,14 +97,17 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
                 summary = synthesize(gen, out, name)
     except OSError as e:
         raise write_error(output, e) from None
+    wall = _wall_time(output, opts)
     info = {**summary.as_dict(), "scenario": output, "rate": gen.rate, "speedup": speedup,
-            "deterministic": deterministic}
+            "real_network": real_network, "deterministic": deterministic,
+            "expected_wall_s": wall.end_s}
     if as_json:
         click.echo(dumps(info))
         return
     note = []
     if speedup != 1:
-        note.append(f"times divided by {speedup:g} (--speedup)")
+        note.append(f"the world {speedup:g} times faster (--speedup)" if not real_network else
+                    f"arrivals and think times divided by {speedup:g}, the network real")
     if deterministic:
         note.append("deterministic: every variable at its mean")
     if steady:
@@ -104,9 +115,27 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
     click.echo(f"{output}: {info['sessions']:,} sessions, {info['clicks']:,} clicks, "
                f"{info['requests']:,} requests; base rate {gen.rate:.4g} sessions/s, "
                f"profile {profile}" + (f"; {'; '.join(note)}" if note else ""))
+    click.echo(wall.text())
     text = summary.load_text()
     if text:
         click.echo(text)
+
+
+def _wall_time(output: str, opts: SynthOptions) -> WallTime:
+    """The expected wall time of replaying the written scenario; with ``--real-network`` at a
+    speedup, said on stderr with what it does (transfers and delays at their real length)."""
+    from ..replay.walltime import expected_wall_time  # lazy: not for --help
+    wall = expected_wall_time(read_scenario(output))
+    if opts.real_network and opts.speedup != 1:
+        nominal = (f"{opts.duration / opts.speedup:,.1f} s (--duration / --speedup) of "
+                   "arrivals" if opts.duration is not None else f"{wall.arrivals_s:,.1f} s of "
+                   "arrivals")
+        click.echo(f"wagon synth: --real-network: think and arrival times are divided by "
+                   f"{opts.speedup:g} but the classes' round trips and transfers keep their real "
+                   f"length, so sessions do not shrink with them: {nominal}, then "
+                   f"{wall.drain_s:,.1f} s of draining, about {wall.end_s:,.1f} s in all",
+                   err=True)
+    return wall
 
 
 def _check_size(gen: Generator, output: str, force: bool) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..formats.atomic import atomic_write
-from ..formats.classes import parse_classes
+from ..formats.classes import ClientClass
 from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
 
 __all__ = ["closed_loop", "clicks_needed"]
@@ -21,10 +21,11 @@ __all__ = ["closed_loop", "clicks_needed"]
 FLOOR_S = 0.002
 
 
-def clicks_needed(classes: str, seconds: float) -> int:
+def clicks_needed(classes: list[ClientClass], seconds: float) -> int:
     """Clicks a user may get through in ``seconds``: a page takes a round trip at least (the
-    fastest class'), so no user can click more often; a margin of one."""
-    rtt = min(c.network.rtt_ms for c in parse_classes(classes)) / 1e3
+    fastest class' as played: sped up with a --speedup), so no user can click more often; a
+    margin of one."""
+    rtt = min(c.network.rtt_ms for c in classes) / 1e3
     return math.ceil(seconds / max(rtt, FLOOR_S)) + 1
 
 

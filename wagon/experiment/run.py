@@ -171,7 +171,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
     with atomic_write(drawn) as f:
         synthesize(gen, f, w["model"])
     if w["users"]:                        # closed loop: its users' pages, back to back
-        closed_loop(drawn, clicks_needed(w["classes"], span + e["drain"]), scenario)
+        closed_loop(drawn, clicks_needed(gen.played_classes(), span + e["drain"]),
+                    scenario)
         due = None
     else:                                 # the clicks due in the run's seconds, no later one
         due = scaled_scenario(str(drawn), 1.0, span, r["warmup"], str(scenario)).offered

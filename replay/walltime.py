@@ -1,0 +1,139 @@
+"""How long a scenario's replay should last, known before it starts.
+
+A session lasts its clicks' think times plus each click's network time; a click's network time
+is its round trips (as its class' protocol fetches: a connect per new connection, a request
+round per wave of objects) plus its bytes (bodies and HEADER_BYTES of response headers a
+request) over its class' bandwidths, or when its last paced object is due, if that is later
+(the replay's own draw of it).
+The run's expected end is the latest session start plus duration; the server is taken as idle
+(its service times are not in the scenario), TLS handshakes as free.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..formats.classes import ClientClass, Protocol
+from ..formats.scenario import Scenario, SessionBatch
+from ..formats.site import FetchTable
+
+__all__ = ["WallTime", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
+
+HEADER_BYTES = 250        # a response's status line and headers, about (nginx: 230–260)
+REQUEST_BYTES = 300       # a request's line and headers, about (with identity: agent, referer)
+
+
+@dataclass(frozen=True)
+class WallTime:
+    """A run's expected length: its arrivals' span, its expected end, and per class the mean
+    session length and the mean of its clicks' network times, in all (how late its last click
+    comes after it is due; s)."""
+
+    arrivals_s: float
+    end_s: float
+    session_s: dict[str, float]
+    network_s: dict[str, float]
+
+    @property
+    def drain_s(self) -> float:
+        """What the sessions still running after the last arrival need."""
+        return self.end_s - self.arrivals_s
+
+    def text(self) -> str:
+        """One line: the figure and where it comes from."""
+        longest = max(self.session_s, key=self.session_s.get, default=None)
+        why = (f"; the longest sessions on average: {longest}, {self.session_s[longest]:,.1f} s"
+               if longest else "")
+        return (f"expected wall time {self.end_s:,.1f} s: {self.arrivals_s:,.1f} s of "
+                f"arrivals + {self.drain_s:,.1f} s for the last sessions' clicks, think times "
+                f"and transfers (an idle server){why}")
+
+
+def _round_trips(p: Protocol, objects: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Round trips of each click: its page's request (and connect, on a new connection) and
+    its objects' waves over the protocol's connections or streams."""
+    k = max(1, p.connections)
+    waves = np.minimum(objects, 1) if p.pipeline else -(-objects // k)
+    fresh = first | (not p.persistent) | p.close_after_page
+    page = 1 + fresh
+    if not p.persistent:                                   # HTTP/1.0: a connect per object
+        return page + 2 * waves
+    extra = (fresh & (k > 1) & (objects > 1) & (not p.http2)).astype(np.int64)
+    return page + waves + extra
+
+
+def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
+    """Response bytes of a click of each fetch row: its page's body (none when revalidated),
+    its objects' bodies (none for a revalidated one), and a header for each."""
+    site = sc.site
+    page_of_row = np.repeat(np.arange(len(site.page_urls)), np.diff(fetch.row))
+    page = np.asarray(site.page_sizes, float)[page_of_row] * ~fetch.page_revalidated
+    body = np.asarray(site.object_sizes, float)[fetch.objects] * ~fetch.revalidated
+    cum = np.concatenate(([0.0], np.cumsum(body)))
+    return page + cum[fetch.ptr[1:]] - cum[fetch.ptr[:-1]] + HEADER_BYTES * (
+        1 + np.diff(fetch.ptr))
+
+
+def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> np.ndarray:
+    """When each click's last object is due after its page (played seconds), drawn as the
+    replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
+    run); 0 when objects are not paced. A loop over the clicks with objects: the draws of a
+    session follow each other."""
+    out = np.zeros(len(objects))
+    if not paced or sc.object_delays is None:
+        return out
+    ptr = b.click_ptr.tolist()
+    for i, sid in enumerate(b.ids.tolist()):
+        rng = sc.pacing(sid)
+        for k in range(ptr[i], ptr[i + 1]):
+            if objects[k]:
+                out[k] = sc.object_offsets(int(objects[k]), rng)[-1]
+    return out
+
+
+def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fetch: FetchTable,
+                   per_row: np.ndarray, emulation: bool, paced: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's expected length and its clicks' network times in all (s) in batch
+    ``b``."""
+    session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
+    rows = fetch.rows(b.pages, b.views)
+    objects, size = fetch.sizes(rows), per_row[rows]
+    first = np.zeros(len(rows), bool)
+    first[b.click_ptr[:-1]] = True
+    cls = b.classes[session]
+    network = np.zeros(len(rows))
+    for i, c in enumerate(classes if emulation else ()):
+        on = cls == i
+        n = c.network
+        network[on] = (_round_trips(c.protocol, objects[on], first[on]) * n.rtt_ms / 1e3
+                       + size[on] * 8 / (n.down_kbps * 1e3)
+                       + REQUEST_BYTES * (1 + objects[on]) * 8 / (n.up_kbps * 1e3))
+    click = np.maximum(network, _pacing(sc, b, objects, paced))
+    if not len(click):
+        return np.zeros(len(b)), np.zeros(len(b))
+    busy = np.add.reduceat(click, b.click_ptr[:-1])
+    return busy + np.add.reduceat(b.thinks, b.click_ptr[:-1]), busy
+
+
+def expected_wall_time(sc: Scenario, classes: list[ClientClass] | None = None,
+                       emulation: bool = True, paced: bool = True) -> WallTime:
+    """The run's expected length against an idle server; ``classes``: as played (a
+    ``--protocol`` override; the header's by default), ``emulation`` False: no network,
+    ``paced``: objects wait for their delays (``--objects paced``)."""
+    classes = sc.classes if classes is None else classes
+    fetch = sc.site.fetches()
+    per_row = _click_bytes(sc, fetch)
+    last, end = 0.0, 0.0
+    total, busy, count = (np.zeros(len(classes)) for _ in range(3))
+    for b in sc.batches():
+        length, network = _batch_lengths(sc, b, classes, fetch, per_row, emulation, paced)
+        last = max(last, float(b.starts[-1]))
+        end = max(end, float((b.starts + length).max()))
+        total += np.bincount(b.classes, length, len(classes))
+        busy += np.bincount(b.classes, network, len(classes))
+        count += np.bincount(b.classes, minlength=len(classes))
+    seen = count > 0
+    return WallTime(last, end, *({c.name: float(x / n) for c, x, n, k in
+                                  zip(classes, sums, count, seen) if k} for sums in (total, busy)))

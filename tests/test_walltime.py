@@ -1,0 +1,43 @@
+"""The expected wall time ``wagon synth`` and ``wagon replay`` print, against real replays on
+nginx: a modem class at --speedup 1, the same world 20 times faster (its network sped up with
+it), and 20 times faster with --real-network (the transfers at their real length)."""
+from __future__ import annotations
+
+import pytest
+
+from wagon.formats.scenario import read_scenario
+from wagon.formats.site import build_site
+from wagon.replay import ReplayOptions, replay
+from wagon.replay.walltime import expected_wall_time
+from wagon.synth import Generator, SynthOptions, synthesize
+from wagon.synth.site import resolve_site
+
+from .servers import nginx
+from .test_synth import hand_model
+
+CLASSES = "modem/http10x4:0.6,t1-dsl/http11:0.4"
+#: a replay's measured length against the estimate: within 15 %, plus 0.3 s of the replay's
+#: own start and stop (workers, the results written) above it
+LOW, HIGH, SLACK = 0.85, 1.15, 0.3
+
+
+@pytest.mark.parametrize("sessions, rate, speedup, real", [
+    (6, 5.0, 1, False),          # 1 s of arrivals, modem clicks of ~1–2 s
+    (60, 1.0, 20, False),        # 60 s of arrivals in 3 s, the modems 20 times faster
+    (6, 5.0, 20, True)])         # arrivals in 0.06 s, the modems' transfers as slow as ever
+def test_a_replay_lasts_what_was_expected(tmp_path, sessions, rate, speedup, real):
+    model = hand_model(think=(-1.0, 0.5), rate=rate, clicks_p=0.8, sizes=(7.0, 6.0))
+    build_site(resolve_site(model, pages=10).spec, tmp_path / "site")
+    path = tmp_path / "s.jsonl"
+    with open(path, "w") as f:
+        synthesize(Generator(model, SynthOptions(sessions=sessions, seed=5, pages=10,
+                                                 classes=CLASSES, speedup=speedup,
+                                                 real_network=real)), f)
+    wall = expected_wall_time(read_scenario(str(path)))
+    with nginx(tmp_path / "site", tmp_path / "ng", access_log=False) as server:
+        summary = replay(str(path), ReplayOptions(target=server.url, progress=False))
+    measured = summary["duration_s"]
+    assert LOW * wall.end_s <= measured <= HIGH * wall.end_s + SLACK, (wall, measured)
+    assert summary["requests"]["failed"] == 0
+    if real:           # the modems' sessions outlast the sped-up arrivals many times over
+        assert wall.drain_s > 10 * wall.arrivals_s
