@@ -222,12 +222,16 @@ class Generator:
 
     def batches(self) -> Iterator[SessionBatch]:
         """The sessions in order of start time, their requests marked with the statuses the
-        logged server would have answered (``synth.statuses``; a stream of draws of its own:
-        the sessions are those of a model without statuses)."""
+        logged server would have answered (``synth.statuses``) and the clicks of template
+        pages with their concrete URLs (``synth.params``), each a stream of draws of its own:
+        the sessions are those of a model without them."""
         for k, batch in enumerate(self._unmarked()):
             if self.statuses is not None:
                 batch.statuses = self.statuses.marks(
                     batch, np.random.default_rng([self.options.seed, k, 3]))
+            if self.site.params is not None:
+                batch.urls = self.site.params.urls(
+                    batch, np.random.default_rng([self.options.seed, k, 4]))
             yield batch
 
     def _unmarked(self) -> Iterator[SessionBatch]:
