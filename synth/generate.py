@@ -311,6 +311,12 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
+        if self.site.thinks is not None and not o.deterministic:
+            moved = np.ones(total, bool)
+            moved[ptr[:-1]] = False
+            at = np.flatnonzero(moved)
+            thinks[at] = self.site.thinks.draw(pages[at - 1], pages[at], thinks[at],
+                                               np.random.default_rng([o.seed, first_id, 5]))
         once = self.site.once
         if once is not None:
             pages = once.pages_of(pages)

@@ -67,6 +67,7 @@ class ModelSite:
     balance_to: np.ndarray | None = None    # where a BALANCE route goes (-1: the remainder)
     balance_p: np.ndarray | None = None     # and with which probability
     params: ParamDraw | None = None   # the template pages' value laws (None: no template)
+    thinks: "TransitionThinks | None" = None   # think times per transition (None: global law)
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
@@ -111,6 +112,42 @@ class ModelSite:
         row = 2 * pages + repeat
         has = ptr[row + 1] > ptr[row]
         out[has] = _draw_rows(ptr, to, self._view_keys, row[has], rng.random(int(has.sum())))
+        return out
+
+
+@dataclass
+class TransitionThinks:
+    """Think times per transition (the model's ``site.thinks``): sorted keys ``from · pages +
+    to``, each row's cumulative bin probabilities, the bins' edges."""
+
+    pages: int
+    keys: np.ndarray
+    cum: np.ndarray
+    log_edges: np.ndarray
+
+    @classmethod
+    def of(cls, thinks: dict | None, pages: int) -> "TransitionThinks | None":
+        if not thinks or not thinks["transitions"]:
+            return None
+        rows = sorted(thinks["transitions"], key=lambda r: r[0] * pages + r[1])
+        counts = np.array([r[2] for r in rows], float)
+        return cls(pages, np.array([a * pages + b for a, b, _ in rows], np.int64),
+                   np.cumsum(counts, axis=1) / counts.sum(axis=1, keepdims=True),
+                   np.log(np.asarray(thinks["edges"], float)))
+
+    def draw(self, before: np.ndarray, after: np.ndarray, thinks: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+        """``thinks`` with those of the moves ``before`` → ``after`` that have their own law
+        drawn from it: a bin by its counts, log-uniform inside it."""
+        key = before * self.pages + after
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        own = np.flatnonzero(self.keys[at] == key)
+        row = at[own]
+        b = (rng.random(len(own))[:, None] > self.cum[row]).sum(axis=1)
+        b = np.minimum(b, self.cum.shape[1] - 1)
+        lo, hi = self.log_edges[b], self.log_edges[b + 1]
+        out = thinks.copy()
+        out[own] = np.exp(lo + rng.random(len(own)) * (hi - lo))
         return out
 
 
@@ -317,7 +354,8 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                      hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
                      _view_rows([head[o] if o < n else {} for o in once.origin.tolist()],
                                 len(spec.page_urls)), once, balance_to, balance_p,
-                     ParamDraw(templates) if templates else None)
+                     ParamDraw(templates) if templates else None,
+                     TransitionThinks.of(site.get("thinks"), len(spec.page_urls)))
 
 
 def _object_references(head: list[dict], objects: int) -> np.ndarray:

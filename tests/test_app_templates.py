@@ -50,28 +50,33 @@ def _request(rng: np.random.Generator, me: dict) -> tuple[str, str]:
     return "GET", "/"
 
 
-def app_log(seed: int = 1, clients: int = 300) -> tuple[str, list[tuple[str, str]], dict]:
-    """A combined log of ``clients`` (3 to 11 requests 3 to 40 s apart each: one click each),
-    its (method, URL) requests, and each client's secrets."""
+def app_log(seed: int = 1, clients: int = 300
+            ) -> tuple[str, list[tuple[str, str]], dict, collections.Counter]:
+    """A combined log of ``clients`` (3 to 11 requests each, one click each: 3 to 40 s apart,
+    3 to 8 s after a search: a session each), its (method, URL) requests, each client's
+    secrets and the moves between templates."""
     rng = np.random.default_rng(seed)
     lines, requests, secrets, t0 = [], [], {}, 0.0
+    moves: collections.Counter = collections.Counter()
     for c in range(clients):
         host = f"10.{c // 250}.{c % 250}.{7 + c % 3}"
         me = secrets[host] = {"email": f"person.{c}@mail{c % 7}.example.com",
                               "sid": "".join(rng.choice(HEX, 32)),
                               "token": "".join(rng.choice(ALNUM, 28)) + "Zz9"}
         t0 += rng.exponential(20)
-        t = t0
+        t, url, first = t0, "", len(requests)
         for _ in range(int(rng.integers(3, 12))):
+            t += rng.uniform(3, 8) if url.startswith("/search") else rng.uniform(3, 40)
             method, url = _request(rng, me)
-            t += rng.uniform(3, 40)
             hh, rest = divmod(int(t), 3600)
             status = 302 if url == "/login" else 200
             lines.append((t, f'{host} - - [01/Mar/2024:{hh:02d}:{rest // 60:02d}:{rest % 60:02d} '
                              f'+0000] "{method} {url} HTTP/1.1" {status} 2000 "-" '
                              f'"Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0"'))
             requests.append((method, url))
-    return "".join(line + "\n" for _, line in sorted(lines)), requests, secrets
+        mine = [_template(m, u) for m, u in requests[first:]]
+        moves.update(zip(mine, mine[1:]))
+    return "".join(line + "\n" for _, line in sorted(lines)), requests, secrets, moves
 
 
 def _template(method: str, url: str) -> str:
@@ -89,11 +94,11 @@ def _template(method: str, url: str) -> str:
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("app")
-    text, requests, secrets = app_log()
+    text, requests, secrets, moves = app_log()
     (folder / "app.log").write_text(text)
     save_model(fit_logs([str(folder / "app.log")], FitOptions(seed=1)).model,
                folder / "model.json")
-    return folder, requests, secrets, load_model(folder / "model.json")
+    return folder, requests, secrets, load_model(folder / "model.json"), moves
 
 
 def _shares(keys: list[str]) -> dict[str, float]:
@@ -102,7 +107,7 @@ def _shares(keys: list[str]) -> dict[str, float]:
 
 
 def test_the_model_holds_no_personal_value_and_keeps_the_mixes(app):
-    folder, requests, secrets, model = app
+    folder, requests, secrets, model, moves = app
     text = (folder / "model.json").read_text()
     found = [v for me in secrets.values() for v in me.values() if v in text]
     found += [v.replace("@", "%40") for me in secrets.values() for v in me.values()
@@ -117,6 +122,8 @@ def test_the_model_holds_no_personal_value_and_keeps_the_mixes(app):
     post = sum(s for k, s in want.items() if k.startswith("POST"))
     query = sum(s for k, s in want.items() if "?" in k)
     assert 0.18 < post < 0.26 and 0.52 < query < 0.66           # the issue's log: 22 %, 59 %
+    keys = [f"{p.get('method', 'GET')} {p['url']}" for p in pages]     # the CBMG's arcs
+    assert {(keys[a], keys[b]): n for a, b, n in model.site["transitions"]} == moves
     laws = {(p["url"], name): law["law"] for p in pages for name, law in
             p.get("params", {}).items()}
     assert laws[("/account?email={email}&sid={sid}", "sid")] == "opaque"
@@ -135,7 +142,7 @@ def _ranks(values: list[str]) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def scenario(app):
-    folder, _, _, model = app
+    folder, _, _, model, _ = app
     out = folder / "s.jsonl"
     with open(out, "w") as f:
         synthesize(Generator(model, SynthOptions(sessions=2000, seed=2)), f)
@@ -143,7 +150,7 @@ def scenario(app):
 
 
 def test_synthesis_asks_for_the_logs_templates_methods_and_value_popularity(app, scenario):
-    _, requests, _, _ = app
+    _, requests, _, _, _ = app
     site = scenario.site
     sc = scenario
     clicks = [(site.page_methods[p], site.page_urls[p], s.url(k, site))
@@ -174,6 +181,20 @@ def test_synthesis_asks_for_the_logs_templates_methods_and_value_popularity(app,
             if name in ("item", "page"):                   # int: inside the log's range
                 seen = [int(v) for v in logged[name]]
                 assert min(seen) <= min(map(int, values)) <= max(map(int, values)) <= max(seen)
+
+
+def test_think_times_follow_their_transition_where_the_log_supports_it(app, scenario):
+    """After a search the log's users clicked within 3 to 8 s, elsewhere within 3 to 40 s:
+    the synthetic think times after a search keep the log's (its gaps counted here)."""
+    _, requests, _, _, _ = app
+    site = scenario.site
+    after: dict[bool, list[float]] = {True: [], False: []}
+    for s in scenario.sessions():
+        for (a, _), (_, think) in zip(s.clicks, s.clicks[1:]):
+            after[site.page_urls[a].startswith("/search")].append(think)
+    synth = {k: float(np.median(v)) for k, v in after.items()}
+    assert 3 <= synth[True] <= 8 and abs(synth[True] - 5.5) < 1.0, synth
+    assert synth[False] > 2 * synth[True], synth
 
 
 def test_the_exports_ask_for_each_clicks_method_and_url(scenario, tmp_path):

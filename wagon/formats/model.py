@@ -18,7 +18,9 @@ the share of its requests the logged server answered with each status other than
 ``method`` (``site.METHODS``, GET when absent) and ``params``, each placeholder of its URL
 (``/item/{id}?q={q}``) with its value law (``int``, ``token``, ``enum``, ``opaque``: never a
 raw value that may be a person's; ``wagon.modeling.params``); ``site.statuses`` keys a page
-of another method than GET as ``"POST /cart"`` (``status_key``). Files of earlier versions,
+of another method than GET as ``"POST /cart"`` (``status_key``); ``site.thinks`` holds the
+think times of the transitions the log supports (counts per log-spaced bin). Files of
+earlier versions,
 without them, read as before.
 """
 from __future__ import annotations
@@ -53,7 +55,7 @@ MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as
                             # adds: the law "spliced" with variables.*.body, optional
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
                             # 6 adds, optional: url_space, site.statuses; 7 adds,
-                            # optional: site.pages[].method, params
+                            # optional: site.pages[].method, params, site.thinks
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -308,6 +310,7 @@ def validate(data: object, path: str = "model") -> None:
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)
+    _check_thinks(site.get("thinks"), len(pages), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
@@ -448,6 +451,29 @@ def _check_statuses(statuses: object, path: str) -> None:
               and sum(shares.values()) <= 1 + 1e-5)
         _check(ok, path, f"site.statuses[{url!r:.60}] must map statuses ({min(codes)}..."
                f"{max(codes)}, not 304) to shares in (0, 1] summing to at most 1")
+
+
+def _check_thinks(thinks: object, pages: int, path: str) -> None:
+    """``site.thinks`` (version 7, optional): bin ``edges`` > 0 (s) in order and rows
+    ``[from page, to page, counts per bin]`` of existing pages, counting at least one."""
+    if thinks is None:
+        return
+    edges = thinks.get("edges") if isinstance(thinks, dict) else None
+    rows = thinks.get("transitions") if isinstance(thinks, dict) else None
+    ok = (isinstance(edges, list) and 2 <= len(edges) <= 1024
+          and all(_number(e) and 0 < e < math.inf for e in edges) and isinstance(rows, list)
+          and all(isinstance(r, list) and len(r) == 3 and _index(r[0]) and _index(r[1])
+                  and isinstance(r[2], list) and all(_count(c) for c in r[2])
+                  and sum(r[2]) > 0 for r in rows))
+    _check(ok, path, "site.thinks needs 'edges' > 0 and 'transitions' rows [from page, to "
+           "page, a count per bin]")
+    _check(all(a < b for a, b in zip(edges, edges[1:])), path,
+           "site.thinks: its edges must be in order")
+    for r in rows:
+        _check(len(r[2]) == len(edges) - 1, path,
+               f"site.thinks row {r[:2]} is malformed: one count per bin")
+        _check(r[0] < pages and r[1] < pages, path,
+               f"site.thinks row {r[:2]} names a page that does not exist")
 
 
 def _number(v: object) -> bool:

@@ -20,7 +20,7 @@ from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstr
 from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model, status_key
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
-from ..logs.sessions import Sessions, View, extension_flags
+from ..logs.sessions import Sessions, View, extension_flags, think_edges
 from ..logs.templates import ValueTally, split_key
 from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
@@ -325,6 +325,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
                                for a, b, c in site.transitions.tolist()
                                if a in page_index and b in page_index)),
     }
+    thinks = transition_thinks(site.thinks, page_index, think_edges(sessions.rules))
+    if thinks:
+        out["thinks"] = thinks
     if tail:
         out["remainder"] = _remainder(site, tail, page_index)
     if len(site.delays):
@@ -333,6 +336,24 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         if dependence is not None:
             out["object_delays"]["dependence"] = dependence
     return out
+
+
+#: think times a transition needs to keep its own law (fewer: the global think law; 30 put
+#: about 5 in each of the six or so bins a transition's thinks spread over)
+MIN_THINKS = 30
+
+
+def transition_thinks(rows: np.ndarray, page_index: dict[int, int], edges: np.ndarray
+                      ) -> dict | None:
+    """The model's ``site.thinks``: the bin edges (s) and, per transition between kept pages
+    with at least MIN_THINKS think times, its counts per bin (the Customer Behavior Model
+    Graph's think times); None when no transition has enough."""
+    per: dict[tuple[int, int], np.ndarray] = {}
+    for a, b, k, n in rows.tolist():
+        if a in page_index and b in page_index:
+            per.setdefault((page_index[a], page_index[b]), np.zeros(len(edges) - 1, np.int64))[k] += n
+    kept = [[a, b, c.tolist()] for (a, b), c in sorted(per.items()) if c.sum() >= MIN_THINKS]
+    return {"edges": [round(float(e), 6) for e in edges], "transitions": kept} if kept else None
 
 
 def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
