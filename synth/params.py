@@ -15,6 +15,11 @@ from ..formats.site import fill_template
 __all__ = ["ParamDraw", "zipf_ranks"]
 
 _EMAIL_DOMAIN = "@example.invalid"
+_DIGITS, _UPPER = np.array(list("0123456789")), np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+_LOWER = np.char.lower(_UPPER)
+#: the character classes an opaque value of an alphabet begins with (one each)
+_MIXED = {"hex": (_DIGITS, _LOWER[:6]), "alnum": (_DIGITS, _UPPER, _LOWER),
+          "base64url": (_DIGITS, _UPPER, _LOWER)}
 
 
 def zipf_ranks(s: float, k: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -69,6 +74,10 @@ class _Param:
         if email:
             length = np.maximum(length - len(_EMAIL_DOMAIN), 1)
         chars = self.alphabet[rng.integers(0, len(self.alphabet), (n, int(length.max(initial=1))))]
+        mixed = _MIXED.get(law["alphabet"], ())
+        if chars.shape[1] >= len(mixed):        # a digit, an upper, a lower case letter first:
+            for j, kind in enumerate(mixed):    # what made the log's values identifiers
+                chars[:, j] = kind[rng.integers(0, len(kind), n)]
         text = np.array(["".join(row[:k]) for row, k in zip(chars, length.tolist())], object)
         return text + _EMAIL_DOMAIN if email else text
 

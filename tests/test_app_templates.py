@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import re
 
 import numpy as np
@@ -233,3 +234,17 @@ def test_a_static_site_models_its_pages_as_before(sample_model, sample):
     assert {(p.get("method", "GET"), p["url"]) for p in new} == {
         ("GET", template_path(p["url"])) for p in old}
     assert not any("params" in p for p in new)
+
+
+def test_a_model_of_version_6_reads_and_synthesizes(sample_model, tmp_path):
+    """A model written before pages had methods, laws and think times per transition: read,
+    its pages plain GET pages, its sessions without URLs of their own."""
+    doc = json.loads(sample_model[0].read_text())
+    assert doc["version"] == 7 and doc["site"]["thinks"]["transitions"]
+    doc["version"] = 6
+    del doc["site"]["thinks"]
+    (tmp_path / "m6.json").write_text(json.dumps(doc))
+    gen = Generator(load_model(tmp_path / "m6.json"), SynthOptions(sessions=300, seed=3))
+    assert gen.site.thinks is None and gen.site.params is None
+    assert set(gen.site.spec.page_methods) == {"GET"}
+    assert all(b.urls is None and len(b) for b in gen.batches())
