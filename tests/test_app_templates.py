@@ -184,6 +184,18 @@ def test_synthesis_asks_for_the_logs_templates_methods_and_value_popularity(app,
                 assert min(seen) <= min(map(int, values)) <= max(map(int, values)) <= max(seen)
 
 
+def test_the_same_seed_draws_the_same_values(app):
+    """The clicks' URLs come from the scenario's seed: the same seed, the same bytes; another
+    seed, other values."""
+    _, _, _, model, _ = app
+    out = []
+    for seed in (2, 2, 3):
+        buf = io.StringIO()
+        synthesize(Generator(model, SynthOptions(sessions=200, seed=seed)), buf)
+        out.append(re.findall(r'"urls":(\[.*?\]\])', buf.getvalue()))
+    assert out[0] == out[1] and out[0] and out[0] != out[2]
+
+
 def test_think_times_follow_their_transition_where_the_log_supports_it(app, scenario):
     """After a search the log's users clicked within 3 to 8 s, elsewhere within 3 to 40 s:
     the synthetic think times after a search keep the log's (its gaps counted here)."""
