@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
-           "PARAM_LAWS", "PARAM_ALPHABETS", "status_key"]
+           "PARAM_LAWS", "PARAM_ALPHABETS", "MAX_DISTINCT", "status_key"]
 
 MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,

@@ -11,6 +11,8 @@ model never holds a raw value that may be a person's (docs/formats.md, "Paramete
   addresses, carrying at least half the requests: those values verbatim with their shares,
   the rarer ones pooled into a remainder of synthetic values (count and share);
 - ``token``: the rest (search words, names): Zipf over k synthetic tokens ``w1..wk`` by rank.
+
+A law's distinct values are at most ``formats.model.MAX_DISTINCT`` (what synthesis tabulates).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import re
 
 import numpy as np
 
-from ..formats.model import PARAM_ALPHABETS
+from ..formats.model import MAX_DISTINCT, PARAM_ALPHABETS
 from ..logs.templates import ValueTally
 
 __all__ = ["K_ANONYMITY", "ENUM_MAX", "value_laws", "param_law", "zipf_exponent"]
@@ -49,7 +51,7 @@ def zipf_exponent(freq: np.ndarray) -> float:
     for _ in range(60):
         m1, m2 = hi - g * (hi - lo), lo + g * (hi - lo)
         lo, hi = (lo, m2) if loglik(m1) >= loglik(m2) else (m1, hi)
-    return round((lo + hi) / 2, 4)
+    return round(float(lo + hi) / 2, 4)
 
 
 def _opaque(name: str, values: list[str]) -> bool:
@@ -79,7 +81,7 @@ def param_law(name: str, values: list[str], requests: np.ndarray, clients: np.nd
     if all(_INT.fullmatch(v) for v in values):
         ints = np.array([int(v) for v in values])
         return {"law": "int", "n": n, "min": int(ints.min()), "max": int(ints.max()),
-                "distinct": len(values), "zipf": s}
+                "distinct": min(len(values), MAX_DISTINCT), "zipf": s}
     public = np.asarray(clients) >= k
     if 0 < public.sum() <= ENUM_MAX and requests[public].sum() * 2 >= n:
         order = np.flatnonzero(public)[np.argsort(-requests[public], kind="stable")]
@@ -88,9 +90,10 @@ def param_law(name: str, values: list[str], requests: np.ndarray, clients: np.nd
         rest = int((~public).sum())
         if rest:
             law["other"] = {"share": round(float(requests[~public].sum()) / n, 6),
-                            "distinct": rest, "zipf": zipf_exponent(requests[~public])}
+                            "distinct": min(rest, MAX_DISTINCT),
+                            "zipf": zipf_exponent(requests[~public])}
         return law
-    return {"law": "token", "n": n, "distinct": len(values), "zipf": s}
+    return {"law": "token", "n": n, "distinct": min(len(values), MAX_DISTINCT), "zipf": s}
 
 
 def value_laws(tally: ValueTally, pages: set[str], k: int = K_ANONYMITY
