@@ -12,7 +12,8 @@
   second when the scenario has none; ``synth.timeline``), one host per session, a revalidated
   request answered 304 with no body.
 
-A click asks for its page and the objects of its view (``SiteSpec.view``); Tsung asks for the
+A click asks for its page (with the page's method; a template page at the click's own URL,
+``ScenarioSession.url``) and the objects of its view (``SiteSpec.view``); Tsung asks for the
 revalidated ones with ``if_modified_since`` (httperf's wsesslog cannot: plain requests); a
 request the scenario marks with a status (``status``) is asked for as ``site.status_url``, which
 a built site answers with it.
@@ -74,7 +75,9 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
         for k, (page, _) in enumerate(s.clicks):
             nxt = s.clicks[k + 1][1] if k + 1 < len(s.clicks) else 0.0
             urls = _click_urls(sc, s, k)
-            body.append(f"{urls[0][0]} think={nxt:.3f}\n" if nxt > 0 else f"{urls[0][0]}\n")
+            method = sc.site.page_methods[page]
+            line = urls[0][0] + (f" method={method}" if method != "GET" else "")
+            body.append(f"{line} think={nxt:.3f}\n" if nxt > 0 else f"{line}\n")
             body.extend(f"    {u}\n" for u, _ in urls[1:])
         body.append("\n")
         count += 1
@@ -137,9 +140,10 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
         for k, (page, think) in enumerate(s.clicks):
             if k and think > 0:
                 w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
-            for url, again in _click_urls(sc, s, k):
+            for i, (url, again) in enumerate(_click_urls(sc, s, k)):
                 since = f' if_modified_since="{SINCE}"' if again else ""
-                w(f'      <request><http url={quoteattr(url)} method="GET" version="1.1"'
+                method = sc.site.page_methods[page] if i == 0 else "GET"
+                w(f'      <request><http url={quoteattr(url)} method="{method}" version="1.1"'
                   f'{since}/></request>\n')
         w('    </session>\n')
     w('  </sessions>\n</tsung>\n')
@@ -151,7 +155,7 @@ def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, boo
     for the status the scenario gives it (``site.status_url``), and whether it revalidates."""
     page = s.clicks[k][0]
     view, marks = sc.site.view(page, s.view(k)), s.marks(k)
-    asked = [(sc.site.page_urls[page], view.page_revalidated)] + [
+    asked = [(s.url(k, sc.site), view.page_revalidated)] + [
         (sc.site.object_urls[o], i in view.revalidated) for i, o in enumerate(view.objects)]
     return [(status_url(u, marks[i]) if i in marks else u, again)
             for i, (u, again) in enumerate(asked)]
@@ -162,19 +166,21 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int
     stamps: dict[int, str] = {}
     lines = 0
     for req in offered_requests(sc):
-        urls = [sc.site.page_urls[u] if p else sc.site.object_urls[u]
-                for u, p in zip(req.url.tolist(), req.is_page.tolist())]
+        urls = [own or (sc.site.page_urls[u] if p else sc.site.object_urls[u])
+                for u, p, own in zip(req.url.tolist(), req.is_page.tolist(), req.own.tolist())]
+        methods = [sc.site.page_methods[u] if p else "GET"
+                   for u, p in zip(req.url.tolist(), req.is_page.tolist())]
         rows = []
-        for t, sid, c, url, size, code in zip(req.time.tolist(), req.session.tolist(),
-                                              req.cls.tolist(), urls, req.size.tolist(),
-                                              req.status.tolist()):
+        for t, sid, c, url, method, size, code in zip(
+                req.time.tolist(), req.session.tolist(), req.cls.tolist(), urls, methods,
+                req.size.tolist(), req.status.tolist()):
             sec = int(start_epoch + t)
             stamp = stamps.get(sec)
             if stamp is None:
                 if len(stamps) > 100_000:
                     stamps.clear()
                 stamp = stamps[sec] = clf_timestamp(sec)
-            rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "GET {url} HTTP/1.0" {code} '
+            rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "{method} {url} HTTP/1.0" {code} '
                         f'{size}\n')
         out.write("".join(rows))
         lines += len(rows)

@@ -230,12 +230,16 @@ class Generator:
 
     def batches(self) -> Iterator[SessionBatch]:
         """The sessions in order of start time, their requests marked with the statuses the
-        logged server would have answered (``synth.statuses``; a stream of draws of its own:
-        the sessions are those of a model without statuses)."""
+        logged server would have answered (``synth.statuses``) and the clicks of template
+        pages with their concrete URLs (``synth.params``), each a stream of draws of its own:
+        the sessions are those of a model without them."""
         for k, batch in enumerate(self._unmarked()):
             if self.statuses is not None:
                 batch.statuses = self.statuses.marks(
                     batch, np.random.default_rng([self.options.seed, k, 3]))
+            if self.site.params is not None:
+                batch.urls = self.site.params.urls(
+                    batch, np.random.default_rng([self.options.seed, k, 4]))
             yield batch
 
     def _unmarked(self) -> Iterator[SessionBatch]:
@@ -315,6 +319,12 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
+        if self.site.thinks is not None and not o.deterministic:
+            moved = np.ones(total, bool)
+            moved[ptr[:-1]] = False
+            at = np.flatnonzero(moved)
+            thinks[at] = self.site.thinks.draw(pages[at - 1], pages[at], thinks[at],
+                                               np.random.default_rng([o.seed, first_id, 5]))
         once = self.site.once
         if once is not None:
             pages = once.pages_of(pages)

@@ -16,6 +16,8 @@ the page in a session and on a repeat view (``ModelSite.views``): a browser's ca
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,6 +26,7 @@ import numpy as np
 from ..formats.model import Model
 from ..formats.site import PageView, SiteSpec
 from .once import OncePool, copies_for, once_url
+from .params import ParamDraw
 
 __all__ = ["ModelSite", "resolve_site", "concrete_url", "DEFAULT_PAGE_SIZE",
            "DEFAULT_OBJECT_SIZE", "MAX_LINKS", "TAIL_PAGES"]
@@ -39,6 +42,7 @@ BALANCE = -2                       # a route drawn by the flow balance (``_flow_
 #: fewer requests); half of it gave 1.09, 1.11, 1.03 but too few distinct URLs at seed 2;
 #: three quarters: no compare row differs on NASA and EPA at seeds 1–3 (docs/fidelity.md)
 BALANCE_SHARE = 0.75
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass
@@ -62,6 +66,8 @@ class ModelSite:
     once: OncePool | None = None      # the copies of one-time pages and views (synth.once)
     balance_to: np.ndarray | None = None    # where a BALANCE route goes (-1: the remainder)
     balance_p: np.ndarray | None = None     # and with which probability
+    params: ParamDraw | None = None   # the template pages' value laws (None: no template)
+    thinks: "TransitionThinks | None" = None   # think times per transition (None: global law)
 
     @cached_property
     def _route_keys(self) -> np.ndarray:
@@ -109,6 +115,42 @@ class ModelSite:
         return out
 
 
+@dataclass
+class TransitionThinks:
+    """Think times per transition (the model's ``site.thinks``): sorted keys ``from · pages +
+    to``, each row's cumulative bin probabilities, the bins' edges."""
+
+    pages: int
+    keys: np.ndarray
+    cum: np.ndarray
+    log_edges: np.ndarray
+
+    @classmethod
+    def of(cls, thinks: dict | None, pages: int) -> "TransitionThinks | None":
+        if not thinks or not thinks["transitions"]:
+            return None
+        rows = sorted(thinks["transitions"], key=lambda r: r[0] * pages + r[1])
+        counts = np.array([r[2] for r in rows], float)
+        return cls(pages, np.array([a * pages + b for a, b, _ in rows], np.int64),
+                   np.cumsum(counts, axis=1) / counts.sum(axis=1, keepdims=True),
+                   np.log(np.asarray(thinks["edges"], float)))
+
+    def draw(self, before: np.ndarray, after: np.ndarray, thinks: np.ndarray,
+             rng: np.random.Generator) -> np.ndarray:
+        """``thinks`` with those of the moves ``before`` → ``after`` that have their own law
+        drawn from it: a bin by its counts, log-uniform inside it."""
+        key = before * self.pages + after
+        at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+        own = np.flatnonzero(self.keys[at] == key)
+        row = at[own]
+        b = (rng.random(len(own))[:, None] > self.cum[row]).sum(axis=1)
+        b = np.minimum(b, self.cum.shape[1] - 1)
+        lo, hi = self.log_edges[b], self.log_edges[b + 1]
+        out = thinks.copy()
+        out[own] = np.exp(lo + rng.random(len(own)) * (hi - lo))
+        return out
+
+
 def _row_keys(ptr: np.ndarray, cum: np.ndarray) -> np.ndarray:
     """The rows of a CSR draw table (``_routing``) searched as one array: row r's cumulative
     probabilities moved into (r, r + 1]."""
@@ -122,20 +164,20 @@ def _draw_rows(ptr: np.ndarray, to: np.ndarray, keys: np.ndarray, row: np.ndarra
     return to[np.minimum(pos, ptr[row + 1] - 1)]
 
 
-def concrete_url(template: str) -> str:
+def concrete_url(template: str, keep: Iterable[str] = ()) -> str:
     """A templated URL's concrete form: each placeholder ({id}, {uuid}, {email}, {hex},
-    {token}) replaced by a value derived from a hash of the template, so the same model always
+    {token}, any other name but those of ``keep``: the parameters with a law, drawn per
+    click) replaced by a value derived from a hash of the template, so the same model always
     gives the same URL."""
     if "{" not in template:
         return template
     h = hashlib.sha256(template.encode()).hexdigest()
-    fills = {"{id}": str(100000 + int(h[:8], 16) % 900000),
-             "{uuid}": f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}",
-             "{email}": f"user{int(h[:6], 16)}@example.invalid", "{hex}": h[:40],
-             "{token}": h[:32]}
-    for key, value in fills.items():
-        template = template.replace(key, value)
-    return template
+    fills = {"id": str(100000 + int(h[:8], 16) % 900000),
+             "uuid": f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}",
+             "email": f"user{int(h[:6], 16)}@example.invalid", "hex": h[:40], "token": h[:32]}
+    kept = set(keep)
+    return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) in kept else
+                            fills.get(m.group(1).split("_")[0], h[:12]), template)
 
 
 def _draw(p: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -262,7 +304,8 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
     """The site a model describes, its remainder (if any) as generated pages at the end."""
     head = site["pages"]
     n = len(head)
-    urls = [concrete_url(p["url"]) for p in head]
+    urls = [concrete_url(p["url"], p.get("params", {})) for p in head]
+    methods = [p.get("method", "GET") for p in head]
     known = np.array([p.get("size") or 0 for p in head], np.int64)
     drawn = _sizes(model, "page_size", n, DEFAULT_PAGE_SIZE, rng)
     page_sizes = np.where(known > 0, known, drawn).tolist()
@@ -285,6 +328,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
         gen = _generate(model, m, rng, "/wagon-tail/p{:05d}.html", "/wagon-tail/o{:06d}.gif",
                         len(object_urls))
         urls += gen.urls
+        methods += ["GET"] * m
         page_sizes += gen.sizes
         page_objects += gen.objects
         object_urls += gen.object_urls
@@ -302,12 +346,16 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                        v.get("page_revalidated", False)) for v in p.get("views", [])]
              for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes, views)
+                    object_urls, object_sizes, views, methods)
+    templates = {p: (urls[p], page["params"]) for p, page in enumerate(head)
+                 if page.get("params")}
     once = _once_pool(head, spec, scale)
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
                      hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
                      _view_rows([head[o] if o < n else {} for o in once.origin.tolist()],
-                                len(spec.page_urls)), once, balance_to, balance_p)
+                                len(spec.page_urls)), once, balance_to, balance_p,
+                     ParamDraw(templates) if templates else None,
+                     TransitionThinks.of(site.get("thinks"), len(spec.page_urls)))
 
 
 def _object_references(head: list[dict], objects: int) -> np.ndarray:
@@ -347,8 +395,9 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
                 spec.page_objects[p] += fresh.values()
                 spec.page_views[p].append(PageView(tuple(fresh.get(o, o) for o in base.objects),
                                                    base.revalidated, base.page_revalidated))
-    pages = np.array([p for p, page in enumerate(head)
-                      if page.get("hits") == 1 and spec.page_urls[p] not in fetched], np.int64)
+    pages = np.array([p for p, page in enumerate(head) if page.get("hits") == 1
+                      and spec.page_urls[p] not in fetched and not page.get("params")],
+                     np.int64)
     first, origin = len(spec.page_urls), np.arange(len(spec.page_urls))
     for p in pages.tolist():
         for c in range(1, copies):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..formats.model import status_key
 from ..formats.scenario import SessionBatch
 from ..formats.site import SiteSpec
 
@@ -18,7 +19,8 @@ class StatusDraw:
     def __init__(self, statuses: dict[str, dict[int, float]], site: SiteSpec) -> None:
         self.codes = np.array(sorted({c for s in statuses.values() for c in s}), np.int64)
         self.fetch = site.fetches()
-        self.page_cum = self._cumulative(statuses, site.page_urls)
+        self.page_cum = self._cumulative(statuses, [status_key({"url": u, "method": m}) for u, m
+                                                    in zip(site.page_urls, site.page_methods)])
         self.object_cum = self._cumulative(statuses, site.object_urls)
 
     def _cumulative(self, statuses: dict[str, dict[int, float]], urls: list[str]) -> np.ndarray:

@@ -24,13 +24,14 @@ from ..formats.site import FetchTable
 
 __all__ = ["Requests", "offered_requests"]
 
-_FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status")
+_FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status", "own")
 
 
 @dataclass
 class Requests:
     """Requests in time order: ``url`` indexes ``Scenario.page_urls`` for pages (is_page) and
-    ``Scenario.object_urls`` for objects."""
+    ``Scenario.object_urls`` for objects; ``own``: a template page's concrete URL (the click's,
+    ``SessionBatch.urls``), else ""."""
 
     time: np.ndarray
     session: np.ndarray
@@ -39,6 +40,7 @@ class Requests:
     is_page: np.ndarray
     size: np.ndarray
     status: np.ndarray
+    own: np.ndarray
 
     def __len__(self) -> int:
         return len(self.time)
@@ -85,8 +87,12 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     if b.statuses is not None:                  # answered as the logged server did
         marked = (np.cumsum(per_click) - per_click)[b.statuses[:, 0]] + b.statuses[:, 1]
         status[marked] = b.statuses[:, 2]
+    own = np.full(len(rows), "", object)
+    if b.urls:
+        clicks, texts = zip(*b.urls)
+        own[(np.cumsum(per_click) - per_click)[list(clicks)]] = texts
     return Requests(time, sid[rows], cls[rows], url, is_page,
-                    np.where(status == 200, size, 0), status)
+                    np.where(status == 200, size, 0), status, own)
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None

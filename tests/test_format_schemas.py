@@ -21,7 +21,7 @@ from wagon.formats.model import ModelError, validate
 from wagon.formats.run_schema import RUN_SCHEMA
 from wagon.formats.scenario import ScenarioError, read_scenario
 
-from .test_model_mutations import ODD, _paths, _set
+from .test_model_mutations import APP_PAGE, ODD, _paths, _set
 from .test_results_mutations import NOT_RUN, _run_mutant, played  # noqa: F401 (a fixture)
 from .test_scenario_mutations import (NOT_A_SESSION_FIELD, NOT_A_SIZE, NOT_A_URL, NOT_INDICES,
                                       valid)  # noqa: F401 (a fixture)
@@ -32,7 +32,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 BEYOND = re.compile(r"bad parameters for|parameters out of range|does not exist|row .* is "
                     r"malformed|must be \[page, count\] rows of existing pages|must map its "
                     r"parameters|lower > upper|names page|is not greater|must be in order|"
-                    r"counts no click|once ≤ urls ≤ references|"
+                    r"counts no click|once ≤ urls ≤ references|a law of int, token|"
+                    r"placeholders of its URL|"
                     r"\[lower, upper\]")
 
 
@@ -114,6 +115,7 @@ def test_what_the_model_reader_refuses_the_schema_refuses(schemas, sample_model,
     doc = json.loads(sample_model[0].read_text())
     doc["arrivals"]["process"] = {"law": "hawkes", "mu": 0.5, "eta": 0.6, "beta": 2.0,
                                   "chosen": True}       # clustered arrivals' fields too
+    doc["site"]["pages"][0].update(json.loads(json.dumps(APP_PAGE)))  # a template page
     places = [p for p in _paths(doc) if p and p[0] not in ("provenance", "generator",
                                                            "created")]
     where, value = data.draw(st.sampled_from(places)), data.draw(st.sampled_from(ODD))

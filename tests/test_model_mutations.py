@@ -15,6 +15,14 @@ from hypothesis import strategies as st
 
 from wagon.cli import main
 
+#: a template page (version 7) with a law of each kind
+APP_PAGE = {"url": "/item/{id}?q={q}&s={s}&sid={sid}", "method": "POST", "params": {
+    "id": {"law": "int", "n": 40, "min": 3, "max": 900, "distinct": 25, "zipf": 1.2},
+    "q": {"law": "token", "n": 40, "distinct": 12, "zipf": 0.8},
+    "s": {"law": "enum", "n": 40, "values": {"price": 0.7},
+          "other": {"share": 0.3, "distinct": 4, "zipf": 1.0}},
+    "sid": {"law": "opaque", "n": 40, "alphabet": "hex", "lengths": [[32, 40]]}}}
+
 ODD = [None, -1, 0, 1e308, -1e308, "x", "", [], {}, True, 1.5, [1, 2], {"a": 1}, 10**20]
 
 
@@ -41,6 +49,7 @@ def _synth(tmp_path, doc) -> object:
 @pytest.fixture(scope="module")
 def model(sample_model) -> tuple[dict, list]:
     doc = json.loads(sample_model[0].read_text())
+    doc["site"]["pages"][0].update(APP_PAGE)             # a template page's laws mutated too
     return doc, [p for p in _paths(doc) if p]
 
 

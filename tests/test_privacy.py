@@ -1,5 +1,5 @@
-"""Identifiers in URL paths become templates in the model; synth and site build make them
-concrete; the model's site is bounded, its tail folded into a remainder that keeps the
+"""Identifiers in URL paths become templates in the model; synth draws each click's values
+from their laws; the model's site is bounded, its tail folded into a remainder that keeps the
 popularity law."""
 from __future__ import annotations
 
@@ -95,12 +95,17 @@ def test_the_model_holds_templates_and_synth_and_site_build_make_them_concrete(t
     r = run(main, ["synth", str(tmp_path / "m.json"), "--sessions", "50", "--seed", "1",
                    "-o", str(tmp_path / "s.jsonl")])
     assert r.exit_code == 0, r.output
-    urls = read_scenario(tmp_path / "s.jsonl").site.page_urls
-    assert not any("{" in u for u in urls)
-    assert concrete_url("/user/{id}/profile") in urls
+    sc = read_scenario(tmp_path / "s.jsonl")
+    assert "/user/{id}/profile" in sc.site.page_urls        # a template, its values drawn
+    asked = [s.url(k, sc.site) for s in sc.sessions() for k in range(len(s.clicks))]
+    assert not any("{" in u for u in asked)
+    profiles = {u for u in asked if u.startswith("/user/")}
+    ids = [int(u.split("/")[2]) for u in profiles]             # int law: the log's range
+    assert ids and min(map(int, IDS)) <= min(ids) and max(ids) <= max(map(int, IDS))
+    assert not any(x in u for u in asked for x in UUIDS + ["person", "S000001"])
     r = run(main, ["site", "build", str(tmp_path / "site"), "--model", str(tmp_path / "m.json")])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "site" / concrete_url("/user/{id}/profile").lstrip("/")).is_file()
+    assert "a page of an application" in r.output           # template pages: no file
 
 
 @pytest.fixture(scope="module")

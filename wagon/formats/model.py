@@ -14,7 +14,14 @@ only, never an agent string; and the parameters' standard errors and intervals (
 ``"spliced"``, its ``body``: knots, shares and the tail's end), and a variable's ``law_mean``
 and ``near_ties``. Version 6 adds the site's ``statuses``: per URL of its pages and objects,
 the share of its requests the logged server answered with each status other than 200 and 304
-(``{"/a.html": {"404": 0.25}}``). Files of earlier versions, without them, read as before.
+(``{"/a.html": {"404": 0.25}}``). Version 7 makes pages request templates: a page's
+``method`` (``site.METHODS``, GET when absent) and ``params``, each placeholder of its URL
+(``/item/{id}?q={q}``) with its value law (``int``, ``token``, ``enum``, ``opaque``: never a
+raw value that may be a person's; ``wagon.modeling.params``); ``site.statuses`` keys a page
+of another method than GET as ``"POST /cart"`` (``status_key``); ``site.thinks`` holds the
+think times of the transitions the log supports (counts per log-spaced bin). Files of
+earlier versions,
+without them, read as before.
 """
 from __future__ import annotations
 
@@ -29,16 +36,17 @@ from typing import TYPE_CHECKING
 from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
-from .site import STATUS_CODES, check_indices, check_size, check_url
+from .site import METHODS, STATUS_CODES, check_indices, check_size, check_url, template_pattern
 from .strict_json import dumps
 
 if TYPE_CHECKING:
     from ..fitting.observation import Observation
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
-           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES"]
+           "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
+           "PARAM_LAWS", "PARAM_ALPHABETS", "MAX_DISTINCT", "status_key"]
 
-MODEL_VERSION = 6           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
@@ -46,7 +54,19 @@ MODEL_VERSION = 6           # 2 adds, all optional (version 1 models are read as
                             # site.pages[].views, site.object_delays, arrivals.process; 5
                             # adds: the law "spliced" with variables.*.body, optional
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
-                            # 6 adds, optional: url_space, site.statuses
+                            # 6 adds, optional: url_space, site.statuses; 7 adds,
+                            # optional: site.pages[].method, params, site.thinks
+
+#: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
+PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
+              "enum": ("values",), "opaque": ("alphabet", "lengths")}
+#: distinct values of a parameter's law at most (what synthesis tabulates)
+MAX_DISTINCT = 10_000_000
+#: an ``opaque`` parameter's alphabets, smallest first ("email": ``<these>@example.invalid``)
+PARAM_ALPHABETS = {"digits": "0123456789", "hex": "0123456789abcdef",
+                   "alnum": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                   "base64url": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_",
+                   "email": "0123456789abcdefghijklmnopqrstuvwxyz"}
 
 #: percentiles 0..100 of each rank's delays in ``site.object_delays``
 DELAY_QUANTILES = 101
@@ -172,6 +192,13 @@ class Model:
         return self.data.get("provenance", {})
 
 
+def status_key(page: dict) -> str:
+    """How ``site.statuses`` names a page or object: its URL, after its method when that is
+    not GET (``POST /cart``)."""
+    method = page.get("method", "GET")
+    return page["url"] if method == "GET" else f"{method} {page['url']}"
+
+
 def _pairs(d: dict) -> dict:
     """[lower, upper] lists as tuples (null stays None; a null bound is an unbounded end)."""
     return {k: None if v is None else tuple(
@@ -276,12 +303,14 @@ def validate(data: object, path: str = "model") -> None:
         _check(isinstance(page.get("variants", 1), int) and page.get("variants", 1) >= 1, path,
                f"page {i} has a bad 'variants'")
         _check_views(page, f"site.pages[{i}]", path)
+        _check_template(page, f"site.pages[{i}]", path)
     for i, obj in enumerate(objects):
         _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
         _check_site_entry(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)
+    _check_thinks(site.get("thinks"), len(pages), path)
     for key, width in (("entry", 2), ("transitions", 3)):
         _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
@@ -302,6 +331,50 @@ def _check_site_entry(d: dict, where: str, path: str, objects: int | None = None
             check_indices(d, "objects", where, objects, required=False)
     except ValueError as e:
         raise ModelError(f"{path}: not a valid wagon model: {e}") from None
+
+
+def _check_template(page: dict, where: str, path: str) -> None:
+    """A page's ``method`` and ``params`` (version 7, optional): a method of ``METHODS``; a
+    law of ``PARAM_LAWS`` for placeholders of its URL, each with its fields."""
+    _check(page.get("method", "GET") in METHODS, path,
+           f"{where}.method must be one of {', '.join(METHODS)}")
+    params = page.get("params", {})
+    try:
+        pattern = template_pattern(page["url"])
+    except re.error:
+        raise ModelError(f"{path}: not a valid wagon model: {where}.url names a placeholder "
+                         "twice") from None
+    names = set(pattern.groupindex) if pattern is not None else set()
+    _check(isinstance(params, dict) and set(params) <= names, path,
+           f"{where}.params must map placeholders of its URL to their laws")
+    for name, law in params.items():
+        ok = (isinstance(law, dict) and law.get("law") in PARAM_LAWS and _count(law.get("n"))
+              and all(k in law for k in PARAM_LAWS[law["law"]]) and _param_ok(law))
+        _check(ok, path, f"{where}.params.{name}: a law of {', '.join(PARAM_LAWS)} with its "
+               "fields (docs/formats.md)")
+
+
+def _param_ok(law: dict) -> bool:
+    """A parameter law's fields in range."""
+    kind = law["law"]
+    zipf = _number(law.get("zipf", 0)) and 0 <= law.get("zipf", 0) < math.inf
+    if kind == "int":
+        return (zipf and all(type(law[k]) is int and abs(law[k]) < 1 << 62 for k in ("min", "max"))
+                and law["min"] <= law["max"] and _count(law["distinct"])
+                and 1 <= law["distinct"] <= min(law["max"] - law["min"] + 1, MAX_DISTINCT))
+    if kind == "token":
+        return zipf and _count(law["distinct"]) and 1 <= law["distinct"] <= MAX_DISTINCT
+    if kind == "opaque":
+        return law["alphabet"] in PARAM_ALPHABETS and _rows(law["lengths"], 2, -1) and all(
+            0 < a <= 512 and b > 0 for a, b in law["lengths"]) and len(law["lengths"]) > 0
+    values, other = law["values"], law.get("other", {"share": 0, "distinct": 0})
+    return (isinstance(values, dict) and len(values) > 0
+            and all(isinstance(v, str) and v and _number(p) and 0 < p <= 1
+                    for v, p in values.items())
+            and isinstance(other, dict) and _number(other.get("share"))
+            and _count(other.get("distinct")) and other["distinct"] <= MAX_DISTINCT
+            and _number(other.get("zipf", 0)) and 0 <= other.get("zipf", 0) < math.inf
+            and abs(sum(values.values()) + other["share"] - 1) < 1e-3)
 
 
 def _count(v: object) -> bool:
@@ -365,17 +438,42 @@ def _check_delays(delays: object, path: str) -> None:
 
 
 def _check_statuses(statuses: object, path: str) -> None:
-    """``site.statuses`` (version 6, optional): URL → {status of ``STATUS_CODES`` as text:
-    share > 0}, the shares of a URL summing to at most 1."""
+    """``site.statuses`` (version 6, optional): URL (``status_key``) → {status of
+    ``STATUS_CODES`` as text: share > 0}, the shares of a URL summing to at most 1."""
     _check(isinstance(statuses, dict), path, "site.statuses is not an object")
     assert isinstance(statuses, dict)
     codes = {str(c) for c in STATUS_CODES}
     for url, shares in statuses.items():
-        ok = (isinstance(url, str) and url.startswith("/") and isinstance(shares, dict)
+        ok = (isinstance(url, str) and (url.partition(" ")[2] if url.partition(" ")[0]
+                                        in METHODS else url).startswith("/")
+              and isinstance(shares, dict)
               and all(a in codes and _number(v) and 0 < v <= 1 for a, v in shares.items())
               and sum(shares.values()) <= 1 + 1e-5)
         _check(ok, path, f"site.statuses[{url!r:.60}] must map statuses ({min(codes)}..."
                f"{max(codes)}, not 304) to shares in (0, 1] summing to at most 1")
+
+
+def _check_thinks(thinks: object, pages: int, path: str) -> None:
+    """``site.thinks`` (version 7, optional): bin ``edges`` > 0 (s) in order and rows
+    ``[from page, to page, counts per bin]`` of existing pages, counting at least one."""
+    if thinks is None:
+        return
+    edges = thinks.get("edges") if isinstance(thinks, dict) else None
+    rows = thinks.get("transitions") if isinstance(thinks, dict) else None
+    ok = (isinstance(edges, list) and 2 <= len(edges) <= 1024
+          and all(_number(e) and 0 < e < math.inf for e in edges) and isinstance(rows, list)
+          and all(isinstance(r, list) and len(r) == 3 and _index(r[0]) and _index(r[1])
+                  and isinstance(r[2], list) and all(_count(c) for c in r[2])
+                  and sum(r[2]) > 0 for r in rows))
+    _check(ok, path, "site.thinks needs 'edges' > 0 and 'transitions' rows [from page, to "
+           "page, a count per bin]")
+    _check(all(a < b for a, b in zip(edges, edges[1:])), path,
+           "site.thinks: its edges must be in order")
+    for r in rows:
+        _check(len(r[2]) == len(edges) - 1, path,
+               f"site.thinks row {r[:2]} is malformed: one count per bin")
+        _check(r[0] < pages and r[1] < pages, path,
+               f"site.thinks row {r[:2]} names a page that does not exist")
 
 
 def _number(v: object) -> bool:

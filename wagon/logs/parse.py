@@ -1347,6 +1347,7 @@ class PieceResult:
     times: tuple[np.ndarray, np.ndarray]
     places: int | None
     chunks: list[Chunk] | None = None
+    routes: list[str] = field(default_factory=list)   # its routes (templates.route_paths)
 
 
 def partition_of(hosts: list[str], n_partitions: int) -> np.ndarray:

@@ -24,9 +24,9 @@ import numpy as np
 from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, finest, nothing_parsed, resolution_of, sorted_table)
-from .paths import template_requests
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
                        sessionize_requests)
+from .templates import ValueTally, dynamic_prefixes, template_requests
 
 __all__ = ["Shared", "PartitionResult", "shared_context", "partition_requests",
            "sessionize_partition", "merge_partitions"]
@@ -43,6 +43,8 @@ class Shared:
     keep: dict[int, tuple[float, float]]           # input → run of its median time
     line_offset: dict[tuple[int, int], int]        # piece key → lines before it in its input
     resolution: float | None                       # of the logged times (parse.resolution_of)
+    dynamic: frozenset[str] = frozenset()          # route prefixes whose next segment is a
+                                                   # placeholder (templates.dynamic_prefixes)
 
 
 @dataclass
@@ -58,6 +60,7 @@ class PartitionResult:
     duplicates: int = 0
     left_out: list[tuple[str, int, str, str]] = field(default_factory=list)
     span: tuple[float, float] | None = None
+    values: ValueTally = field(default_factory=ValueTally)
 
 
 def _merge_stats(results: list[PieceResult], inputs: tuple[str, ...]) -> ParseStats:
@@ -111,7 +114,8 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
         keep[index] = median_run(values, counts)
         del values, counts
     places = functools.reduce(finest, (r.places for r in ordered), None)
-    return Shared(inputs, keep, _line_offsets(ordered), resolution_of(places)), stats
+    dynamic = dynamic_prefixes(u for r in ordered for u in r.routes)
+    return Shared(inputs, keep, _line_offsets(ordered), resolution_of(places), dynamic), stats
 
 
 def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
@@ -154,17 +158,18 @@ def partition_requests(chunks: list[Chunk], shared: Shared, speedup: float = 1.0
 
 
 def sessionize_partition(chunks: list[Chunk], rules: SessionRules, shared: Shared,
-                         keep_paths: bool = False, speedup: float = 1.0) -> PartitionResult:
-    """The sessions of one partition's clients (module docstring; ``partition_requests``)."""
+                         keep_paths: bool = False, speedup: float = 1.0,
+                         keep_query: bool = False) -> PartitionResult:
+    """The sessions of one partition's clients (module docstring; ``partition_requests``),
+    requests as templates (``logs.templates``) unless paths are kept."""
     req, stats = partition_requests(chunks, shared, speedup)
-    raw = list(req.urls)
-    templates = raw
+    raw = templates = list(req.urls)
+    values = ValueTally()
     if not keep_paths:
-        req, code = template_requests(req)
-        templates = [req.urls[c] for c in code.tolist()]
+        req, raw, templates, values = template_requests(req, shared.dynamic, keep_query)
     span = (float(req.time.min()), float(req.time.max())) if len(req) else None
     return PartitionResult(sessionize_requests(req, rules), raw, templates,
-                           stats.time_outliers, stats.duplicates, stats.left_out, span)
+                           stats.time_outliers, stats.duplicates, stats.left_out, span, values)
 
 
 def merge_cleaning(stats: ParseStats, parts: list[tuple[int, int, list]]) -> None:
@@ -180,9 +185,9 @@ def merge_cleaning(stats: ParseStats, parts: list[tuple[int, int, list]]) -> Non
 
 
 def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: SessionRules,
-                     seed: int = 0) -> tuple[Sessions, np.ndarray, float]:
+                     seed: int = 0) -> tuple[Sessions, np.ndarray, float, ValueTally]:
     """(Sessions, logged URLs per URL of ``sessions.site.urls``, span of the kept start times
-    in seconds); ``stats`` gets the cleaning's counts and its first left-out lines of each
+    in seconds, the values the placeholders took); ``stats`` gets the cleaning's counts and its first left-out lines of each
     cause, in input and line order."""
     sessions = merge_partials([r.partial for r in results], rules, seed)
     merge_cleaning(stats, [(r.time_outliers, r.duplicates, r.left_out) for r in results])
@@ -191,4 +196,7 @@ def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: S
     variants = np.bincount([index[t] for t in template_of.values()], minlength=len(index))
     spans = [r.span for r in results if r.span is not None]
     span = max(s[1] for s in spans) - min(s[0] for s in spans) if spans else 0.0
-    return sessions, variants, float(span)
+    values = ValueTally()
+    for r in results:
+        values.add(r.values)
+    return sessions, variants, float(span), values

@@ -23,7 +23,9 @@ Rules (documented in docs/methods.md, "Sessions"):
   ``timeout`` seconds from its start;
 - think times are the idle times inside sessions; those below ``tmin`` (the user clicked
   before or just as the previous page completed) are counted, not sampled, so the sample lies
-  in [tmin, tmax];
+  in [tmin, tmax]; each is also tallied with its transition (from page, to page) in one of
+  ``THINK_BINS`` log-spaced bins over [tmin, tmax] (``think_bins``), for the think times per
+  transition of the model;
 - the inter-arrival sample holds the gaps between session starts as recorded, on the grid of
   the log's timestamps (whole seconds in most logs, milliseconds or microseconds in others: the
   fit treats them as interval-censored, ties included); ``session_start`` is spread uniformly
@@ -47,6 +49,7 @@ from .paths import referer_path
 from .robots import robot_clients, robot_rules
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
+           "THINK_BINS", "think_edges", "think_bins",
            "dilate",
            "merge_partials", "OBJECT_EXTENSIONS",
            "extension_flags", "object_flags"]
@@ -113,6 +116,9 @@ class Site:
                                             # a click's consecutive delays go together
     statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (url, status, requests): how each was answered
+    thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (from url, to url, think bin, moves): the think
+                                            # times of each transition (``think_bins``)
 
 
 @dataclass(frozen=True)
@@ -424,6 +430,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     obj_ok = member & ok200 & (size > 0)
     resolution = req.resolution if req.resolution is not None else float_resolution(t)
     inside = on_grid(idle[~new_session], resolution)
+    moved = ~new_session[1:]                            # the moves, one a think time (inside)
+    thought = inside >= rules.tmin
     samples = {
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": inside[inside >= rules.tmin],
@@ -448,8 +456,9 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
                    page_sizes=_tally(url[~member & full], size[~member & full]),
                    object_sizes=_tally(url[member & full], size[member & full]),
                    entry=_tally(url[cs][new_session]),
-                   transitions=_tally(url[cs][:-1][~new_session[1:]],
-                                      url[cs][1:][~new_session[1:]]),
+                   transitions=_tally(url[cs][:-1][moved], url[cs][1:][moved]),
+                   thinks=_tally(url[cs][:-1][moved][thought], url[cs][1:][moved][thought],
+                                 think_bins(inside[thought], rules)),
                    views=_click_views(url, status == 304, cs, click_of, member, session,
                                       len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
@@ -540,6 +549,25 @@ def _click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.n
     return url[cs][click_of] if len(cs) else url
 
 
+#: bins of a transition's think times: log-spaced from ``max(tmin, THINK_FLOOR)`` to ``tmax``
+THINK_BINS = 32
+THINK_FLOOR = 0.1
+
+
+def think_edges(rules: SessionRules) -> np.ndarray:
+    """The THINK_BINS + 1 edges (s) of the think-time bins: log-spaced over [tmin, tmax] (from
+    THINK_FLOOR when tmin is below it)."""
+    lo = max(rules.tmin, THINK_FLOOR)
+    return np.geomspace(lo, max(rules.tmax, lo * 1.001), THINK_BINS + 1)
+
+
+def think_bins(think: np.ndarray, rules: SessionRules) -> np.ndarray:
+    """The bin of ``think_edges`` each think time falls in (the ends' bins take what lies
+    beyond)."""
+    edges = think_edges(rules)
+    return np.clip(np.searchsorted(edges, think, side="right") - 1, 0, THINK_BINS - 1)
+
+
 def _tally(*columns: np.ndarray, distinct: np.ndarray | None = None) -> np.ndarray:
     """Rows (key columns..., count): how often each combination of the non-negative integer
     ``columns`` occurs (counted once per value of ``distinct`` when given: clicks that fetched
@@ -597,6 +625,8 @@ class Partial:
                                             # (rank, delay bin, next delay bin, pairs)
     statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (url, status, requests)
+    thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (from url, to url, think bin, moves)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
                                             # of each click
 
@@ -721,7 +751,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 delays=_sum_rows(np.concatenate(delays)) if delays else
                 np.zeros((0, 3), np.int64),
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
-                np.zeros((0, 4), np.int64), statuses=merged("statuses"))
+                np.zeros((0, 4), np.int64), statuses=merged("statuses"),
+                thinks=merged("thinks", 2).reshape(-1, 4))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

@@ -81,7 +81,8 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
         partitions = runner.sessionize(options, shared, progress)
     finally:
         runner.close()                            # also when no input had a parseable line
-    sessions, variants, span = merge_partitions(partitions, stats, options.rules, options.seed)
+    sessions, variants, span, values = merge_partitions(partitions, stats, options.rules,
+                                                        options.seed)
     del partitions
     return importlib.import_module(_MODEL).fit_sessions(sessions, stats, variants, span, paths,
-                                                        options, runner, progress)
+                                                        options, runner, progress, values)

@@ -6,6 +6,7 @@ on first use, so that parsing and sessions never wait for SciPy.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 
@@ -16,12 +17,14 @@ from ..fitting import FitReport, Observation
 from ..fitting.arrivals import arrival_verdict
 from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstrap_tasks,
                               format_params)
-from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model
+from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model, status_key
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
-from ..logs.sessions import Sessions, View, extension_flags
+from ..logs.sessions import Sessions, View, extension_flags, think_edges
+from ..logs.templates import ValueTally, split_key
 from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
+from .params import value_laws
 from .statuses import status_shares
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -104,6 +107,7 @@ class FitResult:
         out.append(f"clicks on objects {c['object_clicks']:,}  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
+        out += template_lines(self.model.site)
         if looks_sampled(c):
             out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
                        "of its clicks begin on an object with no page before it (complete logs: "
@@ -156,6 +160,23 @@ class FitResult:
                        f"{'variable':17s} {head}"]
             out += [f"{name if i == 0 else '':17s} {row}" for i, row in enumerate(rows)]
         return out
+
+
+def template_lines(site: dict) -> list[str]:
+    """What the summary says of the request templates (nothing for a site of plain pages):
+    how many, the clicks' shares of other methods than GET and of queries, the laws."""
+    pages = site.get("pages", [])
+    dynamic = [p for p in pages if p.get("params") or p.get("method", "GET") != "GET"]
+    clicks = sum(p.get("hits", 0) for p in pages)
+    if not dynamic or not clicks:
+        return []
+    share = {what: 100 * sum(p.get("hits", 0) for p in pages if keep(p)) / clicks for what, keep
+             in (("not GET", lambda p: p.get("method", "GET") != "GET"),
+                 ("with a query", lambda p: "?" in p["url"]))}
+    laws = Counter(law["law"] for p in pages for law in p.get("params", {}).values())
+    return [f"templates {len(dynamic):,} of {len(pages):,} pages  clicks "
+            + "  ".join(f"{k} {v:.1f} %" for k, v in share.items()) + "  parameters "
+            + ", ".join(f"{k} {n}" for k, n in sorted(laws.items()))]
 
 
 def _on_grid(x: np.ndarray, step: float) -> bool:
@@ -260,9 +281,11 @@ def _pages(sessions: Sessions, object_extensions: frozenset[str]) -> list[int]:
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
-               object_extensions: frozenset[str] = frozenset()) -> dict:
-    """The model's site: the ``max_pages`` most clicked pages, their objects, entry counts and
-    transitions; the other pages folded into ``remainder`` (see docs/formats.md)."""
+               object_extensions: frozenset[str] = frozenset(),
+               values: ValueTally | None = None) -> dict:
+    """The model's site: the ``max_pages`` most clicked pages (each with its method and its
+    placeholders' laws, ``params``), their objects, entry counts and transitions; the other
+    pages folded into ``remainder`` (see docs/formats.md)."""
     site = sessions.site
     assert site is not None
     ranked = _pages(sessions, object_extensions)
@@ -273,10 +296,16 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         *(v.objects for v in views[u])) for u in pages}
     objects = sorted(set().union(*page_objects.values()), key=lambda u: site.urls[u])
     object_index = {u: i for i, u in enumerate(objects)}
+    laws = value_laws(values or ValueTally(), {site.urls[u] for u in pages})
 
     def page(u: int) -> dict:
-        entry = {"url": site.urls[u], "size": site.page_size.get(u), "hits": site.page_hits[u],
+        method, url = split_key(site.urls[u])
+        entry = {"url": url, "size": site.page_size.get(u), "hits": site.page_hits[u],
                  "objects": sorted(object_index[o] for o in page_objects[u])}
+        if method != "GET":
+            entry["method"] = method
+        if site.urls[u] in laws:
+            entry["params"] = laws[site.urls[u]]
         if variants is not None and variants[u] > 1:
             entry["variants"] = int(variants[u])
         if views[u]:
@@ -288,13 +317,17 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
 
     out = {
         "pages": [page(u) for u in pages],
-        "objects": [{"url": site.urls[u], "size": site.object_size.get(u)} for u in objects],
+        "objects": [{"url": split_key(site.urls[u])[1], "size": site.object_size.get(u)}
+                    for u in objects],
         "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
                         key=lambda e: (-e[1], e[0])),
         "transitions": sorted(([page_index[a], page_index[b], int(c)]
                                for a, b, c in site.transitions.tolist()
                                if a in page_index and b in page_index)),
     }
+    thinks = transition_thinks(site.thinks, page_index, think_edges(sessions.rules))
+    if thinks:
+        out["thinks"] = thinks
     if tail:
         out["remainder"] = _remainder(site, tail, page_index)
     if len(site.delays):
@@ -303,6 +336,24 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         if dependence is not None:
             out["object_delays"]["dependence"] = dependence
     return out
+
+
+#: think times a transition needs to keep its own law (fewer: the global think law; 30 put
+#: about 5 in each of the six or so bins a transition's thinks spread over)
+MIN_THINKS = 30
+
+
+def transition_thinks(rows: np.ndarray, page_index: dict[int, int], edges: np.ndarray
+                      ) -> dict | None:
+    """The model's ``site.thinks``: the bin edges (s) and, per transition between kept pages
+    with at least MIN_THINKS think times, its counts per bin (the Customer Behavior Model
+    Graph's think times); None when no transition has enough."""
+    per: dict[tuple[int, int], np.ndarray] = {}
+    for a, b, k, n in rows.tolist():
+        if a in page_index and b in page_index:
+            per.setdefault((page_index[a], page_index[b]), np.zeros(len(edges) - 1, np.int64))[k] += n
+    kept = [[a, b, c.tolist()] for (a, b), c in sorted(per.items()) if c.sum() >= MIN_THINKS]
+    return {"edges": [round(float(e), 6) for e in edges], "transitions": kept} if kept else None
 
 
 def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
@@ -349,9 +400,11 @@ def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:
 def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
                 provenance: dict, max_pages: int = FitOptions.max_pages,
                 variants: np.ndarray | None = None,
-                object_extensions: frozenset[str] = frozenset()) -> Model:
+                object_extensions: frozenset[str] = frozenset(),
+                values: ValueTally | None = None) -> Model:
     """Assemble the model document from sessions, fit reports and provenance
-    (``object_extensions``: what a log that looks sampled does not take for pages)."""
+    (``object_extensions``: what a log that looks sampled does not take for pages;
+    ``values``: what the placeholders took, for their laws)."""
     variables = {}
     for name, report in fits.items():
         entry = report.to_dict()
@@ -365,10 +418,10 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         "provenance": provenance,
         "variables": variables,
         "arrivals": arrivals,
-        "site": _site_json(sessions, max_pages, variants, object_extensions),
+        "site": _site_json(sessions, max_pages, variants, object_extensions, values),
         "url_space": url_space(sessions),
     }
-    modeled = {e["url"] for key in ("pages", "objects") for e in data["site"][key]}
+    modeled = {status_key(e) for key in ("pages", "objects") for e in data["site"][key]}
     statuses = status_shares(sessions.site, modeled)
     if statuses:
         data["site"]["statuses"] = statuses
@@ -379,9 +432,11 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
 
 def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, span: float,
                  paths: list[str], options: FitOptions, runner: Runner,
-                 progress: Progress | None = None) -> FitResult:
+                 progress: Progress | None = None, values: ValueTally | None = None
+                 ) -> FitResult:
     """``fit_logs`` from its sessions on: the variables fitted (``runner`` tasks), the arrivals
-    checked, the model assembled with its provenance."""
+    checked, the model assembled with its provenance (``values``: what the placeholders
+    took)."""
     check = ArrivalTask(sessions.recorded_start, sessions.resolution, options.seed)
     fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
                                              observations(sessions), runner, progress, check,
@@ -406,5 +461,5 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
     }
     model = build_model(sessions, fits, arrivals, provenance, options.max_pages,
                         None if options.keep_paths else variants,
-                        options.rules.object_extensions)
+                        options.rules.object_extensions, values)
     return FitResult(model, stats, sessions, fits, skipped)

@@ -69,6 +69,7 @@ from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
 from ..logs.spool import spool
+from ..logs.templates import route_paths
 
 if TYPE_CHECKING:
     from ..fitting import FitReport, Observation
@@ -85,8 +86,9 @@ PARTITION_BYTES = 128 << 20          # decompressed input per partition (the loc
 
 
 def parse_options(options: Any) -> ParseOptions:
-    """The parser's part of ``FitOptions``."""
-    return ParseOptions(fmt=options.fmt, keep_query=options.keep_query,
+    """The parser's part of ``FitOptions``: queries are read unless paths are kept verbatim
+    without them (their values become placeholders, ``logs.templates``)."""
+    return ParseOptions(fmt=options.fmt, keep_query=options.keep_query or not options.keep_paths,
                         base_month=options.base_month, client=options.client)
 
 
@@ -102,10 +104,14 @@ def pieces_of(pieces: list[Piece], directory: str) -> Iterator[Piece]:
 
 def parse_stage(piece: Piece, options: Any, partitions: int,
                 progress: Callable[[int], None] | None = None) -> PieceResult:
-    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks; a
-    spooled piece's file is removed once read."""
+    """Stage 2: parse ``piece`` (``options``: ``FitOptions``) into ``partitions`` chunks, with
+    its routes (``logs.templates``) unless paths are kept; a spooled piece's file is removed
+    once read."""
     try:
-        return parse_piece(piece, parse_options(options), partitions, progress)
+        result = parse_piece(piece, parse_options(options), partitions, progress)
+        if not options.keep_paths:
+            result.routes = route_paths({u for c in result.chunks or () for u in c.requests.urls})
+        return result
     finally:
         if piece.spool is not None:
             os.remove(piece.spool)
@@ -114,7 +120,7 @@ def parse_stage(piece: Piece, options: Any, partitions: int,
 def sessionize_stage(chunks: list[Chunk], options: Any, shared: Shared) -> PartitionResult:
     """Stage 4: the sessions of one partition (its chunk from every piece)."""
     return sessionize_partition(chunks, options.rules, shared, options.keep_paths,
-                                options.speedup)
+                                options.speedup, options.keep_query)
 
 
 @dataclass(frozen=True)
