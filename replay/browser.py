@@ -76,6 +76,7 @@ class Target:
     prefix: str = ""                   # every site URL is requested under this path
     tls: TlsConfig | None = None       # HTTPS (None: plain HTTP)
     script: BoundScript | None = None  # a user's script (bodies, logins, checks: ``script``)
+    status_marks: bool = True          # ask for the scenario's logged statuses (a built site)
 
     def path(self, url: str) -> str:
         """The server path of the site's ``url`` (under the target's prefix)."""
@@ -573,7 +574,7 @@ class Client:
         site = self.t.site
         self.page_calls = []
         fetch = site.view(page, view)
-        marks = marks or {}
+        marks = marks if marks and self.t.status_marks else {}
 
         def marked(u: str, k: int) -> str:
             return status_url(u, marks[k]) if k in marks else u

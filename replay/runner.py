@@ -99,6 +99,8 @@ class ReplayOptions:
     timeout: float = 30.0                      # no byte for this long: a timeout
     request_timeout: float | None = None       # optional cap on a whole request
     follow_redirects: bool = True
+    status_marks: bool = True                  # ask a built site for the logged statuses
+                                               # (site.status_url); off: the target answers
     fail_on: tuple[str, ...] = ("errors>1%",)
     max_time: float | None = None
     warmup: float = 0.0                        # first seconds left out of the statistics
@@ -362,7 +364,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     itertools.count(max(worker, 0) * 10**9),
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
-                    sources_for(opts), prefix, tls_for(opts), _script(sc, opts))
+                    sources_for(opts), prefix, tls_for(opts), _script(sc, opts),
+                    opts.status_marks)
     hooks.script_failed.append(_say_once(sc.site))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))

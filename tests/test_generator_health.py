@@ -73,6 +73,8 @@ def _playing(tmp_path, port: int) -> subprocess.Popen:
                              "--target", f"http://127.0.0.1:{port}/", "--json",
                              "--progress-every", "0.2"], cwd=tmp_path, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stderr.readline()                  # the run's expected wall time, then it plays
+    assert first.startswith("wagon replay: expected wall time"), first
     assert "sessions started" in proc.stderr.readline()
     return proc
 

@@ -95,6 +95,20 @@ def test_a_replay_asks_for_each_marked_answer_and_nginx_logs_it(tmp_path):
                                        ("/o0.gif", 503): 1, ("/o1.gif", 200): 1})
 
 
+def test_without_status_marks_the_target_answers_as_it_does(tmp_path):
+    """``--no-status-marks`` (an application answers its own statuses): nginx's own log has
+    no marked URL and every answer its own, 200."""
+    require_tool("nginx")
+    site = _scenario(tmp_path / "s.jsonl", [[0, 0, 404], [0, 2, 302], [1, 1, 503]])
+    build_site(site, tmp_path / "site")
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        s = replay(str(tmp_path / "s.jsonl"), ReplayOptions(
+            target=server.url, follow_redirects=False, status_marks=False))
+        log = server.access(expect=6)
+    assert s["requests"]["ok"] == 6 and len(log) == 6
+    assert all(a.status == 200 and "wagon_status" not in a.uri for a in log), log
+
+
 def test_nginx_and_apache_answer_a_marked_url_as_any_client_asks(tmp_path):
     """A plain HTTP client gets the logged answer from the marked URL: the error, or a
     redirect to the URL itself (a page of the site); the unmarked URL is the page."""

@@ -72,6 +72,10 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               help="--network packet: each link's tail-drop queue, in ms of its rate (at "
                    "least 16 packets).")
 @click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
+@click.option("--no-status-marks", is_flag=True,
+              help="Do not ask for the statuses the log shows (?wagon_status=N, which a site "
+                   "built by wagon answers): the target is the application itself, which "
+                   "answers as it does.")
 @click.option("--no-identity", is_flag=True,
               help="Every user as one client: one source address, User-Agent wagon-replay, no "
                    "Referer, no cookies. By default each session is a client of its own "
@@ -137,7 +141,7 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "is printed (a last look, a last scrape; Ctrl-C ends it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
-            queue_ms, no_follow, no_identity, source_addresses, ca_file, insecure, tls_version,
+            queue_ms, no_follow, no_status_marks, no_identity, source_addresses, ca_file, insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
             progress_every, watchdog, objects, script, dashboard, dashboard_hold, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""
@@ -158,6 +162,7 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                    "errors (use --workers, or raise the hard limit)", err=True)
     opts = ReplayOptions(target=target, results=results, workers=workers, protocol=protocol,
                          emulation=not no_emulation, follow_redirects=not no_follow,
+                         status_marks=not no_status_marks,
                          connect_timeout=connect_timeout, timeout=timeout,
                          request_timeout=request_timeout, fail_on=tuple(fail_on),
                          max_time=max_time, warmup=warmup, cooldown=cooldown,
