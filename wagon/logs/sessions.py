@@ -47,6 +47,7 @@ from .delays import delay_bin
 from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
+from .templates import KEPT_METHODS
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
            "THINK_BINS", "think_edges", "think_bins",
@@ -254,6 +255,30 @@ def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
     return flags
 
 
+#: the answers a browser follows at once (a page's request for the next URL)
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def _actions(req: Requests) -> np.ndarray:
+    """Per URL code: is it a user's action (a page keyed with a method that sends a body,
+    ``templates.page_key``: a form's submission), a click of its own however soon it came?"""
+    return np.array([u.split(" ", 1)[0] in KEPT_METHODS and " " in u for u in req.urls]
+                    + [False], bool)
+
+
+def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
+                      is_object: np.ndarray, within: float) -> np.ndarray:
+    """Per request in ``order``: the browser following its client's previous answer, a
+    redirect (a page's request, within ``within`` s). A replay follows the redirect itself
+    (the page keeps its status), so the follow-up is neither a click nor an object."""
+    if not len(order):
+        return np.zeros(0, bool)
+    c, t = client[order], req.time[order]
+    after = np.r_[False, (c[1:] == c[:-1]) & (np.diff(t) < within)]
+    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS)]
+    return after & redirected & ~is_object[order]
+
+
 def _referer_urls(req: Requests) -> np.ndarray:
     """Per referer code: the URL code its path names (-1: no referer, -2: a URL not in the log)."""
     index = {u: i for i, u in enumerate(req.urls)}
@@ -376,6 +401,9 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     counts["robots_by_rule"] = by_rule
     all_objects = object_flags(req, rules.object_extensions)
     order = _canonical_order(req, np.flatnonzero(keep), client, all_objects)
+    followed = _redirect_follows(req, order, client, all_objects, rules.tmin)
+    counts["redirect_follows"] = int(followed.sum())
+    order = order[~followed]
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
     is_object = all_objects[order]
@@ -394,7 +422,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
             else np.zeros(n, bool))
     orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
-    start = lapse | ((gap >= rules.tmin) & (~is_object | late | orphan))
+    start = lapse | _actions(req)[req.url[order]] | ((gap >= rules.tmin) &
+                                                      (~is_object | late | orphan))
     cs = np.flatnonzero(start)                          # click starts (every client's first too)
     k = len(cs)
     own = np.cumsum(start) - 1                          # the click in progress at each request
