@@ -468,7 +468,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
         "objects_per_page": (np.bincount(click_of, minlength=k) - 1).astype(np.int64),
         "object_size": size[obj_ok].astype(np.float64),
     }
-    counts.update(sessions=int(new_session.sum()), clicks=int(k), requests_used=int(n),
+    counts.update(sessions=int(new_session.sum()), clicks=int(k),
+                  requests_used=int(n) + counts["redirect_follows"],
                   embedded_requests=int(member.sum()),
                   object_clicks=int(is_object[cs].sum()),
                   referer_attached=int((attach & (click_of != own)).sum()),
