@@ -480,7 +480,7 @@ def _progress_reporter(hooks: Hooks, stats: Stats, t0: float, opts: ReplayOption
 async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
                         report: Callable[[], None] | None, every: float) -> None:
     """Flush once a second; sample the event loop's lag every 0.1 s (with the CPU time this
-    process used meanwhile and the time its loop waited for a CPU, to tell its own stalls from
+    process used meanwhile and the time its threads waited for a CPU, to tell its own stalls from
     others'); report progress. After a stall the ticks start again from now: one stall is one
     sample, not one per tick missed."""
     tick = last_flush = last_report = clock()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 from urllib.parse import unquote, urlencode
 
-from ..formats.site import SiteSpec
+from ..formats.site import PLACEHOLDER, SiteSpec
 
 __all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
            "regex", "maybe", "header", "cookie", "json_path", "status", "contains", "json_field",
@@ -263,9 +263,8 @@ class SessionScript:
             return None, [], False
         pattern = self.bound.site.templates[page]
         m = pattern.fullmatch(url.split("#", 1)[0]) if pattern is not None else None
-        found = [unquote(v) for v in m.groups()] if m else []
-        own = {**dict(zip(m.groupdict() if m else (), found)), **dict(zip(hook.names, found))}
-        values = {**self.values, **own}
+        own = {k: unquote(v) for k, v in m.groupdict().items()} if m else {}
+        values = self.values | own | dict(zip(hook.names, own.values()))   # the script's names
         headers = [(k, self._fill(v, values)) for k, v in hook.headers.items()]
         body = None
         if hook.form is not None:
@@ -320,13 +319,10 @@ class SessionScript:
         return self._fill(doc, values) if isinstance(doc, str) else doc
 
 
-_PLACE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
 def _shape(page: str) -> str:
     """``"METHOD URL"`` with its placeholders unnamed: a script's ``/item/{id}`` is the site's
     ``/item/{item}`` (the script's names stand for the site's, in order)."""
-    return _PLACE.sub("{}", page)
+    return PLACEHOLDER.sub("{}", page)
 
 
 def _pages(site: SiteSpec) -> dict[str, int]:
@@ -370,7 +366,7 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
         raise ScriptError(f"{path}: a start page must have one URL (no placeholder)")
     here = os.path.dirname(os.path.abspath(path))
     tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
-    hooks = {pages[_shape(p)]: replace(h, names=_PLACE.findall(p))
+    hooks = {pages[_shape(p)]: replace(h, names=PLACEHOLDER.findall(p))
              for p, h in script.hooks.items() if _shape(p) in pages}
     return BoundScript(path, hooks, [pages[_shape(p)] for p in script.start], tables, site,
                        [p for p in script.hooks if _shape(p) not in pages])

@@ -16,7 +16,6 @@ the page in a session and on a repeat view (``ModelSite.views``): a browser's ca
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,7 +23,7 @@ from functools import cached_property
 import numpy as np
 
 from ..formats.model import Model
-from ..formats.site import PageView, SiteSpec
+from ..formats.site import PLACEHOLDER, PageView, SiteSpec
 from .once import OncePool, copies_for, once_url
 from .params import ParamDraw
 
@@ -42,7 +41,6 @@ BALANCE = -2                       # a route drawn by the flow balance (``_flow_
 #: fewer requests); half of it gave 1.09, 1.11, 1.03 but too few distinct URLs at seed 2;
 #: three quarters: no compare row differs on NASA and EPA at seeds 1–3 (docs/fidelity.md)
 BALANCE_SHARE = 0.75
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass
@@ -176,7 +174,7 @@ def concrete_url(template: str, keep: Iterable[str] = ()) -> str:
              "uuid": f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}",
              "email": f"user{int(h[:6], 16)}@example.invalid", "hex": h[:40], "token": h[:32]}
     kept = set(keep)
-    return _PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) in kept else
+    return PLACEHOLDER.sub(lambda m: m.group(0) if m.group(1) in kept else
                             fills.get(m.group(1).split("_")[0], h[:12]), template)
 
 

@@ -153,15 +153,31 @@ def test_a_generator_waiting_for_a_core_is_blamed_on_other_processes(tmp_path):
 
 
 @pytest.mark.parametrize("schedstat", [None, "0 0 0\n"])
-def test_a_kernel_that_keeps_no_run_queue_wait_says_none(tmp_path, monkeypatch, schedstat):
-    """No ``/proc/thread-self/schedstat`` (not Linux, Linux before 3.17), or one that reads
+def test_a_kernel_that_keeps_no_run_queue_wait_says_none(tmp_path, schedstat):
+    """No ``/proc/self/task/TID/schedstat`` (not Linux, Linux before 2.6.9), or one that reads
     "0 0 0" (what fs/proc/base.c writes when the kernel keeps no scheduling statistics: before
     5.14, built without CONFIG_SCHEDSTATS, delay accounting off): the wait is not known (None),
     not a wait of 0 s, which would put every stall on disk, swap or a stop signal."""
-    fake = tmp_path / "schedstat"
     if schedstat is not None:
-        fake.write_text(schedstat)
-    real = os.open
-    monkeypatch.setattr(os, "open", lambda path, flags, *rest: real(
-        fake if path == "/proc/thread-self/schedstat" else path, flags, *rest))
-    assert RunQueueWait()() is None
+        (tmp_path / "1234").mkdir()
+        (tmp_path / "1234" / "schedstat").write_text(schedstat)
+    assert RunQueueWait(str(tmp_path / ("" if schedstat else "none")))() is None
+
+
+def test_the_run_queue_wait_of_every_thread_counts_ended_ones_too(tmp_path):
+    """Two threads' waits as the kernel writes them (ns): the sum of what each waited since the
+    first reading, and a thread that ended keeps what it had added."""
+    def write(tid: str, waited: int) -> None:
+        (tmp_path / tid).mkdir(exist_ok=True)
+        (tmp_path / tid / "schedstat").write_text(f"5000 {waited} 7\n")
+    write("1", 1_000_000_000)
+    wait = RunQueueWait(str(tmp_path))
+    assert wait() == 0.0
+    write("1", 1_250_000_000)
+    write("2", 500_000_000)                             # a thread started since
+    assert wait() == pytest.approx(0.75)
+    for f in (tmp_path / "2").iterdir():
+        f.unlink()
+    (tmp_path / "2").rmdir()                            # ... and ended
+    write("1", 1_500_000_000)
+    assert wait() == pytest.approx(1.0)

@@ -58,6 +58,17 @@ def scenario_requests(sc, s) -> list[str]:
             for u in [site.page_urls[p]] + [site.object_urls[o] for o in site.page_objects[p]]]
 
 
+def sessions_whole(got, scenario, cut: float) -> None:
+    """Every session in the results ``got`` has a row per request of ``scenario``, and every
+    session due when the test cut the run (``cut``, Unix seconds) is there."""
+    sc = read_scenario(scenario)
+    want = {s.id: len(scenario_requests(sc, s)) for s in sc.sessions()}
+    assert all(n == want[k] for k, n in got.groupby("session").size().items())
+    due = {s.id for s in sc.sessions() if s.start / sc.speedup <= cut -
+           got.attrs["run"]["t0_unix"]}
+    assert due <= set(got["session"])
+
+
 def expected_urls(scenario) -> collections.Counter:
     sc = read_scenario(scenario)
     return collections.Counter(u for s in sc.sessions() for u in scenario_requests(sc, s))
@@ -929,12 +940,7 @@ def test_a_killed_parent_leaves_results_wagon_recover_completes(tmp_path, site_a
     counts, kinds = summary["requests"], collections.Counter(got["error"])
     assert len(got) == counts["total"] and kinds[""] == counts["ok"] > 0
     assert kinds["not_started"] == counts["not_started"] > 0
-    sc = read_scenario(scenario)
-    want = {x.id: len(scenario_requests(sc, x)) for x in sc.sessions()}
-    assert all(n == want[k] for k, n in got.groupby("session").size().items())
-    due = {x.id for x in sc.sessions() if x.start / sc.speedup <= cut -
-           got.attrs["run"]["t0_unix"]}
-    assert due <= set(got["session"])
+    sessions_whole(got, scenario, cut)
     assert counts["ok"] <= len(served) <= counts["ok"] + counts["in_flight"] + counts[
         "not_started"]
     assert not list(tmp_path.glob("r*.part*"))

@@ -19,13 +19,12 @@ from click.testing import CliRunner
 
 from wagon import read_results
 from wagon.cli import main
-from wagon.formats.scenario import read_scenario
 
 from .conftest import IN_CI
 from .procs import alive, children, cmdline
 from .servers import nginx
 from .test_netpath import _namespaces, _relay_of
-from .test_replay import scenario_requests, site_and_scenario  # noqa: F401 (a fixture)
+from .test_replay import sessions_whole, site_and_scenario  # noqa: F401 (a fixture)
 
 BOUND = 1.0
 needs_root = pytest.mark.skipif(
@@ -89,12 +88,7 @@ def _accounted(results, scenario, summary: dict, cut_at: float) -> None:
     failed = sum(n for k, n in kinds.items() if k not in ("", "not_started", "in_flight"))
     assert failed == r["failed"]
     assert r["ok"] + r["failed"] + r["in_flight"] + r["not_started"] == r["total"]
-    sc = read_scenario(scenario)
-    want = {s.id: len(scenario_requests(sc, s)) for s in sc.sessions()}
-    assert all(n == want[k] for k, n in got.groupby("session").size().items())
-    due = {s.id for s in sc.sessions() if s.start / sc.speedup <= cut_at -
-           got.attrs["run"]["t0_unix"]}
-    assert due <= set(got["session"])
+    sessions_whole(got, scenario, cut_at)
 
 
 def test_a_stopped_worker_is_named_its_share_settled_and_nothing_remains(tmp_path,

@@ -141,7 +141,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "is printed (a last look, a last scrape; Ctrl-C ends it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
-            queue_ms, no_follow, no_status_marks, no_identity, source_addresses, ca_file, insecure, tls_version,
+            queue_ms, no_follow, no_status_marks, no_identity, source_addresses, ca_file,
+            insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
             progress_every, watchdog, objects, script, dashboard, dashboard_hold, as_json) -> None:
     """Play SCENARIO against the server at --target and report what clients saw."""

@@ -348,7 +348,8 @@ def _check_template(page: dict, where: str, path: str) -> None:
     _check(isinstance(params, dict) and set(params) <= names, path,
            f"{where}.params must map placeholders of its URL to their laws")
     for name, law in params.items():
-        ok = (isinstance(law, dict) and law.get("law") in PARAM_LAWS and _count(law.get("n"))
+        ok = (isinstance(law, dict) and isinstance(law.get("law"), str)
+              and law["law"] in PARAM_LAWS and _count(law.get("n"))
               and all(k in law for k in PARAM_LAWS[law["law"]]) and _param_ok(law))
         _check(ok, path, f"{where}.params.{name}: a law of {', '.join(PARAM_LAWS)} with its "
                "fields (docs/formats.md)")
@@ -365,7 +366,8 @@ def _param_ok(law: dict) -> bool:
     if kind == "token":
         return zipf and _count(law["distinct"]) and 1 <= law["distinct"] <= MAX_DISTINCT
     if kind == "opaque":
-        return law["alphabet"] in PARAM_ALPHABETS and _rows(law["lengths"], 2, -1) and all(
+        return isinstance(law["alphabet"], str) and law["alphabet"] in PARAM_ALPHABETS and \
+            _rows(law["lengths"], 2, -1) and all(
             0 < a <= 512 and b > 0 for a, b in law["lengths"]) and len(law["lengths"]) > 0
     values, other = law["values"], law.get("other", {"share": 0, "distinct": 0})
     return (isinstance(values, dict) and len(values) > 0

@@ -289,14 +289,17 @@ class ScenarioWriter:
         self.out.write("".join(_with_marks(lines, batch) if marked else lines))
 
 
-def _per_session(batch: SessionBatch, rows: list[list]) -> list[list[list]]:
-    """``rows`` (each starting with a click of the batch), per session of the batch, their
-    clicks counted from the session's first."""
-    out: list[list[list]] = [[] for _ in range(len(batch))]
-    ptr = batch.click_ptr
-    for row in sorted(rows, key=lambda r: r[0]):
-        i = int(np.searchsorted(ptr, row[0], side="right")) - 1
-        out[i].append([int(row[0] - ptr[i]), *row[1:]])
+def _per_session(batch: SessionBatch, rows: list[list]) -> dict[int, list[list]]:
+    """``rows`` (each starting with a click of the batch) by session (its position in the
+    batch), their clicks counted from the session's first."""
+    out: dict[int, list[list]] = {}
+    if not rows:
+        return out
+    rows = sorted(rows, key=lambda r: r[0])
+    session = np.searchsorted(batch.click_ptr, [r[0] for r in rows], side="right") - 1
+    first = np.asarray(batch.click_ptr)[session]
+    for i, k, row in zip(session.tolist(), first.tolist(), rows):
+        out.setdefault(i, []).append([int(row[0]) - k, *row[1:]])
     return out
 
 
@@ -304,9 +307,9 @@ def _with_marks(lines: Iterator[str], batch: SessionBatch) -> Iterator[str]:
     """Each session's line with its ``"urls"`` and ``"status"`` marks."""
     urls = _per_session(batch, [list(u) for u in batch.urls or ()])
     marks = _per_session(batch, batch.statuses.tolist() if batch.statuses is not None else [])
-    for line, mine, marked in zip(lines, urls, marks):
+    for i, line in enumerate(lines):
         extra = "".join(f',"{key}":' + json.dumps(v, separators=(",", ":"))
-                        for key, v in (("urls", mine), ("status", marked)) if v)
+                        for key, v in (("urls", urls.get(i)), ("status", marks.get(i))) if v)
         yield line[:-2] + extra + "}\n" if extra else line
 
 
@@ -418,8 +421,8 @@ class Scenario:
                 yield ScenarioSession(sid, start, c, clicks[ptr[i]:ptr[i + 1]],
                                       None if agent < 0 else agent,
                                       views[ptr[i]:ptr[i + 1]] if views is not None else None,
-                                      [tuple(m) for m in marks[i]] or None,
-                                      dict(map(tuple, urls[i])) or None)
+                                      [tuple(m) for m in marks.get(i, ())] or None,
+                                      dict(map(tuple, urls.get(i, ()))) or None)
 
     def batches(self, size: int = BLOCK) -> Iterator[SessionBatch]:
         """The sessions in batches of about ``size`` bytes of lines, checked as ``sessions``

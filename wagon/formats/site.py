@@ -30,7 +30,8 @@ from .atomic import atomic_write
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
-           "STATUS_NGINX", "STATUS_APACHE", "METHODS", "template_pattern", "fill_template"]
+           "STATUS_NGINX", "STATUS_APACHE", "METHODS", "PLACEHOLDER", "template_pattern",
+           "fill_template"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -195,14 +196,15 @@ MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log
 MAX_URL = 2048               # characters of a URL (what servers accept in a request line)
 #: the methods a page (a request template) may have
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
+#: a placeholder of a page's URL template, ``{name}`` (its name: group 1)
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
 _VALUE = r"[^/?&#\s{}]+"       # a placeholder's value: one path segment or query value
 
 
 def template_pattern(url: str) -> re.Pattern | None:
     """The concrete URLs of the template ``url`` (each placeholder a non-empty value without
     ``/ ? & #``, whitespace or braces), or None when ``url`` has no placeholder."""
-    parts = _PLACEHOLDER.split(url)
+    parts = PLACEHOLDER.split(url)
     if len(parts) == 1:
         return None
     return re.compile("".join(re.escape(p) if k % 2 == 0 else f"(?P<{p}>{_VALUE})"
@@ -211,7 +213,7 @@ def template_pattern(url: str) -> re.Pattern | None:
 
 def fill_template(url: str, values: dict[str, str]) -> str:
     """The template ``url`` with each placeholder replaced by its value, percent-encoded."""
-    return _PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), url)
+    return PLACEHOLDER.sub(lambda m: quote(str(values[m.group(1)]), safe=""), url)
 
 
 def _items(d: object, key: str, where: str) -> list[dict]:
