@@ -486,26 +486,23 @@ async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
     tick = last_flush = last_report = clock()
     cpu, run_queue = time.process_time(), RunQueueWait()
     waited = run_queue()
-    try:
-        while True:
-            tick += 0.1
-            await asyncio.sleep(max(tick - clock(), 0))
-            now, was, waited_before = clock(), cpu, waited
-            cpu, waited = time.process_time(), run_queue()
-            stats.loop_lag(max(now - tick, 0.0), cpu - was,
-                           None if None in (waited, waited_before) else waited - waited_before)
-            if now - tick > 0.1:                     # ticks were missed: start again from now
-                tick = now
-            if report is not None and now - last_report >= every:
-                report()
-                last_report = now
-            if now - last_flush < 1.0:
-                continue
-            if recorder is not None:
-                recorder.flush()
-            last_flush = now
-    finally:
-        run_queue.close()
+    while True:
+        tick += 0.1
+        await asyncio.sleep(max(tick - clock(), 0))
+        now, was, waited_before = clock(), cpu, waited
+        cpu, waited = time.process_time(), run_queue()
+        stats.loop_lag(max(now - tick, 0.0), cpu - was,
+                       None if None in (waited, waited_before) else waited - waited_before)
+        if now - tick > 0.1:                     # ticks were missed: start again from now
+            tick = now
+        if report is not None and now - last_report >= every:
+            report()
+            last_report = now
+        if now - last_flush < 1.0:
+            continue
+        if recorder is not None:
+            recorder.flush()
+        last_flush = now
 
 
 def _witness(opts: ReplayOptions) -> str:

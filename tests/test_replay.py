@@ -784,7 +784,7 @@ def test_a_scenario_without_sessions_replays_to_an_empty_summary(tmp_path, site_
     with listening() as url:
         s = replay(str(empty), ReplayOptions(target=url))
     assert s["requests"]["total"] == 0 and s["sessions"]["started"] == 0 and s["complete"]
-    assert s["warnings"] == [] and s["generator"]["cpu"] < 1
+    assert s["warnings"] == []      # (its CPU share over a run of milliseconds is noise: not asserted)
     assert s["latency"]["request"] == dict.fromkeys(STATS)
     assert s["thresholds"] == [{"threshold": "errors>1%", "value": 0.0, "failed": False}]
 
