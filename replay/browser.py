@@ -573,8 +573,8 @@ class Client:
         after the page's request (none before; ``_paced``)."""
         site = self.t.site
         form = self._form_page(page)
-        if form is not None:                  # the page a form is sent from, opened first
-            opened = await self.visit(form[0], intended, url=form[1])
+        if form is not None:        # the page a form is sent from, opened first (from cache)
+            opened = await self.visit(form[0], intended, site.cached_view(form[0]), url=form[1])
             intended = opened.done if opened.done is not None else clock()
         self.page_calls = []
         fetch = site.view(page, view)
