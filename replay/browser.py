@@ -572,6 +572,10 @@ class Client:
         (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
         after the page's request (none before; ``_paced``)."""
         site = self.t.site
+        form = self._form_page(page)
+        if form is not None:        # the page a form is sent from, opened first (from cache)
+            opened = await self.visit(form[0], intended, site.cached_view(form[0]), url=form[1])
+            intended = opened.done if opened.done is not None else clock()
         self.page_calls = []
         fetch = site.view(page, view)
         marks = marks if marks and self.t.status_marks else {}
@@ -582,7 +586,7 @@ class Client:
         html = self._new(page, self.t.path(marked(own, 0)), True, intended,
                          referer=self._click_referer(page))
         html.method = site.page_methods[page]
-        failed = self._scripted(html, own)
+        failed = self._scripted(html, own, lambda u: self.t.path(marked(u, 0)))
         objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
                 for k, o in enumerate(fetch.objects, start=1)]
         for k, c in enumerate([html] + objs):
@@ -622,13 +626,26 @@ class Client:
         self._page_done(visit)
         return visit
 
-    def _scripted(self, html: Call, url: str) -> bool:
-        """The script's body, header fields and answer reading for ``html``; True when the
-        script failed it before it was sent (settled now: ``script_error``)."""
+    def _form_page(self, page: int) -> tuple[int, str] | None:
+        """The page (and URL) the script says ``page`` is sent from, when the session is not
+        on it (a script's missing value: None, and ``page`` fails as it would)."""
+        if self.script is None:
+            return None
+        try:
+            return self.script.before(page, self.last_page[0] if self.last_page else None)
+        except Failure:
+            return None
+
+    def _scripted(self, html: Call, url: str, path: Callable[[str], str]) -> bool:
+        """The script's URL values, body, header fields and answer reading for ``html``
+        (``path``: a URL as the request asks for it); True when the script failed it before
+        it was sent (settled now: ``script_error``)."""
         if self.script is None:
             return False
         try:
-            html.body, html.extra, reads = self.script.request(html.page, url)
+            asked, html.body, html.extra, reads = self.script.request(html.page, url)
+            if asked != url:
+                html.url = path(asked)
         except Failure as e:
             html.start = html.last_byte = clock()
             html.error = e.kind

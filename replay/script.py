@@ -5,7 +5,12 @@ the pages of the scenario's site, named as ``"METHOD URL-template"`` (``"POST /c
 ``"GET /item/{id}"``). FILE.py defines ``script = Script(...)``:
 
 - ``start``: pages each session plays before its first click (a login), think time 0;
-- ``on(page, form=, json=, body=, headers=, extract=, check=)``: the request's body (form
+- ``on(page, after=, url=, form=, json=, body=, headers=, extract=, check=)``: the pages it
+  is sent from (``after=["GET /cart"]``: a form is submitted from the page that shows it; when
+  the session's last page is none of them, the first is fetched before, as a user opens the
+  form first — a model's Markov chain may reach a form's POST from elsewhere), the values of the
+  click's URL placeholders that belong to the session rather than to the model (``url={"id":
+  "{order}"}``: the order this session made, not a drawn one), the request's body (form
   fields, sent ``application/x-www-form-urlencoded``, or JSON, or raw bytes) and header
   fields, values to take from its answer into the session's values, and checks on the answer
   (a page the scenario's site does not have is skipped, and said once);
@@ -18,7 +23,7 @@ fields (``{users.email}``). Extraction and checks see the answer after its redir
 A failure is the request's own outcome, counted as errors are (``check_failed``,
 ``extract_failed``, ``script_error``: a value the session does not have, a hook that raised);
 the emulated browser, network and timing stay as they are, and scripted requests are recorded
-as every request is. The engine knows only ``SessionScript``'s three calls.
+as every request is. The engine knows only ``SessionScript``'s four calls.
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 from urllib.parse import unquote, urlencode
 
-from ..formats.site import PLACEHOLDER, SiteSpec
+from ..formats.site import PLACEHOLDER, SiteSpec, fill_template
 
 __all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
            "regex", "maybe", "header", "cookie", "json_path", "status", "contains", "json_field",
@@ -189,6 +194,8 @@ def json_field(path: str, equals: object = None) -> Check:
 class Hook:
     """What a script does with the requests of one page."""
 
+    after: list[str] = field(default_factory=list)
+    url: dict[str, str] = field(default_factory=dict)
     form: dict | None = None
     json: object = None
     body: str | bytes | None = None
@@ -196,6 +203,7 @@ class Hook:
     extract: dict[str, Extractor] = field(default_factory=dict)
     check: list[Check] = field(default_factory=list)
     names: list[str] = field(default_factory=list)    # the script's placeholder names, in order
+    sources: list[tuple[int, str]] = field(default_factory=list)   # ``after``: (page, its URL)
 
     @property
     def reads(self) -> bool:
@@ -211,14 +219,21 @@ class Script:
         self.hooks: dict[str, Hook] = {}
         self.tables: dict[str, str] = {}
 
-    def on(self, page: str, *, form: dict | None = None, json: object = None,
-           body: str | bytes | None = None, headers: dict[str, str] | None = None,
-           extract: dict[str, Extractor] | None = None,
+    def on(self, page: str, *, after: list[str] | tuple[str, ...] = (),
+           url: dict[str, str] | None = None, form: dict | None = None,
+           json: object = None, body: str | bytes | None = None,
+           headers: dict[str, str] | None = None, extract: dict[str, Extractor] | None = None,
            check: Check | list[Check] | None = None) -> "Script":
-        """Attach a body, headers, extractions and checks to ``page`` (``"METHOD template"``)."""
+        """Attach the pages it is sent from, URL values, a body, headers, extractions and
+        checks to ``page`` (``"METHOD template"``)."""
         checks = [] if check is None else list(check) if isinstance(check, list) else [check]
-        self.hooks[page] = Hook(form, json, body, dict(headers or {}), dict(extract or {}),
-                                checks)
+        unknown = set(url or {}) - set(PLACEHOLDER.findall(page))
+        if unknown:
+            raise ScriptError(f"on({page!r}): url names {sorted(unknown)[0]!r}, not a "
+                              "placeholder of the page")
+        self.hooks[page] = Hook(list(after), dict(url or {}), form, json, body,
+                                dict(headers or {}),
+                                dict(extract or {}), checks)
         return self
 
     def data(self, name: str, path: str) -> "Script":
@@ -254,17 +269,33 @@ class SessionScript:
     def start(self) -> list[int]:
         return self.bound.start
 
-    def request(self, page: int, url: str) -> tuple[bytes | None, list[tuple[str, str]],
+    def before(self, page: int, last: int | None) -> tuple[int, str] | None:
+        """The page (and its URL, placeholders filled from the session's values) to fetch
+        before ``page`` when the session's ``last`` page is none of those it is sent from;
+        Failure (``script_error``) when a value is missing."""
+        hook = self.bound.hooks.get(page)
+        if hook is None or not hook.sources or last in {p for p, _ in hook.sources}:
+            return None
+        first, url = hook.sources[0]
+        return first, self._fill(url, self.values)
+
+    def request(self, page: int, url: str) -> tuple[str, bytes | None, list[tuple[str, str]],
                                                     bool]:
-        """The body, header fields and whether the answer is needed, of ``page``'s request at
-        ``url``; Failure (``script_error``) when a value is missing or the hook raised."""
+        """The URL, body, header fields and whether the answer is needed, of ``page``'s
+        request at ``url``; Failure (``script_error``) when a value is missing or the hook
+        raised."""
         hook = self.bound.hooks.get(page)
         if hook is None:
-            return None, [], False
+            return url, None, [], False
         pattern = self.bound.site.templates[page]
         m = pattern.fullmatch(url.split("#", 1)[0]) if pattern is not None else None
         own = {k: unquote(v) for k, v in m.groupdict().items()} if m else {}
         values = self.values | own | dict(zip(hook.names, own.values()))   # the script's names
+        if hook.url and m:                  # the session's own values, in the URL and after
+            site_name = dict(zip(hook.names, own))
+            own = own | {site_name[k]: self._fill(v, values) for k, v in hook.url.items()}
+            values = self.values | own | dict(zip(hook.names, own.values()))
+            url = fill_template(self.bound.site.page_urls[page], own)
         headers = [(k, self._fill(v, values)) for k, v in hook.headers.items()]
         body = None
         if hook.form is not None:
@@ -276,7 +307,7 @@ class SessionScript:
         elif hook.body is not None:
             body = hook.body if isinstance(hook.body, bytes) else \
                 self._fill(hook.body, values).encode()
-        return body, headers, hook.reads
+        return url, body, headers, hook.reads
 
     def answered(self, page: int, answer: Answer) -> None:
         """Take the page's values from ``answer`` and check it; Failure when a check fails
@@ -366,7 +397,8 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
         raise ScriptError(f"{path}: a start page must have one URL (no placeholder)")
     here = os.path.dirname(os.path.abspath(path))
     tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
-    hooks = {pages[_shape(p)]: replace(h, names=PLACEHOLDER.findall(p))
+    hooks = {pages[_shape(p)]: replace(h, names=PLACEHOLDER.findall(p), sources=[
+        (pages[_shape(a)], a.split(" ", 1)[1]) for a in h.after if _shape(a) in pages])
              for p, h in script.hooks.items() if _shape(p) in pages}
     return BoundScript(path, hooks, [pages[_shape(p)] for p in script.start], tables, site,
                        [p for p in script.hooks if _shape(p) not in pages])

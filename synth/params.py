@@ -1,6 +1,8 @@
 """Each click of a template page gets its concrete URL: every placeholder's value drawn from its
-law in the model (``formats.model`` ``params``: ``int``, ``token``, ``enum``, ``opaque``),
-vectorised per page and parameter, from the scenario's seed (same seed, same bytes)."""
+law in the model (``formats.model`` ``params``: ``int``, ``list``, ``token``, ``enum``,
+``opaque``), vectorised per page and parameter, from the scenario's seed (same seed, same bytes).
+An object's placeholders take one value each, drawn once from a seed of the model
+(``fixed_url``): objects are fetched at one URL, as the scenario's site lists them."""
 from __future__ import annotations
 
 import zlib
@@ -12,7 +14,7 @@ from ..formats.model import PARAM_ALPHABETS
 from ..formats.scenario import SessionBatch
 from ..formats.site import fill_template
 
-__all__ = ["ParamDraw", "zipf_ranks"]
+__all__ = ["ParamDraw", "zipf_ranks", "fixed_url"]
 
 _EMAIL_DOMAIN = "@example.invalid"
 _DIGITS, _UPPER = np.array(list("0123456789")), np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
@@ -42,7 +44,7 @@ class _Param:
     def __init__(self, law: dict, salt: str) -> None:
         self.law = law
         kind = law["law"]
-        if kind == "int":
+        if kind in ("int", "list"):
             self.table = _int_table(law, salt).astype(str)
         elif kind == "enum":
             other = law.get("other", {"share": 0.0, "distinct": 0, "zipf": 1.0})
@@ -53,23 +55,31 @@ class _Param:
                                   + [f"v{r}" for r in range(1, m + 1)], object)
             p = np.r_[list(law["values"].values()), tail]
             self.cdf = np.cumsum(p / p.sum())
-        elif kind == "opaque":
+        if kind in ("opaque", "list"):
             rows = np.asarray(law["lengths"], np.int64)
             self.lengths, self.cdf = rows[:, 0], np.cumsum(rows[:, 1] / rows[:, 1].sum())
+        if kind == "opaque":
             self.alphabet = np.array(list(PARAM_ALPHABETS[law["alphabet"]]))
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         law, kind = self.law, self.law["law"]
         if kind == "int":
             return self.table[zipf_ranks(law["zipf"], law["distinct"], n, rng)]
+        if kind == "list":
+            length = self._lengths(n, rng)
+            members = self.table[zipf_ranks(law["zipf"], law["distinct"], int(length.sum()),
+                                            rng)].tolist()
+            ends = np.cumsum(length).tolist()
+            sep = unquote(law["sep"])                      # fill_template encodes it again
+            return np.array([sep.join(members[e - k:e])
+                             for e, k in zip(ends, length.tolist())], object)
         if kind == "token":
             return np.char.add("w", (zipf_ranks(law["zipf"], law["distinct"], n, rng) + 1)
                                .astype(str))
         if kind == "enum":
             return self.table[np.minimum(np.searchsorted(self.cdf, rng.random(n), "right"),
                                          len(self.table) - 1)]
-        length = self.lengths[np.minimum(np.searchsorted(self.cdf, rng.random(n), "right"),
-                                         len(self.lengths) - 1)]
+        length = self._lengths(n, rng)
         email = law["alphabet"] == "email"
         if email:
             length = np.maximum(length - len(_EMAIL_DOMAIN), 1)
@@ -80,6 +90,20 @@ class _Param:
                 chars[:, j] = kind[rng.integers(0, len(kind), n)]
         text = np.array(["".join(row[:k]) for row, k in zip(chars, length.tolist())], object)
         return text + _EMAIL_DOMAIN if email else text
+
+
+    def _lengths(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self.lengths[np.minimum(np.searchsorted(self.cdf, rng.random(n), "right"),
+                                       len(self.lengths) - 1)]
+
+
+def fixed_url(url: str, params: dict[str, dict]) -> str:
+    """An object's URL (its placeholders all in ``params``) filled with one value of each
+    law, drawn from a seed of the URL (the model's, never the scenario's: one URL per
+    object)."""
+    rng = np.random.default_rng(zlib.crc32(url.encode()))
+    return fill_template(url, {name: _Param(law, f"{url}\0{name}").draw(1, rng)[0]
+                               for name, law in params.items()})
 
 
 class ParamDraw:

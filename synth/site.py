@@ -25,7 +25,7 @@ import numpy as np
 from ..formats.model import Model
 from ..formats.site import PLACEHOLDER, PageView, SiteSpec
 from .once import OncePool, copies_for, once_url
-from .params import ParamDraw
+from .params import ParamDraw, fixed_url
 
 __all__ = ["ModelSite", "resolve_site", "concrete_url", "DEFAULT_PAGE_SIZE",
            "DEFAULT_OBJECT_SIZE", "MAX_LINKS", "TAIL_PAGES"]
@@ -310,7 +310,8 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
     objects = site.get("objects", [])
     o_known = np.array([o.get("size") or 0 for o in objects], np.int64)
     o_drawn = _sizes(model, "object_size", len(objects), DEFAULT_OBJECT_SIZE, rng)
-    object_urls = [concrete_url(o["url"]) for o in objects]
+    object_urls = [fixed_url(concrete_url(o["url"], o.get("params", {})), o.get("params", {}))
+                   for o in objects]
     object_sizes = np.where(o_known > 0, o_known, o_drawn).tolist()
     page_objects = [list(p.get("objects", [])) for p in head]
     hits = np.array([p.get("hits", 1) for p in head], float)

@@ -102,18 +102,20 @@ def app():
     server.server_close()
 
 
-def _scenario(tmp_path, sessions: int) -> str:
-    """Sessions of the home page then two cart additions (items 3 + i and 40 + i)."""
+def _scenario(tmp_path, sessions: int, clicks: tuple[int, ...] = (2, 3, 3),
+              urls: list[tuple[int, str]] | None = None) -> str:
+    """Sessions of ``clicks`` (PAGES' indices; by default the home page then two cart
+    additions, items 3 + i and 40 + i)."""
     header = {"seed": 1, "classes": [c.to_dict() for c in parse_classes("lan/http11")],
               "site": {"pages": [{"url": u, "size": 10, "objects": [], "method": m}
                                  for m, u in PAGES], "objects": []}}
     out = io.StringIO()
-    n = sessions
+    n, k = sessions, len(clicks)
     ScenarioWriter(out, header).write(SessionBatch(
-        np.arange(n), np.arange(n) * 0.02, np.zeros(n, int), np.arange(n + 1) * 3,
-        np.tile([2, 3, 3], n), np.tile([0.0, 0.01, 0.01], n),
-        urls=[(3 * i + k, f"/cart/{item}") for i in range(n)
-              for k, item in ((1, 3 + i), (2, 40 + i))]))
+        np.arange(n), np.arange(n) * 0.02, np.zeros(n, int), np.arange(n + 1) * k,
+        np.tile(clicks, n), np.tile([0.0] + [0.01] * (k - 1), n),
+        urls=urls if urls is not None else [(3 * i + j, f"/cart/{item}") for i in range(n)
+                                            for j, item in ((1, 3 + i), (2, 40 + i))]))
     path = tmp_path / "s.jsonl"
     path.write_text(out.getvalue())
     return str(path)
@@ -176,13 +178,46 @@ def test_a_failed_check_or_extraction_is_a_failure_of_its_own_kind(app, tmp_path
     assert s["errors"]["by_kind"] == {"extract_failed": 3, "script_error": 9}, s["errors"]
 
 
+def test_a_form_is_sent_from_its_page_and_urls_take_the_sessions_own_values(app, tmp_path):
+    """Sessions home → POST /login → POST /cart/{id} with no start page: the script says the
+    login is sent from GET /login (fetched first, as a user opens the form) and that the cart's
+    id is the session's own (its data row's), not the scenario's: the application logs every
+    session in and records the data file's items."""
+    server, seen = app
+    n = 4
+    scenario = _scenario(tmp_path, n, (2, 1, 3), [(3 * i + 2, "/cart/999") for i in range(n)])
+    (tmp_path / "users.csv").write_text("email,item\n" + "".join(f"u{k}@shop.test,{70 + k}\n"
+                                                                 for k in range(n)))
+    (tmp_path / "shop.py").write_text('''
+from wagon.replay.script import Script, form_field, json_field
+script = Script()
+script.data("users", "users.csv")
+script.on("GET /login", extract={"csrf": form_field("csrf_token")})
+script.on("POST /login", after=["GET /login"], form={"email": "{users.email}",
+          "password": "pw-{users.email}", "csrf_token": "{csrf}"})
+script.on("POST /cart/{n}", url={"n": "{users.item}"},
+          form={"item": "{n}", "csrf_token": "{csrf}"}, check=json_field("ok", True))
+''')
+    s = replay(scenario, ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/", script=str(tmp_path / "shop.py"),
+        results=str(tmp_path / "r.csv"), fail_on=()))
+    assert s["errors"]["total"] == 0, s["errors"]
+    assert sorted(seen.logins) == [f"u{k}@shop.test" for k in range(n)]
+    assert sorted(seen.carts) == [(f"u{k}@shop.test", 70 + k) for k in range(n)]
+    rows = read_results(tmp_path / "r.csv")
+    assert rows.groupby("session")["url"].apply(list).tolist() == [
+        ["/home", "/login", "/login", "/home", f"/cart/{70 + k}"] for k in range(n)]
+
+
 @pytest.mark.parametrize("text, why", [
     ("import nothing_here", "the script fails to load: ModuleNotFoundError"),
     ("x = 1", "defines no 'script = Script(...)'"),
     ("from wagon.replay.script import Script\nscript = Script(start=['GET /logout'])",
      "'GET /logout' is not a page of the scenario's site"),
     ("from wagon.replay.script import Script\nscript = Script(start=['POST /cart/{id}'])",
-     "a start page must have one URL")])
+     "a start page must have one URL"),
+    ("from wagon.replay.script import Script\nscript = Script().on('GET /cart/{id}', "
+     "url={'n': '1'})", "url names 'n', not a placeholder of the page")])
 def test_a_script_that_cannot_play_is_one_line_before_the_run(tmp_path, text, why):
     (tmp_path / "bad.py").write_text(text)
     r = CliRunner().invoke(main, ["replay", _scenario(tmp_path, 1), "--target",

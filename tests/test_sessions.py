@@ -129,7 +129,8 @@ def test_real_traces_sessionize(nasa, epa):
         s = sessionize(req)
         c = s.counts
         assert c["requests_used"] + c["robot_requests"] == c["requests"] == len(req)
-        assert c["clicks"] + c["embedded_requests"] == c["requests_used"]
+        assert c["clicks"] + c["embedded_requests"] + c["redirect_follows"] == \
+            c["requests_used"]
         assert int(s.samples["clicks"].sum()) == c["clicks"]
         assert len(s.samples["think"]) == c["clicks"] - c["sessions"]
         assert np.all(s.samples["think"] >= 2.0) and np.all(s.samples["think"] <= 600.0)

@@ -16,8 +16,9 @@ and ``near_ties``. Version 6 adds the site's ``statuses``: per URL of its pages 
 the share of its requests the logged server answered with each status other than 200 and 304
 (``{"/a.html": {"404": 0.25}}``). Version 7 makes pages request templates: a page's
 ``method`` (``site.METHODS``, GET when absent) and ``params``, each placeholder of its URL
-(``/item/{id}?q={q}``) with its value law (``int``, ``token``, ``enum``, ``opaque``: never a
-raw value that may be a person's; ``wagon.modeling.params``); ``site.statuses`` keys a page
+(``/item/{id}?q={q}``) with its value law (``int``, ``list`` of integers, ``token``, ``enum``,
+``opaque``: never a raw value that may be a person's; ``wagon.modeling.params``; an object's
+placeholders too, ``/api/items?ids={ids}``); ``site.statuses`` keys a page
 of another method than GET as ``"POST /cart"`` (``status_key``); ``site.thinks`` holds the
 think times of the transitions the log supports (counts per log-spaced bin). Files of
 earlier versions,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "validate",
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
-           "PARAM_LAWS", "PARAM_ALPHABETS", "MAX_DISTINCT", "status_key"]
+           "PARAM_LAWS", "PARAM_ALPHABETS", "LIST_SEPARATORS", "MAX_DISTINCT", "status_key"]
 
 MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
@@ -59,7 +60,10 @@ MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
-              "enum": ("values",), "opaque": ("alphabet", "lengths")}
+              "enum": ("values",), "opaque": ("alphabet", "lengths"),
+              "list": ("sep", "lengths", "min", "max", "distinct", "zipf")}
+#: what separates a ``list`` parameter's integers (``ids=1,2,3``; ``%2C`` a comma escaped)
+LIST_SEPARATORS = (",", "%2C", "%2c", ";", "|", "+", "%20")
 #: distinct values of a parameter's law at most (what synthesis tabulates)
 MAX_DISTINCT = 10_000_000
 #: an ``opaque`` parameter's alphabets, smallest first ("email": ``<these>@example.invalid``)
@@ -307,6 +311,7 @@ def validate(data: object, path: str = "model") -> None:
     for i, obj in enumerate(objects):
         _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
         _check_site_entry(obj, f"site.objects[{i}]", path)
+        _check_template(obj, f"site.objects[{i}]", path)
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)
@@ -359,6 +364,9 @@ def _param_ok(law: dict) -> bool:
     """A parameter law's fields in range."""
     kind = law["law"]
     zipf = _number(law.get("zipf", 0)) and 0 <= law.get("zipf", 0) < math.inf
+    if kind == "list":
+        return (law["sep"] in LIST_SEPARATORS and _lengths(law["lengths"])
+                and _param_ok(dict(law, law="int")))
     if kind == "int":
         return (zipf and all(type(law[k]) is int and abs(law[k]) < 1 << 62 for k in ("min", "max"))
                 and law["min"] <= law["max"] and _count(law["distinct"])
@@ -366,9 +374,8 @@ def _param_ok(law: dict) -> bool:
     if kind == "token":
         return zipf and _count(law["distinct"]) and 1 <= law["distinct"] <= MAX_DISTINCT
     if kind == "opaque":
-        return isinstance(law["alphabet"], str) and law["alphabet"] in PARAM_ALPHABETS and \
-            _rows(law["lengths"], 2, -1) and all(
-            0 < a <= 512 and b > 0 for a, b in law["lengths"]) and len(law["lengths"]) > 0
+        return (isinstance(law["alphabet"], str) and law["alphabet"] in PARAM_ALPHABETS
+                and _lengths(law["lengths"]))
     values, other = law["values"], law.get("other", {"share": 0, "distinct": 0})
     return (isinstance(values, dict) and len(values) > 0
             and all(isinstance(v, str) and v and _number(p) and 0 < p <= 1
@@ -377,6 +384,12 @@ def _param_ok(law: dict) -> bool:
             and _count(other.get("distinct")) and other["distinct"] <= MAX_DISTINCT
             and _number(other.get("zipf", 0)) and 0 <= other.get("zipf", 0) < math.inf
             and abs(sum(values.values()) + other["share"] - 1) < 1e-3)
+
+
+def _lengths(rows: object) -> bool:
+    """``[[length, count], …]``: lengths in 1..512, counts > 0, at least one row."""
+    return _rows(rows, 2, -1) and len(rows) > 0 and all(0 < a <= 512 and b > 0
+                                                         for a, b in rows)
 
 
 def _count(v: object) -> bool:

@@ -100,6 +100,12 @@ class SiteSpec:
         return self.page_views[page][view - 1] if view else PageView(
             tuple(self.page_objects[page]))
 
+    def cached_view(self, page: int) -> int:
+        """The view of ``page`` that fetches least (what a browser asks for on a page whose
+        objects it has cached); 0 (all its objects) when the page has no views."""
+        views = self.page_views[page]
+        return min(range(1, len(views) + 1), key=lambda k: len(views[k - 1].objects), default=0)
+
     def fetches(self) -> "FetchTable":
         """Every (page, view) as arrays: what a click asks for, for vectorised readers."""
         rows = [self.view(p, k) for p in range(len(self.page_urls))

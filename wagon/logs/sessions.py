@@ -47,6 +47,7 @@ from .delays import delay_bin
 from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
+from .templates import KEPT_METHODS
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
            "THINK_BINS", "think_edges", "think_bins",
@@ -254,6 +255,30 @@ def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
     return flags
 
 
+#: the answers a browser follows at once (a page's request for the next URL)
+REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def _actions(req: Requests) -> np.ndarray:
+    """Per URL code: is it a user's action (a page keyed with a method that sends a body,
+    ``templates.page_key``: a form's submission), a click of its own however soon it came?"""
+    return np.array([u.split(" ", 1)[0] in KEPT_METHODS and " " in u for u in req.urls]
+                    + [False], bool)
+
+
+def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
+                      is_object: np.ndarray, within: float) -> np.ndarray:
+    """Per request in ``order``: the browser following its client's previous answer, a
+    redirect (a page's request, within ``within`` s). A replay follows the redirect itself
+    (the page keeps its status), so the follow-up is neither a click nor an object."""
+    if not len(order):
+        return np.zeros(0, bool)
+    c, t = client[order], req.time[order]
+    after = np.r_[False, (c[1:] == c[:-1]) & (np.diff(t) < within)]
+    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS)]
+    return after & redirected & ~is_object[order]
+
+
 def _referer_urls(req: Requests) -> np.ndarray:
     """Per referer code: the URL code its path names (-1: no referer, -2: a URL not in the log)."""
     index = {u: i for i, u in enumerate(req.urls)}
@@ -281,20 +306,46 @@ def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: fl
 
 def _canonical_order(req: Requests, idx: np.ndarray, client: np.ndarray,
                      is_object: np.ndarray) -> np.ndarray:
-    """``idx`` sorted by client, time, pages before objects, URL (as strings), status, size:
-    an order that does not depend on the order of the input lines. The last four keys packed
+    """``idx`` sorted by client, time, pages before objects, redirects before the rest (what
+    a redirect sent the browser to came after it), URL (as strings), status, size: an order
+    that does not depend on the order of the input lines. The last four keys packed
     into one integer, and client and time into another when times are whole seconds (most
     logs): two keys sort in half the time of six (``_by_pairs``)."""
     if not len(idx):
         return idx
     url_rank = _ranks(req.urls)[req.url[idx]]
     t = req.time[idx]
-    minor = _packed([is_object[idx], url_rank, req.status[idx], req.size[idx]])
+    followed = ~np.isin(req.status[idx], REDIRECTS)
+    minor = _packed([is_object[idx], followed, url_rank, req.status[idx], req.size[idx]])
     major = _packed([client[idx], t.astype(np.int64)]) if np.all(t == np.floor(t)) else None
     if minor is None or major is None:
-        keys = (req.size[idx], req.status[idx], url_rank, is_object[idx], t, client[idx])
+        keys = (req.size[idx], req.status[idx], url_rank, followed, is_object[idx], t,
+                client[idx])
         return idx[np.lexsort(keys)]
     return idx[_by_pairs(major, minor)]
+
+
+def _referred_after(order: np.ndarray, req: Requests, client: np.ndarray,
+                    referer_urls: np.ndarray) -> np.ndarray:
+    """``order`` with the requests of one client at one time stamp (a log's whole seconds tie a
+    page with what it fetched) put after the request their Referer names, when it is among
+    them: ``/item/44`` before the ``/api/items?ids=…`` its script asked for, whatever their
+    URLs' order. Only the tied rows are looked at; the rest keep their place."""
+    if len(order) < 2:
+        return order
+    c, t = client[order], req.time[order]
+    same = (c[1:] == c[:-1]) & (t[1:] == t[:-1])
+    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
+    if not len(tied):
+        return order
+    group = np.cumsum(np.r_[True, ~same])[tied]              # one number per tie
+    url = req.url[order[tied]].astype(np.int64)
+    ref = referer_urls[req.referer[order[tied]]]
+    width = int(url.max()) + 1
+    referred = (ref >= 0) & (ref != url) & np.isin(group * width + ref, group * width + url)
+    out = order.copy()
+    out[tied] = order[tied][np.lexsort((np.arange(len(tied)), referred, group))]
+    return out
 
 
 def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
@@ -375,11 +426,16 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     counts["robot_requests"] = int((~keep).sum())
     counts["robots_by_rule"] = by_rule
     all_objects = object_flags(req, rules.object_extensions)
-    order = _canonical_order(req, np.flatnonzero(keep), client, all_objects)
+    referer_urls = _referer_urls(req)
+    order = _referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
+                            req, client, referer_urls)
+    followed = _redirect_follows(req, order, client, all_objects, rules.tmin)
+    counts["redirect_follows"] = int(followed.sum())
+    order = order[~followed]
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
     is_object = all_objects[order]
-    ref = _referer_urls(req)[req.referer[order]] if len(order) else np.zeros(0, np.int64)
+    ref = referer_urls[req.referer[order]] if len(order) else np.zeros(0, np.int64)
     n = len(t)
 
     first = np.ones(n, bool)
@@ -394,7 +450,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
             else np.zeros(n, bool))
     orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
-    start = lapse | ((gap >= rules.tmin) & (~is_object | late | orphan))
+    start = lapse | _actions(req)[req.url[order]] | ((gap >= rules.tmin) &
+                                                      (~is_object | late | orphan))
     cs = np.flatnonzero(start)                          # click starts (every client's first too)
     k = len(cs)
     own = np.cumsum(start) - 1                          # the click in progress at each request
@@ -439,7 +496,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
         "objects_per_page": (np.bincount(click_of, minlength=k) - 1).astype(np.int64),
         "object_size": size[obj_ok].astype(np.float64),
     }
-    counts.update(sessions=int(new_session.sum()), clicks=int(k), requests_used=int(n),
+    counts.update(sessions=int(new_session.sum()), clicks=int(k),
+                  requests_used=int(n) + counts["redirect_follows"],
                   embedded_requests=int(member.sum()),
                   object_clicks=int(is_object[cs].sum()),
                   referer_attached=int((attach & (click_of != own)).sum()),

@@ -193,8 +193,8 @@ class ValueTally:
 def template_requests(req: Requests, dynamic: frozenset[str] = frozenset(),
                       keep_query: bool = False
                       ) -> tuple[Requests, list[str], list[str], ValueTally]:
-    """``req`` with URLs as page keys (method and template; referers reduced to templated
-    paths, so that they still name the templated pages), the (method, URL) pairs of the log
+    """``req`` with URLs as page keys (method and template; referers templated as GET pages,
+    so that they still name the templated pages, ``/item?id={id}`` for ``/item?id=36``), the (method, URL) pairs of the log
     as keys (GET folded as in ``page_key``) with the page key of each, and the values the
     placeholders took."""
     kept = np.array([m in KEPT_METHODS for m in req.methods] + [False])
@@ -208,7 +208,7 @@ def template_requests(req: Requests, dynamic: frozenset[str] = frozenset(),
     keys = [page_key(m, t) for (m, _), (t, _) in zip(pairs, done)]
     names, (code,) = sorted_table([keys])
     code = code.astype(np.int32)
-    referers = [template_path(p) if p.startswith("/") else p
+    referers = [templated(p, dynamic, keep_query)[0] if p.startswith("/") else p
                 for p in map(referer_path, req.referers)]
     out = replace(req, url=code[pair] if len(req) else req.url, urls=names, referers=referers)
     return out, raw, keys, _tally(pair, req.host, keys, done)

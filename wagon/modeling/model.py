@@ -296,7 +296,7 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         *(v.objects for v in views[u])) for u in pages}
     objects = sorted(set().union(*page_objects.values()), key=lambda u: site.urls[u])
     object_index = {u: i for i, u in enumerate(objects)}
-    laws = value_laws(values or ValueTally(), {site.urls[u] for u in pages})
+    laws = value_laws(values or ValueTally(), {site.urls[u] for u in pages + objects})
 
     def page(u: int) -> dict:
         method, url = split_key(site.urls[u])
@@ -318,6 +318,7 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
     out = {
         "pages": [page(u) for u in pages],
         "objects": [{"url": split_key(site.urls[u])[1], "size": site.object_size.get(u)}
+                    | ({"params": laws[site.urls[u]]} if site.urls[u] in laws else {})
                     for u in objects],
         "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
                         key=lambda e: (-e[1], e[0])),

@@ -4,6 +4,8 @@ model never holds a raw value that may be a person's (docs/formats.md, "Paramete
 
 - ``int``: all values decimal integers: their range, the number of distinct values and the
   Zipf exponent of their popularity by rank (maximum likelihood on the rank-frequency);
+- ``list``: lists of decimal integers with one separator (``ids=76,107,138``): how many a
+  list holds (a length law) and its integers' law as ``int``'s, over all the lists' members;
 - ``opaque``: e-mail addresses, identifiers (``{uuid}``, ``{hex}``, ``{token}``, ``{email}``
   placeholders) and high-entropy values (16 characters or more mixing letters and digits:
   session ids, tokens): their shape only — the length law and the alphabet;
@@ -20,7 +22,7 @@ import re
 
 import numpy as np
 
-from ..formats.model import MAX_DISTINCT, PARAM_ALPHABETS
+from ..formats.model import LIST_SEPARATORS, MAX_DISTINCT, PARAM_ALPHABETS
 from ..logs.templates import ValueTally
 
 __all__ = ["K_ANONYMITY", "ENUM_MAX", "value_laws", "param_law", "zipf_exponent"]
@@ -79,9 +81,16 @@ def param_law(name: str, values: list[str], requests: np.ndarray, clients: np.nd
                 "lengths": [[int(a), int(b)] for a, b in zip(lengths, count)]}
     s = zipf_exponent(requests)
     if all(_INT.fullmatch(v) for v in values):
-        ints = np.array([int(v) for v in values])
-        return {"law": "int", "n": n, "min": int(ints.min()), "max": int(ints.max()),
-                "distinct": min(len(values), MAX_DISTINCT), "zipf": s}
+        return _int_law(n, np.array([int(v) for v in values]), requests)
+    sep = _separator(values)
+    if sep is not None:
+        members = [v.split(sep) for v in values]
+        lengths, count = np.unique(np.repeat([len(m) for m in members], requests),
+                                   return_counts=True)
+        ints = np.array([int(x) for m in members for x in m])
+        return {**_int_law(n, ints, np.repeat(requests, [len(m) for m in members])),
+                "law": "list", "sep": sep,
+                "lengths": [[int(a), int(b)] for a, b in zip(lengths, count)]}
     public = np.asarray(clients) >= k
     if 0 < public.sum() <= ENUM_MAX and requests[public].sum() * 2 >= n:
         order = np.flatnonzero(public)[np.argsort(-requests[public], kind="stable")]
@@ -94,6 +103,24 @@ def param_law(name: str, values: list[str], requests: np.ndarray, clients: np.nd
                             "zipf": zipf_exponent(requests[~public])}
         return law
     return {"law": "token", "n": n, "distinct": min(len(values), MAX_DISTINCT), "zipf": s}
+
+
+def _int_law(n: int, ints: np.ndarray, requests: np.ndarray) -> dict:
+    """An ``int`` law of the integers ``ints`` asked for ``requests`` times each (repeats
+    add up)."""
+    values, code = np.unique(ints, return_inverse=True)
+    freq = np.bincount(code.ravel(), weights=requests)
+    return {"law": "int", "n": n, "min": int(values[0]), "max": int(values[-1]),
+            "distinct": min(len(values), MAX_DISTINCT), "zipf": zipf_exponent(freq)}
+
+
+def _separator(values: list[str]) -> str | None:
+    """The one separator of ``values`` as lists of integers (a list may hold one), if any."""
+    for sep in LIST_SEPARATORS:
+        if any(sep in v for v in values) and all(
+                all(_INT.fullmatch(x) for x in v.split(sep)) for v in values):
+            return sep
+    return None
 
 
 def value_laws(tally: ValueTally, pages: set[str], k: int = K_ANONYMITY

@@ -1,22 +1,27 @@
 """What a wagon replay of the shop needs that its access log does not say (HOOKS.md): the
-login form's fields, the cart's and checkout's, and the CSRF token each POST carries, taken
-from the last page that showed a form. ``wagon replay s.jsonl --script wagon_script.py``."""
+login form's fields, the cart's and checkout's, the CSRF token each POST carries (taken again
+from every page that shows a form: a login changes it, and a checkout may land on the login
+form; each form is sent from its page), and the values of URLs that are the session's own: its order, its account.
+``wagon replay s.jsonl --script wagon_script.py``."""
 from wagon.replay.script import Script, contains, maybe, regex, status
 
-TOKEN = regex(r'name="csrf_token" value="([0-9a-f]{32})"')
+TOKEN = maybe(regex(r'name="csrf_token" value="([0-9a-f]{32})"'))
 ITEM = regex(r'name="item" value="(\d+)"')
-FORM = {"csrf": TOKEN}
+ORDER = maybe(regex(r"<h1>Order (\d+)</h1>"))
 
 script = Script()
 script.data("users", "users.csv")                  # user<k>@example.test / secret<k>
-for page in ("GET /login", "GET /login?next={next}", "GET /cart"):
-    script.on(page, extract=FORM)
+for page in ("GET /login", "GET /login?next={next}", "GET /cart", "GET /", "GET /search?page={p}&q={q}"):
+    script.on(page, extract={"csrf": TOKEN})
 for page in ("GET /item/{id}", "GET /item?id={id}"):
-    script.on(page, extract={"csrf": TOKEN, "item": ITEM})
-for page in ("POST /login", "POST /login?next={next}"):    # a failed login shows the form again
-    script.on(page, form={"email": "{users.email}", "password": "{users.password}",
-                          "csrf_token": "{csrf}"}, extract={"csrf": maybe(TOKEN)},
+    script.on(page, extract={"csrf": TOKEN, "item": maybe(ITEM)})
+for page in ("POST /login", "POST /login?next={next}"):      # sent from a login form
+    script.on(page, after=["GET /login"], form={"email": "{users.email}", "password": "{users.password}",
+                          "csrf_token": "{csrf}"}, extract={"csrf": TOKEN},
               check=contains(">Log out</a>"))
-script.on("POST /cart", form={"item": "{item}", "qty": "1", "csrf_token": "{csrf}"},
-          extract=FORM, check=status(200))         # 303 to /cart, whose form has the token
-script.on("POST /checkout", form={"csrf_token": "{csrf}"}, check=status(200))
+script.on("POST /cart", after=["GET /item/{item}", "GET /item?id={item}"], form={"item": "{item}", "qty": "1", "csrf_token": "{csrf}"},
+          extract={"csrf": TOKEN}, check=status(200))   # 303 to /cart, whose form has the token
+script.on("POST /checkout", after=["GET /cart"], form={"csrf_token": "{csrf}"},
+          extract={"csrf": TOKEN, "order": ORDER}, check=status(200))
+script.on("GET /orders/{id}", url={"id": "{order}"})
+script.on("GET /account?email={email}", url={"email": "{users.email}"})

@@ -1,0 +1,80 @@
+"""An application's log as clicks (issue 37): requests of one second put in the order the log
+implies whatever the order of its lines, forms as clicks, redirect follow-ups left to the
+replay, lists of ids and an embedded request's values as laws. The observer is the log each
+test writes: it says which request was the page, which the redirect's follow-up."""
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from wagon import SessionRules, parse_bytes, sessionize
+from wagon.formats.site import template_pattern
+from wagon.logs.templates import template_requests
+from wagon.modeling.params import param_law
+from wagon.synth.params import fixed_url
+
+SITE = "http://shop.example"
+
+
+def _line(t: int, method: str, url: str, status: int, referer: str = "-") -> str:
+    return (f'10.0.0.1 - - [01/Aug/2026:00:00:{t:02d} +0000] "{method} {url} HTTP/1.1" '
+            f'{status} 100 "{referer}" "Mozilla/5.0"')
+
+
+def _clicks(lines: list[str]):
+    req, _ = parse_bytes(("\n".join(lines) + "\n").encode(), "combined", keep_query=True)
+    req = template_requests(req, keep_query=False)[0]
+    s = sessionize(req, SessionRules(tmin=2.0))
+    pages = {u: n for u, n in s.site.page_hits.items() if n}
+    return s, {s.site.urls[u]: n for u, n in pages.items()}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_one_seconds_requests_follow_their_referer_whatever_the_lines_order(order):
+    """An item page, its script's XHR naming it as Referer, its image: one click of the item
+    page, in every order of the three lines (the XHR's URL sorts before the page's)."""
+    same = [_line(10, "GET", "/item/7", 200, f"{SITE}/"),
+            _line(10, "GET", "/api/items?ids=1,2,3", 200, f"{SITE}/item/7"),
+            _line(10, "GET", "/img/7.png", 200, f"{SITE}/item/7")]
+    s, pages = _clicks([_line(0, "GET", "/", 200)] + [same[k] for k in order])
+    assert s.counts["clicks"] == 2
+    assert [k for k in pages if k.startswith("/item")] and not [k for k in pages if "api" in k]
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_form_is_a_click_and_its_redirects_follow_up_is_left_to_the_replay(swap):
+    """POST /checkout answered 303 and the GET of the order it sent the browser to, in one
+    second (either line first), after the cart page: two clicks (the cart, the POST), the
+    follow-up counted, not a click nor an object."""
+    post, follow = (_line(5, "POST", "/checkout", 303, f"{SITE}/cart"),
+                    _line(5, "GET", "/orders/12", 200, f"{SITE}/cart"))
+    s, pages = _clicks([_line(0, "GET", "/cart", 200), *((follow, post) if swap else
+                                                          (post, follow))])
+    assert s.counts["clicks"] == 2 and s.counts["redirect_follows"] == 1
+    assert "POST /checkout" in pages and not [k for k in pages if "orders" in k]
+    assert s.counts["requests_used"] == 3
+
+
+def test_a_list_of_ids_is_a_length_law_and_its_members_law():
+    """``ids=…`` lists: the lengths and the members' range as the test counts them; an
+    object's one URL drawn from that law is a list of integers of that range and a length
+    the log had."""
+    rng = np.random.default_rng(3)
+    lists = [",".join(map(str, rng.integers(1, 501, k))) for k in rng.choice([2, 3, 4], 300)]
+    values, requests = np.unique(lists, return_counts=True)
+    law = param_law("ids", values.tolist(), requests, np.ones(len(values), int))
+    members = [int(x) for v in lists for x in v.split(",")]
+    lengths = np.unique([len(v.split(",")) for v in lists], return_counts=True)
+    assert law["law"] == "list" and law["sep"] == ","
+    assert law["lengths"] == [[int(a), int(b)] for a, b in zip(*lengths)]
+    assert (law["min"], law["max"]) == (min(members), max(members))
+    assert law["distinct"] == len(set(members))
+    url = fixed_url("/api/items?ids={ids}", {"ids": law})
+    got = template_pattern("/api/items?ids={ids}").fullmatch(url.replace("%2C", ","))
+    drawn = [int(x) for x in got["ids"].split(",")]
+    assert len(drawn) in lengths[0] and all(min(members) <= x <= max(members) for x in drawn)
+    assert fixed_url("/api/items?ids={ids}", {"ids": law}) == url      # the model's, not a run's
+    assert re.fullmatch(r"/api/items\?ids=\d+(%2C\d+)+", url)

@@ -1,0 +1,100 @@
+"""The application loop (issue 37): the shop's own nginx log (tests/data/shop-access.log.gz)
+→ wagon fit → wagon synth → wagon replay --script against the shop on a fresh database. The
+observers are the shop's nginx log of the replay (methods, query strings, statuses: read
+here with the test's own regular expression and templating) and the shop's database, whose
+rows the test predicts by playing each synthetic session's clicks through the shop's rules
+(HOOKS.md) itself."""
+from __future__ import annotations
+
+import collections
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from wagon.cli import main
+from wagon.formats.scenario import read_scenario
+
+from .shop import shop
+
+DATA = Path(__file__).parent / "data" / "shop-access.log.gz"
+SCRIPT = Path(__file__).parent / "apps" / "shop" / "wagon_script.py"
+REQUEST = re.compile(r'"(GET|POST|PUT|DELETE|HEAD) ([^ ]+) HTTP/[0-9.]+" (\d{3}) ')
+
+
+def _lines(text: str) -> list[tuple[str, str, int]]:
+    return [(m[1], m[2], int(m[3])) for m in map(REQUEST.search, text.splitlines()) if m]
+
+
+def _template(url: str) -> str:
+    """The test's own templating: digit runs and hex tokens in the path, query values."""
+    path, _, query = url.partition("?")
+    path = re.sub(r"/(\d+|[0-9a-f]{16,})(?=/|$)", "/{}", path)
+    names = sorted(q.split("=", 1)[0] for q in query.split("&")) if query else []
+    return path + ("?" + "&".join(names) if names else "")
+
+
+def _mix(lines: list[tuple[str, str, int]]) -> dict[str, float]:
+    n = len(lines)
+    templates = collections.Counter(f"{m} {_template(u)}" for m, u, _ in lines)
+    return {"POST": sum(m == "POST" for m, _, _ in lines) / n,
+            "query": sum("?" in u for _, u, _ in lines) / n,
+            **{k: v / n for k, v in templates.items()}}
+
+
+def _predicted(scenario: str) -> dict[str, int]:
+    """The shop's rows the scenario's clicks make, by the shop's rules (HOOKS.md) and the
+    script's: a login row per POST to /login (the script opens the form first and knows the
+    password); a cart row per POST /cart once the session has shown an item the shop sells
+    (ids 1..500: the item the form sends); an order per POST /checkout of a logged-in session
+    with a non-empty cart (which empties it); /logout logs out."""
+    sc = read_scenario(scenario)
+    rows = collections.Counter()
+    for s in sc.sessions():
+        logged, item, cart = False, False, 0
+        for k, (page, _) in enumerate(s.clicks):
+            method, url = sc.site.page_methods[page], s.url(k, sc.site)
+            path = url.split("?")[0]
+            shown = re.fullmatch(r"/item(?:/(\d+)|\?id=(\d+))", url)
+            if method == "GET" and shown:
+                item = item or 1 <= int(shown[1] or shown[2]) <= 500
+            elif method == "GET" and path == "/logout":
+                logged = False
+            elif method == "POST" and path == "/login":
+                logged, rows["logins"] = True, rows["logins"] + 1
+            elif method == "POST" and path == "/cart" and item:
+                cart, rows["carts"] = cart + 1, rows["carts"] + 1
+            elif method == "POST" and path == "/checkout" and logged and cart:
+                cart, rows["orders"] = 0, rows["orders"] + 1
+    return dict(rows)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("fit") / "shop.json"
+    r = CliRunner().invoke(main, ["fit", str(DATA), "-o", str(out), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_the_shops_log_replayed_through_its_model_reaches_it_as_the_log_did(model, tmp_path):
+    scenario = tmp_path / "s.jsonl"
+    r = CliRunner().invoke(main, ["synth", str(model), "--sessions", "200", "--seed", "5",
+                                  "--speedup", "40", "--classes", "lan/http11", "-o",
+                                  str(scenario)])
+    assert r.exit_code == 0, r.output
+    with shop(tmp_path / "shop") as app:
+        r = CliRunner().invoke(main, ["replay", str(scenario), "--target", app.url,
+                                      "--script", str(SCRIPT), "--no-status-marks", "--quiet",
+                                      "--json"])
+        counts = app.counts()
+        replayed = _lines(app.access_log.read_text())
+    logged = _lines(gzip.decompress(DATA.read_bytes()).decode())
+    want, got = _mix(logged), _mix(replayed)
+    assert abs(got["POST"] - want["POST"]) < 0.05 and abs(got["query"] - want["query"]) < 0.05
+    for t in set(want) | set(got):                                # every template
+        assert abs(got.get(t, 0.0) - want.get(t, 0.0)) < 0.05, (t, got.get(t), want.get(t))
+    assert not [x for x in replayed if x[2] == 403]               # no CSRF failure
+    assert counts == _predicted(str(scenario)), r.output
