@@ -314,7 +314,11 @@ def test_one_count_of_each_thing_in_console_report_and_csv(tmp_path):
                           f"{counts['in_flight']:,})")
     assert rows["requests not started (of those due)"] == (f"{counts['not_started']:,} "
                                                            f"({len(req):,})")
-    classes = _table(text, "classes")
+    ended = counts["ok"] + counts["failed"]
+    assert _table(text, "thresholds") == [["errors>1%", f"{100 * counts['failed'] / ended:.2f} %",
+                                           "ok"]]                # in its unit, from the rows
+    classes = [[v.replace(",", "") for v in c] for c in _table(text, "classes")]
+    assert sum(int(c[2]) for c in classes) == len(req)
     assert sum(int(c[3]) for c in classes) == counts["ok"]
     assert sum(int(c[4]) for c in classes) == counts["failed"]
     assert sum(int(c[5]) for c in classes) == counts["in_flight"] + counts["not_started"]

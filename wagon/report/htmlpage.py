@@ -62,10 +62,13 @@ img { max-width: 100%; } .note { color: #555; } .howto { color: #333; font-style
 
 
 def table(head: list[str], rows: list[list], ident: str | None = None) -> str:
-    """An HTML table; floats with 4 significant digits, NaN as an empty cell."""
+    """An HTML table; floats with 4 significant digits (thousands separated), integers with
+    thousands separators, NaN as an empty cell."""
     def cell(v):
-        if isinstance(v, float):
-            return "" if not np.isfinite(v) else f"{v:.4g}"
+        if isinstance(v, (float, np.floating)):
+            return "" if not np.isfinite(v) else f"{float(f'{v:.4g}'):,.10g}"
+        if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+            return f"{v:,}"
         return html.escape("" if v is None else str(v))
     attr = f" id='{ident}'" if ident else ""
     return (f"<table{attr}><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"

@@ -89,8 +89,19 @@ def _verdict(summary: dict | None) -> str:
             f"passed its {len(checks)} threshold{'s' * (len(checks) != 1)}")
     return (f"<h2 id='verdict'>Verdict: the run {html.escape(how)} and {head}</h2>"
             + table(["threshold", "measured", "verdict"],
-                    [[c["threshold"], c["value"], "FAILED" if c["failed"] else "ok"]
+                    [[c["threshold"], _measured(c), "FAILED" if c["failed"] else "ok"]
                      for c in checks], "thresholds"))
+
+
+def _measured(check: dict) -> str:
+    """A threshold's measured value in its own unit: ``errors>1%`` → ``4.90 %``, a latency
+    (``NAME.STAT``) in ms, a count of errors as a count; not measured → ``-``."""
+    value, text = check["value"], check["threshold"]
+    if value is None:
+        return "-"
+    if text.rstrip().endswith("%"):
+        return f"{value:.2f} %"
+    return f"{value:,.2f} ms" if "." in text.split(">")[0].split("<")[0] else f"{value:,.0f}"
 
 
 def _active(starts: np.ndarray, ends: np.ndarray, grid: np.ndarray) -> np.ndarray:
