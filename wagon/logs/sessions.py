@@ -269,13 +269,17 @@ def _actions(req: Requests) -> np.ndarray:
 def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
                       is_object: np.ndarray, within: float) -> np.ndarray:
     """Per request in ``order``: the browser following its client's previous answer, a
-    redirect (a page's request, within ``within`` s). A replay follows the redirect itself
-    (the page keeps its status), so the follow-up is neither a click nor an object."""
+    redirect of a form's submission (POST, PUT…: ``_actions``), within ``within`` s. The
+    replay follows it itself (it carries what the action made: an order's page, a login
+    form's next page), so the follow-up is neither a click nor an object. A GET's redirect
+    (a directory's missing slash) keeps its follow-up as the click's embedded request, as
+    the log shows it: an export and a replay that does not follow ask for it so."""
     if not len(order):
         return np.zeros(0, bool)
     c, t = client[order], req.time[order]
     after = np.r_[False, (c[1:] == c[:-1]) & (np.diff(t) < within)]
-    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS)]
+    action = _actions(req)[req.url[order]]
+    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS) & action[:-1]]
     return after & redirected & ~is_object[order]
 
 
