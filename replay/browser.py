@@ -589,6 +589,8 @@ class Client:
         failed = self._scripted(html, own, lambda u: self.t.path(marked(u, 0)))
         objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
                 for k, o in enumerate(fetch.objects, start=1)]
+        for c, o in zip(objs, fetch.objects):
+            c.method = site.object_methods[o]
         for k, c in enumerate([html] + objs):
             c.asked = marks.get(k)
         for i in fetch.revalidated:
@@ -735,11 +737,12 @@ class Client:
         """A click the run stopped before: its page (at ``url``, as ``visit``) and its view's
         objects end ``not_started``; returns how many requests that is."""
         site = self.t.site
-        urls = [(url or site.page_urls[page], True)] + [(site.object_urls[o], False)
-                                                        for o in site.view(page, view).objects]
-        for u, is_page in urls:
+        urls = [(url or site.page_urls[page], site.page_methods[page], True)] + [
+            (site.object_urls[o], site.object_methods[o], False)
+            for o in site.view(page, view).objects]
+        for u, method, is_page in urls:
             call = self._call(page, self.t.path(u), is_page, None)
-            call.method = site.page_methods[page] if is_page else "GET"
+            call.method = method
             call.error = NOT_STARTED
             self.t.hooks.emit("call_done", call)
         return len(urls)

@@ -72,13 +72,12 @@ def export_httperf(sc: Scenario, out: TextIO, target: str, max_sessions: int | N
     for s in sc.sessions():
         if max_sessions is not None and count >= max_sessions:
             break
-        for k, (page, _) in enumerate(s.clicks):
+        for k in range(len(s.clicks)):
             nxt = s.clicks[k + 1][1] if k + 1 < len(s.clicks) else 0.0
-            urls = _click_urls(sc, s, k)
-            method = sc.site.page_methods[page]
-            line = urls[0][0] + (f" method={method}" if method != "GET" else "")
-            body.append(f"{line} think={nxt:.3f}\n" if nxt > 0 else f"{line}\n")
-            body.extend(f"    {u}\n" for u, _ in urls[1:])
+            lines = [u + (f" method={m}" if m != "GET" else "") for u, _, m in
+                     _click_urls(sc, s, k)]
+            body.append(f"{lines[0]} think={nxt:.3f}\n" if nxt > 0 else f"{lines[0]}\n")
+            body.extend(f"    {line}\n" for line in lines[1:])
         body.append("\n")
         count += 1
     _some(sc, count)
@@ -137,12 +136,11 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
     w('  </load>\n  <sessions>\n')
     for s, p in zip(sessions, share):
         w(f'    <session name="s{s.id}" probability="{p / 1000:.3f}" type="ts_http">\n')
-        for k, (page, think) in enumerate(s.clicks):
+        for k, (_, think) in enumerate(s.clicks):
             if k and think > 0:
                 w(f'      <thinktime value="{think:.3f}" random="false"/>\n')
-            for i, (url, again) in enumerate(_click_urls(sc, s, k)):
+            for url, again, method in _click_urls(sc, s, k):
                 since = f' if_modified_since="{SINCE}"' if again else ""
-                method = sc.site.page_methods[page] if i == 0 else "GET"
                 w(f'      <request><http url={quoteattr(url)} method="{method}" version="1.1"'
                   f'{since}/></request>\n')
         w('    </session>\n')
@@ -150,15 +148,17 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
     return n
 
 
-def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, bool]]:
+def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, bool, str]]:
     """What click ``k`` of ``s`` asks for: its page then its view's objects, each URL marked
-    for the status the scenario gives it (``site.status_url``), and whether it revalidates."""
-    page = s.clicks[k][0]
-    view, marks = sc.site.view(page, s.view(k)), s.marks(k)
-    asked = [(s.url(k, sc.site), view.page_revalidated)] + [
-        (sc.site.object_urls[o], i in view.revalidated) for i, o in enumerate(view.objects)]
-    return [(status_url(u, marks[i]) if i in marks else u, again)
-            for i, (u, again) in enumerate(asked)]
+    for the status the scenario gives it (``site.status_url``), whether it revalidates, and
+    its method."""
+    page, site = s.clicks[k][0], sc.site
+    view, marks = site.view(page, s.view(k)), s.marks(k)
+    asked = [(s.url(k, site), view.page_revalidated, site.page_methods[page])] + [
+        (site.object_urls[o], i in view.revalidated, site.object_methods[o])
+        for i, o in enumerate(view.objects)]
+    return [(status_url(u, marks[i]) if i in marks else u, again, method)
+            for i, (u, again, method) in enumerate(asked)]
 
 
 def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int:
@@ -168,7 +168,7 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int
     for req in offered_requests(sc):
         urls = [own or (sc.site.page_urls[u] if p else sc.site.object_urls[u])
                 for u, p, own in zip(req.url.tolist(), req.is_page.tolist(), req.own.tolist())]
-        methods = [sc.site.page_methods[u] if p else "GET"
+        methods = [sc.site.page_methods[u] if p else sc.site.object_methods[u]
                    for u, p in zip(req.url.tolist(), req.is_page.tolist())]
         rows = []
         for t, sid, c, url, method, size, code in zip(

@@ -313,6 +313,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
     object_urls = [fixed_url(concrete_url(o["url"], o.get("params", {})), o.get("params", {}))
                    for o in objects]
     object_sizes = np.where(o_known > 0, o_known, o_drawn).tolist()
+    object_methods = [o.get("method", "GET") for o in objects]
     page_objects = [list(p.get("objects", [])) for p in head]
     hits = np.array([p.get("hits", 1) for p in head], float)
     entry = np.zeros(n)
@@ -332,6 +333,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
         page_objects += gen.objects
         object_urls += gen.object_urls
         object_sizes += gen.object_sizes
+        object_methods += ["GET"] * len(gen.object_urls)
         hits = np.r_[hits, rem.get("hits", m) * tail_p]
         entry = np.r_[entry, rem.get("entry", 0) * tail_p]
         transitions += [[p, -1, c] for p, c in rem.get("from", [])]
@@ -345,7 +347,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                        v.get("page_revalidated", False)) for v in p.get("views", [])]
              for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes, views, methods)
+                    object_urls, object_sizes, views, methods, object_methods)
     templates = {p: (urls[p], page["params"]) for p, page in enumerate(head)
                  if page.get("params")}
     once = _once_pool(head, spec, scale)
@@ -391,6 +393,7 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
                 fresh = {o: len(spec.object_urls) + i for i, o in enumerate(lone)}
                 spec.object_urls += [once_url(spec.object_urls[o], c) for o in lone]
                 spec.object_sizes += [spec.object_sizes[o] for o in lone]
+                spec.object_methods += [spec.object_methods[o] for o in lone]
                 spec.page_objects[p] += fresh.values()
                 spec.page_views[p].append(PageView(tuple(fresh.get(o, o) for o in base.objects),
                                                    base.revalidated, base.page_revalidated))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from wagon import SessionRules, parse_bytes, sessionize
-from wagon.formats.site import template_pattern
+from wagon.formats.site import SiteSpec, template_pattern
 from wagon.logs.templates import template_requests
 from wagon.modeling.params import param_law
 from wagon.synth.params import fixed_url
@@ -78,3 +78,15 @@ def test_a_list_of_ids_is_a_length_law_and_its_members_law():
     assert len(drawn) in lengths[0] and all(min(members) <= x <= max(members) for x in drawn)
     assert fixed_url("/api/items?ids={ids}", {"ids": law}) == url      # the model's, not a run's
     assert re.fullmatch(r"/api/items\?ids=\d+(%2C\d+)+", url)
+
+
+def test_a_beacon_answered_204_is_an_embedded_request_that_keeps_its_method():
+    """A page, then two analytics beacons POSTed by its script (answered 204, never a page
+    view), one 4 s later: one click; a site with such an object writes and reads its POST."""
+    s, pages = _clicks([_line(0, "GET", "/", 200),
+                        _line(1, "POST", "/track?sid=9f", 204, f"{SITE}/"),
+                        _line(5, "POST", "/track?sid=9f", 204, f"{SITE}/")])
+    assert s.counts["clicks"] == 1 and list(pages) == ["/"]
+    site = SiteSpec(["/"], [10], [[0]], [[]], ["/track"], [0], object_methods=["POST"])
+    assert site.to_dict()["objects"] == [{"url": "/track", "size": 0, "method": "POST"}]
+    assert SiteSpec.from_dict(site.to_dict()).object_methods == ["POST"]

@@ -83,12 +83,15 @@ class SiteSpec:
     object_sizes: list[int]
     page_views: list[list[PageView]] = field(default_factory=list)
     page_methods: list[str] = field(default_factory=list)
+    object_methods: list[str] = field(default_factory=list)    # a beacon's POST; else GET
 
     def __post_init__(self) -> None:
         if not self.page_views:
             self.page_views = [[] for _ in self.page_urls]
         if not self.page_methods:
             self.page_methods = ["GET"] * len(self.page_urls)
+        if not self.object_methods:
+            self.object_methods = ["GET"] * len(self.object_urls)
 
     @functools.cached_property
     def templates(self) -> list[re.Pattern | None]:
@@ -131,8 +134,9 @@ class SiteSpec:
                 page["views"] = [v.to_dict() for v in views]
             if method != "GET":
                 page["method"] = method
-        return {"pages": pages, "objects": [{"url": u, "size": s} for u, s in
-                                            zip(self.object_urls, self.object_sizes)]}
+        return {"pages": pages, "objects": [
+            {"url": u, "size": s} | ({"method": m} if m != "GET" else {})
+            for u, s, m in zip(self.object_urls, self.object_sizes, self.object_methods)]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SiteSpec":
@@ -157,11 +161,12 @@ class SiteSpec:
                    [check_url(o, w) for o, w in zip(objects, owhere)],
                    [check_size(o, w) for o, w in zip(objects, owhere)],
                    [_views(p, w) for p, w in zip(pages, where)],
-                   [_method(p, w) for p, w in zip(pages, where)])
+                   [_method(p, w) for p, w in zip(pages, where)],
+                   [_method(o, w) for o, w in zip(objects, owhere)])
 
 
 def _method(page: dict, where: str) -> str:
-    """A header page's ``method`` (GET when absent)."""
+    """A header page's or object's ``method`` (GET when absent)."""
     method = page.get("method", "GET")
     if method not in METHODS:
         raise ValueError(f"{where}.method must be one of {', '.join(METHODS)} (got "

@@ -255,6 +255,9 @@ def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
     return flags
 
 
+#: an answer that is never a page view (a navigation answered 204 stays where it was: the HTML
+#: standard's "process a navigate response"): an analytics beacon's, an XHR's
+NO_CONTENT = 204
 #: the answers a browser follows at once (a page's request for the next URL)
 REDIRECTS = (301, 302, 303, 307, 308)
 
@@ -429,7 +432,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     counts["robot_clients"] = int(len(robots))
     counts["robot_requests"] = int((~keep).sum())
     counts["robots_by_rule"] = by_rule
-    all_objects = object_flags(req, rules.object_extensions)
+    all_objects = object_flags(req, rules.object_extensions) | (req.status == NO_CONTENT)
     referer_urls = _referer_urls(req)
     order = _referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
                             req, client, referer_urls)
@@ -454,7 +457,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
             else np.zeros(n, bool))
     orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
-    start = lapse | _actions(req)[req.url[order]] | ((gap >= rules.tmin) &
+    start = lapse | (_actions(req)[req.url[order]] & ~is_object) | ((gap >= rules.tmin) &
                                                       (~is_object | late | orphan))
     cs = np.flatnonzero(start)                          # click starts (every client's first too)
     k = len(cs)

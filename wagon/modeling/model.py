@@ -20,7 +20,7 @@ from ..fitting.report import (INTERVALS_SAID, NEAR_TIE, apply_bootstrap, bootstr
 from ..formats.model import MODEL_FORMAT, MODEL_VERSION, VARIABLES, Model, status_key
 from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
-from ..logs.sessions import Sessions, View, extension_flags, think_edges
+from ..logs.sessions import Sessions, Site, View, extension_flags, think_edges
 from ..logs.templates import ValueTally, split_key
 from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
@@ -280,6 +280,14 @@ def _pages(sessions: Sessions, object_extensions: frozenset[str]) -> list[int]:
     return sorted(urls, key=lambda u: (-site.page_hits[u], site.urls[u]))
 
 
+def _object(site: Site, u: int, laws: dict[str, dict]) -> dict:
+    """An object of the model's site: its URL, size, method (a beacon's POST) and laws."""
+    method, url = split_key(site.urls[u])
+    return ({"url": url, "size": site.object_size.get(u)}
+            | ({"method": method} if method != "GET" else {})
+            | ({"params": laws[site.urls[u]]} if site.urls[u] in laws else {}))
+
+
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
                object_extensions: frozenset[str] = frozenset(),
                values: ValueTally | None = None) -> dict:
@@ -317,9 +325,7 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
 
     out = {
         "pages": [page(u) for u in pages],
-        "objects": [{"url": split_key(site.urls[u])[1], "size": site.object_size.get(u)}
-                    | ({"params": laws[site.urls[u]]} if site.urls[u] in laws else {})
-                    for u in objects],
+        "objects": [_object(site, u, laws) for u in objects],
         "entry": sorted(([page_index[u], c] for u, c in site.entry.items() if u in page_index),
                         key=lambda e: (-e[1], e[0])),
         "transitions": sorted(([page_index[a], page_index[b], int(c)]
