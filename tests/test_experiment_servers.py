@@ -187,6 +187,21 @@ def test_an_apache_with_every_worker_held_is_read_as_saturated(site, tmp_path):
         assert answer["busy"] + answer["idle"] == 2
 
 
+def test_an_apache_with_a_worker_busy_has_not_reached_max_request_workers(site, tmp_path):
+    """One of 4 workers held by a slow client through 2.5 s of prefork's once-a-second
+    maintenance: no "server reached MaxRequestWorkers" (AH00161) in its error log. With
+    MinSpareServers = MaxRequestWorkers every Apache cell logged it ~2 s in: one busy worker
+    left fewer idle than the minimum, and a full scoreboard cannot fork another."""
+    require_tool("apache2")
+    with start("apache", {"MaxRequestWorkers": 4}, site, tmp_path / "a") as srv:
+        with socket.create_connection(("127.0.0.1", srv.port)) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: loc")
+            time.sleep(2.5)
+            assert srv.status()["busy"] == 1
+    assert "resuming normal operations" in (tmp_path / "a" / "error.log").read_text()
+    assert "MaxRequestWorkers" not in (tmp_path / "a" / "error.log").read_text()
+
+
 def test_a_status_that_cannot_be_read_is_counted_not_raised(site, tmp_path):
     require_tool("nginx")
     with start("nginx", {}, site, tmp_path / "n") as ng:

@@ -138,8 +138,11 @@ DirectoryIndex index.html
 <Directory "{{ root }}">
   Require all granted
 </Directory>
+# every worker started at once and none stopped when idle; MinSpareServers 1, not all of
+# them: below it prefork wants to fork and, its scoreboard full, logs "server reached
+# MaxRequestWorkers" as soon as one worker is busy (AH00161); with 1 only when all are
 StartServers {{ MaxRequestWorkers }}
-MinSpareServers {{ MaxRequestWorkers }}
+MinSpareServers 1
 MaxSpareServers {{ MaxRequestWorkers }}
 ServerLimit {{ MaxRequestWorkers }}
 MaxRequestWorkers {{ MaxRequestWorkers }}
