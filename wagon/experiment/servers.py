@@ -311,7 +311,7 @@ class Running:
         try:
             conn.connect()
             self.status_ports.add(conn.sock.getsockname()[1])
-            conn.request("GET", "/" + path)
+            conn.request("GET", "/" + path, headers={"Connection": "close"})
             answer = conn.getresponse()
             body = answer.read()
         except http.client.HTTPException as e:
