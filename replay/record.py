@@ -465,8 +465,9 @@ def summary_text(s: dict) -> str:
                      f"relayed {relay.get('packets', 0):,} packets, lost "
                      f"{relay.get('lost', 0):,}, dropped by full queues "
                      f"{relay.get('queue_drops', 0):,}; relay lag mean "
-                     f"{relay.get('lag_mean_ms', 0):.2f} ms, max {relay.get('lag_max_ms', 0):.1f} "
-                     f"ms, {relay.get('late', 0):,} packets over 1 ms late")
+                     f"{relay.get('lag_mean_ms', 0):.2f} ms, p99 {relay.get('lag_p99_ms', 0):.1f} ms, max "
+                     f"{relay.get('lag_max_ms', 0):.1f} ms, {relay.get('late', 0):,} packets over "
+                     f"1 ms late; relay CPU {relay.get('cpu_s', 0):.1f} s")
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")

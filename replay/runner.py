@@ -114,6 +114,7 @@ class ReplayOptions:
                                                # (replay.emulation); "packet": every packet
                                                # through its client's path (replay.netpath)
     loss: float = 0.0                          # packet: loss of classes that give none
+    loss_seed: int = 0                         # packet: the relay's stream of losses
     queue_ms: float = 200.0                    # packet: each link's queue, in its time
     path_block: str | None = None              # packet: the path's client block (set by the
     path_shift: int = 0                        # run) and its classes' spacing
@@ -611,7 +612,8 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
             played = _play_all(path, sc, opts, dog, view)
         return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
-    path_opts = PathOptions(opts.queue_ms, loss=opts.loss, beat_s=opts.watchdog / BEATS)
+    path_opts = PathOptions(opts.queue_ms, loss=opts.loss, seed=opts.loss_seed,
+                            beat_s=opts.watchdog / BEATS)
     try:
         with PacketPath(networks, path_opts) as net:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)

@@ -23,6 +23,7 @@ from .conftest import require_tool
 TWO_BY_TWO = """
 [experiment]
 name = "two-by-two"
+repetitions = 1
 duration = 2
 drain = 2
 pause = 0
@@ -99,6 +100,9 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
     ("[experiment]\nname = 'x'\n[axes]\n'replay.network' = ['wire']\n", "one of client, packet"),
     ("[experiment]\nname = 'x'\nmeasures = ['speed']\n", "unknown 'speed'"),
     ("[experiment]\nname = 'x'\nduration = nan\n", "must be finite"),
+    ("[experiment]\nname = 'x'\nrepetitions = 0\n", "experiment.repetitions must be positive"),
+    ("[experiment]\nname = 'x'\nrepetitions = 2.5\n", "repetitions must be an integer"),
+    ("[experiment]\nname = 'x'\nrepetition = 3\n", "[experiment] has no key 'repetition'"),
     ("[experiment]\nname = 'x'\n[[plot]]\ny = 'a'\n", "needs x and y"),
     ("[experiment]\n", "needs a name"),
     ("[experiment\nname = 'x'\n", "not TOML"),
@@ -221,13 +225,15 @@ def test_a_stopped_experiment_leaves_no_server_running(tmp_path, sig, status):
         assert not table.exists()
 
 
-def test_a_plot_point_is_the_mean_of_the_repetitions_with_their_range():
+def test_a_plot_point_is_the_mean_of_the_repetitions_with_its_t_interval():
+    from scipy import stats
     from wagon.report.experiment import series
     rows = [{"x": 1, "s": "a", "y": 2.0}, {"x": 1, "s": "a", "y": 4.0}, {"x": 2, "s": "a", "y": ""},
             {"x": 1, "s": "b", "y": 9.0}, {"x": 2, "s": "a", "y": "7.5"}]
-    assert series(rows, "x", "y", "s") == {"a": [(1, 3.0, 2.0, 4.0), (2, 7.5, 7.5, 7.5)],
-                                           "b": [(1, 9.0, 9.0, 9.0)]}
-    assert series(rows, "x", "y", None)[None][0] == (1, 5.0, 2.0, 9.0)
+    half = stats.t.ppf(0.975, 1) * 2 ** 0.5 / 2 ** 0.5          # sd of (2, 4) over √2
+    got = series(rows, "x", "y", "s")
+    assert got["a"][0] == pytest.approx((1, 3.0, 3.0 - half, 3.0 + half))
+    assert got["a"][1] == (2, 7.5, 7.5, 7.5) and got["b"] == [(1, 9.0, 9.0, 9.0)]   # one run
 
 
 def test_an_axis_on_the_seed_or_the_pause_is_what_each_cell_plays(tmp_path, monkeypatch):
@@ -239,7 +245,8 @@ def test_an_axis_on_the_seed_or_the_pause_is_what_each_cell_plays(tmp_path, monk
                     "'experiment.seed' = [5, 40]\n'experiment.pause' = [0.25, 0.5]\n")
     played, slept = [], []
     monkeypatch.setattr(runner, "play", lambda recipe, run, sites, out: (
-        played.append(run.seed), {"stopped_by": "duration"})[1])
+        played.append(run.seed), {"stopped_by": "duration", "experiment": "x", "server": "wagon",
+                                  "cell": run.cell.index, **run.cell.axes})[1])
     monkeypatch.setattr(runner, "write_table", lambda rows, path: None)
     monkeypatch.setattr(runner.time, "sleep", slept.append)
     runner.run_experiment(read_recipe(path), tmp_path / "out")

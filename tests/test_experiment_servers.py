@@ -137,7 +137,8 @@ def test_a_server_that_does_not_start_says_why_in_one_line(site, tmp_path):
                                           ("nginx", {})])
 def test_the_sampler_counts_the_slow_clients_the_server_holds(site, tmp_path, kind, params):
     """K clients that connected and send their request slowly hold K Apache workers (K nginx
-    connections being read); the status request itself is not counted."""
+    connections being read); the status request itself is not counted, nor its connection,
+    which the server closes (its TIME-WAIT is not the workload's)."""
     require_tool("apache2" if kind == "apache" else "nginx")
     k = 3
     with start(kind, params, site, tmp_path / kind) as srv:
@@ -148,7 +149,7 @@ def test_the_sampler_counts_the_slow_clients_the_server_holds(site, tmp_path, ki
         while busy(srv.status()) != k:
             assert time.monotonic() < deadline, srv.status()
             time.sleep(0.02)
-        with StatusSampler(srv, every=0.05) as sampler:
+        with StatusSampler(srv, every=0.05, port=srv.port) as sampler:
             time.sleep(0.4)
         for s in slow:
             s.close()
@@ -156,6 +157,7 @@ def test_the_sampler_counts_the_slow_clients_the_server_holds(site, tmp_path, ki
     assert summary["samples"] >= 3 and summary["failed"] == 0
     held = "busy" if kind == "apache" else "reading"
     assert summary[f"{held}_mean"] == summary[f"{held}_max"] == k
+    assert summary["tcp_established_max"] == summary["connections_max"] == k
     assert summary["utilisation"] == pytest.approx(k / srv.capacity)
     sampler.write_csv(tmp_path / "status.csv")
     rows = list(csv.DictReader((tmp_path / "status.csv").open()))
@@ -185,6 +187,21 @@ def test_an_apache_with_every_worker_held_is_read_as_saturated(site, tmp_path):
         while (answer := srv.status())["unanswered"]:
             assert time.monotonic() < deadline
         assert answer["busy"] + answer["idle"] == 2
+
+
+def test_an_apache_with_a_worker_busy_has_not_reached_max_request_workers(site, tmp_path):
+    """One of 4 workers held by a slow client through 2.5 s of prefork's once-a-second
+    maintenance: no "server reached MaxRequestWorkers" (AH00161) in its error log. With
+    MinSpareServers = MaxRequestWorkers every Apache cell logged it ~2 s in: one busy worker
+    left fewer idle than the minimum, and a full scoreboard cannot fork another."""
+    require_tool("apache2")
+    with start("apache", {"MaxRequestWorkers": 4}, site, tmp_path / "a") as srv:
+        with socket.create_connection(("127.0.0.1", srv.port)) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: loc")
+            time.sleep(2.5)
+            assert srv.status()["busy"] == 1
+    assert "resuming normal operations" in (tmp_path / "a" / "error.log").read_text()
+    assert "MaxRequestWorkers" not in (tmp_path / "a" / "error.log").read_text()
 
 
 def test_a_status_that_cannot_be_read_is_counted_not_raised(site, tmp_path):

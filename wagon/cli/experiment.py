@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..experiment.recipe import RecipeError, locate, read_recipe
+from ..experiment.recipe import RecipeError, locate, read_recipe, set_repetitions
 from ..experiment.servers import ServerError
 from .common import Interrupted as CliInterrupted
 from .common import WagonError, cannot_play, write_error
@@ -66,7 +66,15 @@ def row_text(row: dict) -> str:
 SHOWN = (("page_mean_with_cut_s", "page s", ".2f"), ("page_km_median_s", "KM med s", ".2f"),
          ("page_cut", "cut", "d"), ("request_p50_ms", "req p50 ms", ".0f"),
          ("offered_rps", "offered/s", ".1f"), ("served_rps", "served/s", ".1f"),
-         ("server_busy_mean", "busy", ".1f"), ("generator_lagged", "lagged", ""))
+         ("server_busy_mean", "busy", ".1f"), ("server_connections_mean", "sockets", ".1f"),
+         ("path_loss_rate", "loss", ".3f"), ("relay_lag_p99_ms", "relay p99 ms", ".1f"),
+         ("generator_lagged", "lagged", ""))
+
+
+def _aligned(head: list[str], body: list[list[str]]) -> str:
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
+    return "\n".join("  ".join(x.rjust(w) for x, w in zip(line, widths))
+                     for line in (head, *body))
 
 
 def table_text(rows: list[dict], axes: list[str]) -> str:
@@ -75,9 +83,27 @@ def table_text(rows: list[dict], axes: list[str]) -> str:
     head = ["cell", "rep", *axes, *(label for _, label, _ in shown)]
     body = [[str(r["cell"]), str(r["repetition"]), *(str(r[a]) for a in axes),
              *(_text(r.get(k), fmt) for k, _, fmt in shown)] for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *body)]
-    return "\n".join("  ".join(x.rjust(w) for x, w in zip(line, widths))
-                     for line in (head, *body))
+    return _aligned(head, body)
+
+
+def _interval_text(s: dict, key: str, fmt: str) -> str:
+    """A summary's mean with its interval, as 0.52 [0.50, 0.54] (the mean alone for one run;
+    a count's to a tenth)."""
+    mean, lo, hi = (s.get(f"{key}_{k}") for k in ("mean", "lo", "hi"))
+    fmt = ".1f" if fmt == "d" else fmt
+    if _text(lo, fmt) == "-":
+        return _text(mean, fmt)
+    return f"{_text(mean, fmt)} [{_text(lo, fmt)}, {_text(hi, fmt)}]"
+
+
+def summary_text(summaries: list[dict], axes: list[str]) -> str:
+    """Per cell, the numeric SHOWN measures' means and 95 % intervals, the runs lagged."""
+    shown = [c for c in SHOWN if c[2] and any(f"{c[0]}_mean" in s for s in summaries)]
+    head = ["cell", "runs", *axes, *(label for _, label, _ in shown), "lagged"]
+    body = [[str(s["cell"]), str(s["repetitions"]), *(str(s[a]) for a in axes),
+             *(_interval_text(s, k, fmt) for k, _, fmt in shown), str(s["lagged"])]
+            for s in summaries]
+    return _aligned(head, body)
 
 
 @click.command("experiment")
@@ -86,14 +112,19 @@ def table_text(rows: list[dict], axes: list[str]) -> str:
               help="The run folder (default: the recipe's name, in this directory).")
 @click.option("--cells", "cells_text", default=None, metavar="LIST",
               help="Play only these cells (as 0,3-5; --dry-run lists them).")
+@click.option("--repetitions", type=click.IntRange(1), default=None, metavar="N",
+              help="Play every cell N times (default: the recipe's repetitions, else 3).")
 @click.option("--dry-run", is_flag=True, help="List the cells and the time they take; play none.")
 @click.option("--quiet", is_flag=True, help="No line per run on stderr.")
-def command(recipe, out, cells_text, dry_run, quiet) -> None:
+def command(recipe, out, cells_text, repetitions, dry_run, quiet) -> None:
     """Play RECIPE (TOML): per cell of its axes and per repetition, start its server with the
     cell's configuration, replay the cell's workload, sample the server's status, stop it;
-    write a table with a row per run (table.csv) and the recipe's plots. docs/experiments.md."""
+    write a table with a row per run (table.csv), a row per cell with each measure's mean and
+    95 % interval (summary.csv) and the recipe's plots. docs/experiments.md."""
     try:
         r = read_recipe(locate(recipe))
+        if repetitions is not None:
+            set_repetitions(r, repetitions)
     except RecipeError as e:
         raise WagonError(str(e)) from None
     only = _cells(cells_text, len(r.cells()))
@@ -126,7 +157,14 @@ def command(recipe, out, cells_text, dry_run, quiet) -> None:
         for why in skipped:
             click.echo(f"wagon: {why} (its columns: table.csv's header)", err=True)
     click.echo(table_text(rows, list(r.axes)))
+    from ..experiment.summary import differences, summarise  # lazy: SciPy
+    summaries = summarise(rows, list(r.axes))
+    click.echo("\nper cell: mean [95 % interval, Student t]\n" + summary_text(summaries,
+                                                                          list(r.axes)))
+    for line in differences(summaries, [k for k, _, fmt in SHOWN if fmt]):
+        click.echo(line)
     lagged = sum(bool(row.get("generator_lagged")) for row in rows)
-    click.echo(f"{len(rows)} runs; table: {folder / 'table.csv'}" + (
+    click.echo(f"{len(rows)} runs; table: {folder / 'table.csv'}, per cell: "
+               f"{folder / 'summary.csv'}" + (
         f"; {lagged} lagged: the generator, not only the server, slowed them (its warning is "
         "in the table)" if lagged else ""))

@@ -34,7 +34,7 @@ from ..synth.options import ARRIVALS
 from .servers import ServerError, resolve
 
 __all__ = ["RecipeError", "Recipe", "Cell", "read_recipe", "locate", "shipped",
-           "MEASURE_GROUPS"]
+           "MEASURE_GROUPS", "set_repetitions"]
 
 
 class RecipeError(ValueError):
@@ -46,7 +46,7 @@ MEASURE_GROUPS = ("pages", "requests", "server", "generator", "hurst")
 
 #: per table: key → (type, default); None: no default (the table's own rules apply)
 TABLES: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
-    "experiment": {"name": (str, None), "title": (str, ""), "repetitions": (int, 1),
+    "experiment": {"name": (str, None), "title": (str, ""), "repetitions": (int, 3),
                    "seed": (int, 1), "duration": ((int, float), 60.0),
                    "drain": ((int, float), 30.0), "pause": ((int, float), 1.0),
                    "measures": (list, ["pages", "requests", "server", "generator"]),
@@ -168,10 +168,8 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
                               f"{', '.join(MEASURE_GROUPS)})")
     axes = _axes(path, doc.get("axes", {}), tables)
     recipe = Recipe(path, tables, axes, _plots(path, doc.get("plot", [])))
-    n = math.prod(len(v) for v in axes.values())
-    if n * tables["experiment"]["repetitions"] > MAX_CELLS:
-        raise RecipeError(f"{path}: {n} cells × {tables['experiment']['repetitions']} "
-                          f"repetitions is more than {MAX_CELLS:,} runs")
+    _check_runs(path, math.prod(len(v) for v in axes.values()),
+                tables["experiment"]["repetitions"])
     for settings in (tables, *(cell.settings for cell in recipe.cells())):
         for table in TABLES:                 # a table's value too, where an axis replaces it
             for key, value in settings[table].items():
@@ -190,6 +188,20 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
             raise RecipeError(f"{path}: workload.users (a closed loop) has no arrivals: drop "
                               "steady, deterministic and arrivals from its cells")
     return recipe
+
+
+def set_repetitions(recipe: Recipe, n: int) -> None:
+    """Play every cell of ``recipe`` ``n`` times (``wagon experiment --repetitions``), checked
+    as the recipe's own key is."""
+    _check_value(recipe.path, "experiment.repetitions", n)
+    _check_runs(recipe.path, len(recipe.cells()), n)
+    recipe.tables["experiment"]["repetitions"] = n
+
+
+def _check_runs(path: Path, cells: int, repetitions: int) -> None:
+    if cells * repetitions > MAX_CELLS:
+        raise RecipeError(f"{path}: {cells} cells × {repetitions} repetitions is more than "
+                          f"{MAX_CELLS:,} runs")
 
 
 def _table(path: Path, name: str, given: Any, spec: dict) -> dict[str, Any]:

@@ -8,7 +8,9 @@ whole after each row: an interrupted experiment keeps what it finished), and per
 ``cells/cNNN-rK/``: the scenario, the server's configuration and logs, the replay's results
 and the status samples. Repetition K of every cell plays the scenario drawn with seed
 ``seed + K`` (common random numbers: the cells of a repetition differ by their settings only,
-not by the luck of the draw).
+not by the luck of the draw); its packet relay, on a packet path, loses packets with the same
+seed. ``summary.csv`` holds a row per cell: each measure's mean and 95 % confidence interval
+over its repetitions (``experiment.summary``).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ from .closed import clicks_needed, closed_loop
 from .recipe import Cell, Recipe, RecipeError
 from .servers import has_placeholder, start
 from .status import StatusSampler
+from .summary import summarise
 
 __all__ = ["run_experiment", "check_cells", "generator", "Run", "Interrupted", "LAG_FLAG_MS"]
 
@@ -50,7 +53,9 @@ class Interrupted(Exception):
     later run is played."""
 
 #: a cell whose sessions started later than this at the 99th percentile is flagged: its
-#: response times include the generator's own delay (Hashemian et al.)
+#: response times include the generator's own delay (Hashemian et al.); so is one whose
+#: packet relay put out its packets later than this at the 99th percentile (a path's delay
+#: grown by the relay's own, every client's)
 LAG_FLAG_MS = 10.0
 #: seconds between status samples, and the longest a status page may take (on loopback it
 #: takes about a millisecond; an Apache that keeps it waiting has no worker free)
@@ -84,6 +89,7 @@ def run_experiment(recipe: Recipe, out: Path, on_row: Callable[[dict], None] | N
             run = Run(cell, rep, e["seed"] + rep, out / "cells" / f"c{cell.index:03d}-r{rep}")
             rows.append(play(recipe, run, sites, out))
             write_table(rows, out / "table.csv")
+            write_table(summarise(rows, list(recipe.axes)), out / "summary.csv")
             if on_row is not None:
                 on_row(rows[-1])
             if rows[-1]["stopped_by"] == "signal":
@@ -150,13 +156,15 @@ def http2_of(gen: Generator, replay_settings: dict) -> str | None:
     return ("all" if all(h2) else "some") if any(h2) else None
 
 
-def replay_options(settings: dict, target: str, results: str | None) -> ReplayOptions:
+def replay_options(settings: dict, target: str, results: str | None, seed: int = 0
+                   ) -> ReplayOptions:
     """How a cell (its ``settings``) replays its workload against ``target``: until the
-    arrivals' end and the drain after them."""
+    arrivals' end and the drain after them; ``seed``: the packet relay's losses (the run's)."""
     r, e = settings["replay"], settings["experiment"]
     return ReplayOptions(target=target, results=results, workers=r["workers"],
                          protocol=r["protocol"] or None, emulation=r["emulation"],
-                         network=r["network"], loss=r["loss"], warmup=r["warmup"], fail_on=(),
+                         network=r["network"], loss=r["loss"], loss_seed=seed,
+                         warmup=r["warmup"], fail_on=(),
                          max_time=e["duration"] / settings["workload"]["speedup"] + e["drain"])
 
 
@@ -189,8 +197,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
         server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port,
                            pid=server.pid) as sampler:
-            summary = replay(str(scenario), replay_options(s, server.url,
-                                                           str(run.folder / "results.csv")))
+            summary = replay(str(scenario), replay_options(
+                s, server.url, str(run.folder / "results.csv"), run.seed))
         sampler.write_csv(run.folder / "status.csv")
         status = sampler.summary(server.capacity)
         logged = _lines(server.access_log)
@@ -220,7 +228,9 @@ def measure(results: Path, summary: dict, status: dict, logged: int | None,
     the window (None: a closed loop, which offers only what is served)."""
     row: dict[str, Any] = {"duration_s": summary["duration_s"],
                            "sessions": summary["sessions"]["started"],
-                           "stopped_by": summary.get("stopped_by", "")}
+                           "stopped_by": summary.get("stopped_by", ""),
+                           "stopped_why": "; ".join(f"{p['name']} lost: {p['cause']}" for p in
+                                                    summary.get("dead_processes", []))}
     req = read_results(results)
     run_file = req.attrs["run"]
     req = req[measured(req, run_file)]
@@ -243,16 +253,43 @@ def measure(results: Path, summary: dict, status: dict, logged: int | None,
         row["server_logged_requests"] = logged
         row.update({f"server_{k}": v for k, v in status.items()})
     if "generator" in groups:
-        g = summary["generator"]
-        lag = g["start_lag"]["p99"]
-        row.update({"generator_start_lag_p99_ms": lag,
-                    "generator_loop_lag_p99_ms": g["loop_lag"]["p99"],
-                    "generator_cpu": g["cpu"],
-                    "generator_lagged": bool(summary["warnings"]) or (lag or 0) > LAG_FLAG_MS,
-                    "generator_warning": " ".join(summary["warnings"])})
+        row.update(generator_columns(summary))
     if "hurst" in groups:
         row.update(hurst(req["start"].dropna().to_numpy(), hurst_bin, window))
     return row
+
+
+def path_columns(network: dict | None) -> dict[str, Any]:
+    """What the packet path did (``--network packet``; {} otherwise): packets relayed, the
+    measured loss rate (packets the relay dropped at random over those it took: relayed,
+    lost, dropped by a full queue), queue drops, the relay's lag p99 and max (ms) and CPU
+    seconds; None each when the relay's counts were lost with it."""
+    if not network:
+        return {}
+    relay = network.get("relay") or {}
+    taken = sum(relay.get(k, 0) for k in ("packets", "lost", "queue_drops"))
+    return {"path_packets": relay.get("packets"),
+            "path_loss_rate": relay["lost"] / taken if taken else None,
+            "path_queue_drops": relay.get("queue_drops"),
+            "relay_lag_p99_ms": relay.get("lag_p99_ms"),
+            "relay_lag_max_ms": relay.get("lag_max_ms"),
+            "relay_cpu_s": relay.get("cpu_s")}
+
+
+def generator_columns(summary: dict) -> dict[str, Any]:
+    """The generator's health: its sessions' start lag and loop lag (p99, ms), CPU, the packet
+    path's figures (``path_columns``), and ``generator_lagged``: the replay warned, or the
+    start lag or the relay's lag p99 is over LAG_FLAG_MS (``generator_warning`` says which)."""
+    g = summary["generator"]
+    path = path_columns(summary.get("network"))
+    why = list(summary["warnings"])            # the replay's own name the start lag
+    for name, lag in (("sessions' start lag", None if why else g["start_lag"]["p99"]),
+                      ("packet relay's lag", path.get("relay_lag_p99_ms"))):
+        if (lag or 0) > LAG_FLAG_MS:
+            why.append(f"the {name} p99 {lag:.1f} ms is over {LAG_FLAG_MS:g} ms")
+    return {"generator_start_lag_p99_ms": g["start_lag"]["p99"],
+            "generator_loop_lag_p99_ms": g["loop_lag"]["p99"], "generator_cpu": g["cpu"],
+            **path, "generator_lagged": bool(why), "generator_warning": "; ".join(why)}
 
 
 def _flat(prefix: str, summary: dict) -> dict[str, Any]:

@@ -12,6 +12,7 @@ stub_status) with the status request itself taken out of what it reports.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import math
 import os
 import re
@@ -24,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator
@@ -138,8 +138,11 @@ DirectoryIndex index.html
 <Directory "{{ root }}">
   Require all granted
 </Directory>
+# every worker started at once and none stopped when idle; MinSpareServers 1, not all of
+# them: below it prefork wants to fork and, its scoreboard full, logs "server reached
+# MaxRequestWorkers" as soon as one worker is busy (AH00161); with 1 only when all are
 StartServers {{ MaxRequestWorkers }}
-MinSpareServers {{ MaxRequestWorkers }}
+MinSpareServers 1
 MaxSpareServers {{ MaxRequestWorkers }}
 ServerLimit {{ MaxRequestWorkers }}
 MaxRequestWorkers {{ MaxRequestWorkers }}
@@ -264,6 +267,9 @@ class Running:
     capacity: int | None
     timeout: float = 5.0               # seconds a status request may take
     http2: bool = False                # the port speaks HTTP/2 in plain text alone (nginx)
+    #: the local ports of this object's status requests: their connections, closing on the
+    #: server's side (TIME-WAIT), are not the workload's (``status.tcp_states``' ``exclude``)
+    status_ports: set[int] = field(default_factory=set, init=False, repr=False)
     _polls: int = field(default=0, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -290,7 +296,7 @@ class Running:
         try:
             text = self._page(_STATUS[self.kind])
         except OSError as e:
-            if self.kind == "apache" and _timed_out(e):
+            if self.kind == "apache" and isinstance(e, TimeoutError):
                 return {"busy": self.capacity, "idle": 0, "unanswered": 1}
             raise
         out = (_apache_status if self.kind == "apache" else _nginx_status)(text, polls)
@@ -301,14 +307,20 @@ class Running:
         if self.http2:
             return h2c_get("127.0.0.1", self.port, "/" + path, self.timeout).decode(
                 "ascii", "replace")
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(self.url + path, timeout=self.timeout) as r:
-            return r.read().decode("ascii", "replace")
-
-
-def _timed_out(e: OSError) -> bool:
-    """Did a status request time out (urllib wraps a connect's timeout in URLError)?"""
-    return isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        try:
+            conn.connect()
+            self.status_ports.add(conn.sock.getsockname()[1])
+            conn.request("GET", "/" + path, headers={"Connection": "close"})
+            answer = conn.getresponse()
+            body = answer.read()
+        except http.client.HTTPException as e:
+            raise ConnectionError(f"status page /{path}: {e!r}") from None
+        finally:
+            conn.close()
+        if answer.status != 200:
+            raise ConnectionError(f"status page /{path}: HTTP {answer.status}")
+        return body.decode("ascii", "replace")
 
 
 def _apache_status(text: str, polls: int) -> dict[str, float]:

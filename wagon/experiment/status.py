@@ -10,11 +10,11 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Collection, Protocol
 
 from ..formats.atomic import atomic_write
 
-__all__ = ["StatusSampler", "COUNTERS", "busy", "established"]
+__all__ = ["StatusSampler", "COUNTERS", "TCP_STATES", "busy", "established", "tcp_states"]
 
 #: fields that count since the server started (summarised by their increase over the samples)
 COUNTERS = frozenset(("accesses", "accepts", "handled", "requests"))
@@ -36,32 +36,58 @@ def busy(sample: dict[str, float]) -> float | None:
     return None
 
 
-def established(port: int, pid: int | str = "self") -> int:
-    """TCP connections established to local ``port`` now, as the kernel lists them in process
-    ``pid``'s network namespace (the server's: a packet-path replay runs this process in
-    another; /proc/PID/net/tcp and tcp6, state 01): accepted by the server or still in its
-    listen backlog — what a saturated Apache's own status page cannot say, its status request
-    waiting in that backlog like any other. A connection the server is closing (Apache's
-    lingering close) is no longer established."""
-    suffix, n = f":{port:04X}", 0
+#: the TCP states the kernel lists (/proc/net/tcp's hex codes) that a server's connection
+#: passes through once accepted: established, then closing from either side — Apache's
+#: lingering close and a closed keep-alive connection still hold a socket (Banga & Druschel
+#: counted them); LISTEN and the handshake's states are not connections yet
+TCP_STATES = {"01": "established", "04": "fin_wait1", "05": "fin_wait2", "06": "time_wait",
+              "08": "close_wait", "09": "last_ack", "0B": "closing"}
+
+
+def tcp_states(port: int, pid: int | str = "self",
+               exclude: Collection[int] = ()) -> dict[str, int]:
+    """Connections of local ``port`` now, per state (``TCP_STATES``, every one present, 0 when
+    none), as the kernel lists them in process ``pid``'s network namespace (the server's: a
+    packet-path replay runs this process in another; /proc/PID/net/tcp and tcp6). Established
+    ones are accepted by the server or still in its listen backlog — what a saturated Apache's
+    own status page cannot say, its status request waiting in that backlog like any other.
+    ``exclude``: remote ports whose connections are not counted (the status requests')."""
+    suffix, skip = f":{port:04X}", {f":{p:04X}" for p in exclude}
+    out = dict.fromkeys(TCP_STATES.values(), 0)
     for table in (f"/proc/{pid}/net/tcp", f"/proc/{pid}/net/tcp6"):
         try:
             with open(table) as f:
                 next(f, None)
-                n += sum(1 for line in f if (cols := line.split(None, 4))[3] == "01"
-                         and cols[1].endswith(suffix))
+                for line in f:
+                    cols = line.split(None, 4)
+                    if cols[1].endswith(suffix) and cols[3] in TCP_STATES \
+                            and cols[2][-5:] not in skip:
+                        out[TCP_STATES[cols[3]]] += 1
         except OSError:
             continue
-    return n
+    return out
+
+
+def established(port: int, pid: int | str = "self") -> int:
+    """TCP connections established to local ``port`` now (``tcp_states``)."""
+    return tcp_states(port, pid)["established"]
+
+
+def _kernel(port: int, pid: int | str, exclude: Collection[int]) -> dict[str, float]:
+    """A sample's kernel fields: ``tcp_STATE`` per state and ``connections``, their sum."""
+    states = tcp_states(port, pid, set(exclude))
+    return {"connections": sum(states.values()), **{f"tcp_{k}": v for k, v in states.items()}}
 
 
 class StatusSampler:
     """``running.status()`` every ``every`` seconds from ``start()`` to ``stop()`` (or as a
     context manager), in a thread of its own. ``samples``: (time.monotonic(), fields) pairs;
     a status that could not be read counts in ``failed`` and never raises into the caller.
-    With ``port``, every sample also holds ``connections``, the kernel's count of connections
-    established to it in process ``pid``'s network namespace (``established``), read even
-    when the status page cannot be."""
+    With ``port``, every sample also holds the kernel's count of the port's connections per
+    state in process ``pid``'s network namespace (``tcp_states``: ``tcp_established``,
+    ``tcp_time_wait``, …) and ``connections``, their sum: every socket the server holds,
+    read even when the status page cannot be; the connections of ``running``'s own status
+    requests (its ``status_ports``, if it has them) left out."""
 
     def __init__(self, running: HasStatus, every: float = 0.25, port: int | None = None,
                  pid: int | str = "self") -> None:
@@ -94,8 +120,8 @@ class StatusSampler:
     def _run(self) -> None:
         due = time.monotonic()
         while not self._stop.is_set():
-            kernel = {} if self.port is None else {
-                "connections": established(self.port, self.pid)}
+            kernel = {} if self.port is None else _kernel(
+                self.port, self.pid, getattr(self.running, "status_ports", ()))
             try:
                 fields = self.running.status()
             except Exception:                   # a sample lost is counted, never raised

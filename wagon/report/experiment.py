@@ -8,6 +8,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from ..experiment.summary import interval
 from .common import save_png
 
 __all__ = ["plot_table", "series"]
@@ -23,21 +24,29 @@ def _number(v) -> float:
 
 def series(rows: list[dict], x: str, y: str, by: str | None
            ) -> dict[object, list[tuple[object, float, float, float]]]:
-    """Per value of ``by`` (one series when None): (x, mean, min, max) of ``y`` over the
-    repetitions at each x, in the order the x values first appear; runs without ``y`` left out."""
+    """Per value of ``by`` (one series when None): (x, mean, low, high) of ``y`` over the
+    repetitions at each x — its 95 % confidence interval (``experiment.summary.interval``; the
+    mean for both bounds of a single run) — in the order the x values first appear; runs
+    without ``y`` left out."""
     groups: dict[object, dict[object, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         v = _number(row.get(y))
         if not math.isnan(v):
             groups[row.get(by) if by else None][row.get(x)].append(v)
-    return {s: [(xv, sum(vs) / len(vs), min(vs), max(vs)) for xv, vs in points.items()]
+    return {s: [(xv, *_bounded(vs)) for xv, vs in points.items()]
             for s, points in groups.items()}
+
+
+def _bounded(values: list[float]) -> tuple[float, float, float]:
+    """The mean and its interval; the mean as both bounds when there is none (one run)."""
+    mean, lo, hi = interval(values)
+    return (mean, mean, mean) if math.isnan(lo) else (mean, lo, hi)
 
 
 def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = ""
                ) -> tuple[list[Path], list[str]]:
     """One PNG per plot of the recipe, in ``folder``: each y against x, a line per series
-    value, the mean over repetitions with their range as error bars; titled by the plot's
+    value, the mean over repetitions with its 95 % confidence interval as error bars; titled by the plot's
     own title, else ``title`` (the recipe's). Returns the files, and why each plot naming a
     column the table does not have was skipped (it would be an empty figure)."""
     out, skipped = [], []

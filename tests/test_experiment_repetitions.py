@@ -1,0 +1,123 @@
+"""``wagon experiment``'s repetitions and what each row says happened: n rows a cell and a
+summary whose intervals are recomputed here (numpy and scipy, by hand), differences claimed only
+between intervals apart, the relay's lag p99 against numpy's percentile of the lags fed to it
+and in the lag flag, the kernel's connection states against sockets this test sets up."""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import socket
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from wagon.cli import main
+from wagon.experiment import run as runner
+from wagon.experiment.run import LAG_FLAG_MS, generator_columns
+from wagon.experiment.status import tcp_states
+from wagon.experiment.summary import apart, differences
+from wagon.replay.relay import LAG_BIN, ClientPath, Relay
+
+RECIPE = "[experiment]\nname = 'r'\nseed = 10\npause = 0\n[axes]\n'workload.rate' = [1, 2]\n"
+
+
+def _csv(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _fake_play(recipe, run, sites, out):
+    """A run's row without a server: a measure drawn from the run's seed and cell."""
+    rng = np.random.default_rng(run.seed)
+    return {"experiment": "r", "cell": run.cell.index, "repetition": run.repetition,
+            "seed": run.seed, **run.cell.axes, "server": "wagon", "stopped_by": "",
+            "page_mean_with_cut_s": float(rng.normal(1 + run.cell.index, 0.1)),
+            "requests_ok": int(rng.integers(50, 60))}
+
+
+@pytest.mark.parametrize("given, n", [([], 3), (["--repetitions", "5"], 5)])
+def test_each_cell_gets_n_rows_and_a_t_interval_of_their_mean(tmp_path, monkeypatch, given, n):
+    (tmp_path / "r.toml").write_text(RECIPE)
+    monkeypatch.setattr(runner, "play", _fake_play)
+    r = CliRunner().invoke(main, ["experiment", "r.toml", "--out", "out", *given])
+    assert r.exit_code == 0, r.output
+    rows = _csv(tmp_path / "out" / "table.csv")
+    assert [(int(x["cell"]), int(x["repetition"]), int(x["seed"])) for x in rows] == [
+        (c, k, 10 + k) for c in (0, 1) for k in range(n)]         # each its own seed
+    for s in _csv(tmp_path / "out" / "summary.csv"):
+        for name in ("page_mean_with_cut_s", "requests_ok"):
+            x = np.array([float(row[name]) for row in rows if row["cell"] == s["cell"]])
+            half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / math.sqrt(n)
+            assert int(s["repetitions"]) == len(x) == n
+            assert float(s[f"{name}_lo"]) == pytest.approx(x.mean() - half, rel=1e-12)
+            assert float(s[f"{name}_hi"]) == pytest.approx(x.mean() + half, rel=1e-12)
+    # cells 1 s apart with a spread of 0.1 s: a finding; the counts, drawn alike, are not
+    assert "cell 0 vs 1: differ in page_mean_with_cut_s (95 % intervals apart)" in r.output
+
+
+def test_a_difference_is_a_finding_only_between_intervals_apart():
+    a = {"cell": 0, "x_lo": 1.0, "x_hi": 2.0}
+    assert apart(a, {"cell": 1, "x_lo": 2.1, "x_hi": 3.0}, "x") is True
+    assert apart(a, {"cell": 1, "x_lo": 1.9, "x_hi": 3.0}, "x") is False
+    assert apart(a, {"cell": 1, "x_lo": math.nan, "x_hi": math.nan}, "x") is None
+    assert differences([a, {"cell": 1, "x_lo": 0.5, "x_hi": 1.5}], ["x"]) == [
+        "cell 0 vs 1: no difference beyond the runs' spread (every interval overlaps)"]
+
+
+def test_the_relay_lag_p99_is_numpys_and_flags_the_run():
+    """Packets put out by ``deliver`` at known lags: the relay's p99 is numpy's percentile to a
+    bin (0.1 ms); a p99 over LAG_FLAG_MS flags the run's generator, with why."""
+    lags = np.random.default_rng(1).exponential(0.004, 2000)
+    relay = Relay([ClientPath(0.0, 1e6, 1e6, 0.0, 1e5, 1e5)], 0, 0, seed=0)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        for k, lag in enumerate(lags):
+            relay.due = [(100.0 - lag, k, w, b"x")]
+            relay.deliver(100.0)
+            os.read(r, 1)
+    finally:
+        os.close(r)
+        os.close(w)
+    report = relay.report()
+    want = np.percentile(lags, 99, method="inverted_cdf") * 1000
+    assert want <= report["lag_p99_ms"] <= want + LAG_BIN * 1000 + 1e-9
+    assert report["lag_max_ms"] == pytest.approx(lags.max() * 1000, abs=1e-3)
+    base = {"generator": {"start_lag": {"p99": 1.0}, "loop_lag": {"p99": 1.0}, "cpu": 0.1},
+            "warnings": []}
+    for p99, flagged in ((LAG_FLAG_MS * 5, True), (LAG_FLAG_MS / 5, False)):
+        cols = generator_columns({**base, "network": {"relay": {
+            "packets": 990, "lost": 10, "queue_drops": 0, "lag_p99_ms": p99}}})
+        assert cols["generator_lagged"] is flagged and cols["path_loss_rate"] == 0.01
+        assert ("packet relay's lag p99" in cols["generator_warning"]) is flagged
+    lost = generator_columns({**base, "network": {"relay": None}})     # died with its counts
+    assert lost["path_loss_rate"] is None and lost["generator_lagged"] is False
+
+
+def test_the_kernel_connection_states_are_the_sockets_this_test_left():
+    """Six connections to a listening socket: 2 left open (ESTABLISHED), 2 closed by the
+    server's side alone (FIN-WAIT-2), 1 by the client alone (CLOSE-WAIT), 1 by the server then
+    the client (TIME-WAIT)."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(6)]
+        served = [listener.accept()[0] for _ in clients]
+        try:
+            for k in (2, 3, 5):
+                served[k].close()
+            clients[4].close()
+            time.sleep(0.05)
+            clients[5].close()
+            want = {"established": 2, "fin_wait2": 2, "close_wait": 1, "time_wait": 1}
+            deadline = time.monotonic() + 3
+            while (got := tcp_states(port)) != {**dict.fromkeys(got, 0), **want}:
+                assert time.monotonic() < deadline, got
+                time.sleep(0.02)
+            assert tcp_states(port, exclude=[clients[0].getsockname()[1]])["established"] == 1
+        finally:
+            for s in (*clients, *served):
+                s.close()
