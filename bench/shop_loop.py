@@ -12,7 +12,7 @@ For each, the refit's value with its 95 % interval and whether it holds the mode
 - the mean think time and the mean clicks of a session (the refit's sample mean ± 1.96 s/√n),
   against the model's law means.
 
-    python bench/shop_loop.py [--sessions 400] [--speedup 10] [--seed 11]
+    python bench/shop_loop.py [--sessions 400] [--speedup 10] [--seed 11] [--keep DIR]
 """
 from __future__ import annotations
 
@@ -97,9 +97,11 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=400)
     ap.add_argument("--speedup", type=float, default=10.0)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--keep", type=Path, help="a folder for the files (default: a temporary one)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
+        d = args.keep or Path(tmp)
+        d.mkdir(parents=True, exist_ok=True)
         wagon("fit", str(LOG), "-o", str(d / "model.json"))
         wagon("synth", str(d / "model.json"), "--sessions", str(args.sessions), "--seed",
               str(args.seed), "--speedup", f"{args.speedup:g}", "--classes", "lan/http11",
