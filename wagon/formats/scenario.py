@@ -51,7 +51,7 @@ from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
-           "model_digest", "click_delays"]
+           "model_digest", "click_delays", "copula_uniform"]
 
 SCENARIO_VERSION = 6
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
@@ -68,13 +68,18 @@ BLOCK = 1 << 22                     # bytes of sessions read at a time
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
+def copula_uniform(factor: np.ndarray, own: np.ndarray, rho: float) -> np.ndarray:
+    """Φ(√ρ·factor + √(1 − ρ)·own): a request's uniform from its click's normal and its own."""
+    z = math.sqrt(rho) * factor + math.sqrt(1.0 - rho) * own
+    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+
+
 def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
             ) -> np.ndarray:
     """A uniform for each embedded request, those of one click (``click``) correlated by a
     Gaussian copula with one factor a click: Φ(√ρ·Z_click + √(1 − ρ)·ε)."""
-    z = (math.sqrt(rho) * rng.standard_normal(clicks)[click]
-         + math.sqrt(1.0 - rho) * rng.standard_normal(len(click)))
-    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+    return copula_uniform(rng.standard_normal(clicks)[click],
+                          rng.standard_normal(len(click)), rho)
 
 
 def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
