@@ -87,8 +87,8 @@ def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> 
     has = objects > 0
     per_click = np.where(has, 1 + objects, 0)
     drawn = np.add.reduceat(per_click, b.click_ptr[:-1]) if len(objects) else per_click
-    normals = np.concatenate([sc.pacing(sid).standard_normal(k) for sid, k in
-                              zip(b.ids.tolist(), drawn.tolist())] or [np.zeros(0)])
+    normals = np.concatenate([rng.standard_normal(k) for rng, k in
+                              zip(sc.pacings(b.ids), drawn.tolist())] or [np.zeros(0)])
     clicks = np.flatnonzero(has)
     n = objects[clicks]
     start = np.concatenate(([0], np.cumsum(1 + n)[:-1]))        # each click's own normal

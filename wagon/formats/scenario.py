@@ -47,6 +47,7 @@ from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .limits import MAX_RUN_S, SPEEDUP
 from .site import MAX_URL, STATUS_CODES, SiteSpec
+from .streams import streams
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
@@ -383,9 +384,17 @@ class Scenario:
     def pacing(self, session: int) -> np.random.Generator:
         """The draws of ``object_offsets`` for ``session``: its own, seeded by the scenario's
         seed and its id (a session plays the same delays in every run)."""
+        return np.random.default_rng([*self._pacing_prefix, session])
+
+    def pacings(self, sessions: np.ndarray) -> Iterator[np.random.Generator]:
+        """``pacing`` of each of ``sessions`` in turn, made faster (``streams``): draw from
+        each before taking the next."""
+        return streams(self._pacing_prefix, sessions)
+
+    @property
+    def _pacing_prefix(self) -> list[int]:
         seed = self.header.get("seed")
-        return np.random.default_rng([seed if isinstance(seed, int) and seed >= 0 else 0,
-                                      0xDE1A, 1, session])
+        return [seed if isinstance(seed, int) and seed >= 0 else 0, 0xDE1A, 1]
 
     def object_offsets(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """When each of a click's ``n`` embedded requests is due after its page, in played
