@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formats.classes import ClientClass, Protocol
-from ..formats.scenario import Scenario, SessionBatch
+from ..formats.scenario import Scenario, SessionBatch, copula_uniform
 from ..formats.site import FetchTable
 
 __all__ = ["WallTime", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
@@ -78,17 +78,29 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
 def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> np.ndarray:
     """When each click's last object is due after its page (played seconds), drawn as the
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
-    run); 0 when objects are not paced. A loop over the clicks with objects: the draws of a
-    session follow each other."""
+    run); 0 when objects are not paced. A click of n objects draws a normal for itself then n
+    for its objects (``click_delays``); consecutive draws of one stream are one draw of their
+    sum, so a session takes one call and the copula and percentiles go over the whole batch."""
     out = np.zeros(len(objects))
     if not paced or sc.object_delays is None:
         return out
-    ptr = b.click_ptr.tolist()
-    for i, sid in enumerate(b.ids.tolist()):
-        rng = sc.pacing(sid)
-        for k in range(ptr[i], ptr[i + 1]):
-            if objects[k]:
-                out[k] = sc.object_offsets(int(objects[k]), rng)[-1]
+    has = objects > 0
+    per_click = np.where(has, 1 + objects, 0)
+    drawn = np.add.reduceat(per_click, b.click_ptr[:-1]) if len(objects) else per_click
+    normals = np.concatenate([rng.standard_normal(k) for rng, k in
+                              zip(sc.pacings(b.ids), drawn.tolist())] or [np.zeros(0)])
+    clicks = np.flatnonzero(has)
+    n = objects[clicks]
+    start = np.concatenate(([0], np.cumsum(1 + n)[:-1]))        # each click's own normal
+    click = np.repeat(np.arange(len(clicks)), n)
+    rank = np.arange(len(click)) - np.repeat(start - np.arange(len(clicks)), n)
+    eps = normals[np.repeat(start + 1, n) + rank]
+    u = copula_uniform(normals[start][click], eps, sc.delay_rho)
+    q = sc.object_delays
+    late = q[np.minimum(rank + 1, len(q)) - 1, np.ceil(u * (q.shape[1] - 1)).astype(np.int64)]
+    last = np.full(len(clicks), -np.inf)
+    np.maximum.at(last, click, late)
+    out[clicks] = last / sc.speedup
     return out
 
 

@@ -3,12 +3,16 @@ nginx: a modem class at --speedup 1, the same world 20 times faster (its network
 it), and 20 times faster with --real-network (the transfers at their real length)."""
 from __future__ import annotations
 
+import io
+import json
+
+import numpy as np
 import pytest
 
-from wagon.formats.scenario import read_scenario
+from wagon.formats.scenario import read_scenario, scenario_from_bytes
 from wagon.formats.site import build_site
 from wagon.replay import ReplayOptions, replay
-from wagon.replay.walltime import expected_wall_time
+from wagon.replay.walltime import _pacing, expected_wall_time
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 
@@ -41,3 +45,27 @@ def test_a_replay_lasts_what_was_expected(tmp_path, sessions, rate, speedup, rea
     assert summary["requests"]["failed"] == 0
     if real:           # the modems' sessions outlast the sped-up arrivals many times over
         assert wall.drain_s > 10 * wall.arrivals_s
+
+
+def test_the_batch_pacing_is_the_replays_own_draw_of_each_click():
+    """``_pacing`` (one draw per session, the copula over the batch) gives each click's last
+    object the delay the replay draws for it: ``Scenario.object_offsets`` click by click on
+    the session's own stream, with correlated delays and a speedup."""
+    model = hand_model(think=(-1.0, 0.5), rate=5.0, clicks_p=0.8, sizes=(7.0, 6.0))
+    buf = io.StringIO()
+    synthesize(Generator(model, SynthOptions(sessions=300, seed=3, pages=10, speedup=4)), buf)
+    head, body = buf.getvalue().split("\n", 1)
+    quantiles = np.sort(np.random.default_rng(0).exponential(0.2, (3, 11)), axis=1).tolist()
+    header = {**json.loads(head), "object_delays": {"quantiles": quantiles, "rho": 0.6}}
+    sc = scenario_from_bytes((json.dumps(header) + "\n" + body).encode(), "<test>")
+    fetch = sc.site.fetches()
+    for b in sc.batches():
+        objects = fetch.sizes(fetch.rows(b.pages, b.views))
+        expected = np.zeros(len(objects))
+        for i, sid in enumerate(b.ids.tolist()):
+            rng = sc.pacing(sid)
+            for k in range(b.click_ptr[i], b.click_ptr[i + 1]):
+                if objects[k]:
+                    expected[k] = sc.object_offsets(int(objects[k]), rng).max()
+        assert objects.max() > 3 and expected.max() > 0
+        assert np.array_equal(_pacing(sc, b, objects, True), expected)

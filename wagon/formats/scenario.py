@@ -47,11 +47,12 @@ from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .limits import MAX_RUN_S, SPEEDUP
 from .site import MAX_URL, STATUS_CODES, SiteSpec
+from .streams import streams
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
-           "model_digest", "click_delays"]
+           "model_digest", "click_delays", "copula_uniform"]
 
 SCENARIO_VERSION = 6
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
@@ -68,13 +69,18 @@ BLOCK = 1 << 22                     # bytes of sessions read at a time
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
+def copula_uniform(factor: np.ndarray, own: np.ndarray, rho: float) -> np.ndarray:
+    """Φ(√ρ·factor + √(1 − ρ)·own): a request's uniform from its click's normal and its own."""
+    z = math.sqrt(rho) * factor + math.sqrt(1.0 - rho) * own
+    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+
+
 def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
             ) -> np.ndarray:
     """A uniform for each embedded request, those of one click (``click``) correlated by a
     Gaussian copula with one factor a click: Φ(√ρ·Z_click + √(1 − ρ)·ε)."""
-    z = (math.sqrt(rho) * rng.standard_normal(clicks)[click]
-         + math.sqrt(1.0 - rho) * rng.standard_normal(len(click)))
-    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+    return copula_uniform(rng.standard_normal(clicks)[click],
+                          rng.standard_normal(len(click)), rho)
 
 
 def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
@@ -378,9 +384,17 @@ class Scenario:
     def pacing(self, session: int) -> np.random.Generator:
         """The draws of ``object_offsets`` for ``session``: its own, seeded by the scenario's
         seed and its id (a session plays the same delays in every run)."""
+        return np.random.default_rng([*self._pacing_prefix, session])
+
+    def pacings(self, sessions: np.ndarray) -> Iterator[np.random.Generator]:
+        """``pacing`` of each of ``sessions`` in turn, made faster (``streams``): draw from
+        each before taking the next."""
+        return streams(self._pacing_prefix, sessions)
+
+    @property
+    def _pacing_prefix(self) -> list[int]:
         seed = self.header.get("seed")
-        return np.random.default_rng([seed if isinstance(seed, int) and seed >= 0 else 0,
-                                      0xDE1A, 1, session])
+        return [seed if isinstance(seed, int) and seed >= 0 else 0, 0xDE1A, 1]
 
     def object_offsets(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """When each of a click's ``n`` embedded requests is due after its page, in played
