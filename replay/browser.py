@@ -634,7 +634,7 @@ class Client:
         if self.script is None:
             return None
         try:
-            return self.script.before(page, self.last_page[0] if self.last_page else None)
+            return self.script.before(page, self.last_page)
         except Failure:
             return None
 

@@ -7,8 +7,9 @@ the pages of the scenario's site, named as ``"METHOD URL-template"`` (``"POST /c
 - ``start``: pages each session plays before its first click (a login), think time 0;
 - ``on(page, after=, url=, form=, json=, body=, headers=, extract=, check=)``: the pages it
   is sent from (``after=["GET /cart"]``: a form is submitted from the page that shows it; when
-  the session's last page is none of them, the first is fetched before, as a user opens the
-  form first — a model's Markov chain may reach a form's POST from elsewhere), the values of the
+  the session is on none of them — its last click's page, or the URL its redirects ended on —
+  the first is fetched before, as a user opens the form first: a model's Markov chain may
+  reach a form's POST from elsewhere), the values of the
   click's URL placeholders that belong to the session rather than to the model (``url={"id":
   "{order}"}``: the order this session made, not a drawn one), the request's body (form
   fields, sent ``application/x-www-form-urlencoded``, or JSON, or raw bytes) and header
@@ -34,7 +35,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote, urlencode, urlsplit
 
 from ..formats.site import PLACEHOLDER, SiteSpec, fill_template
 
@@ -269,15 +270,25 @@ class SessionScript:
     def start(self) -> list[int]:
         return self.bound.start
 
-    def before(self, page: int, last: int | None) -> tuple[int, str] | None:
+    def before(self, page: int, last: tuple[int, str] | None) -> tuple[int, str] | None:
         """The page (and its URL, placeholders filled from the session's values) to fetch
-        before ``page`` when the session's ``last`` page is none of those it is sent from;
-        Failure (``script_error``) when a value is missing."""
+        before ``page`` when the session is on none of those it is sent from (``last``: its
+        previous click's page and the URL it ended on, after redirects: a POST /cart's 303
+        lands on /cart); Failure (``script_error``) when a value is missing."""
         hook = self.bound.hooks.get(page)
-        if hook is None or not hook.sources or last in {p for p, _ in hook.sources}:
+        if hook is None or not hook.sources or last is not None and any(
+                p == last[0] or self._shows(p, last[1]) for p, _ in hook.sources):
             return None
         first, url = hook.sources[0]
         return first, self._fill(url, self.values)
+
+    def _shows(self, page: int, url: str) -> bool:
+        """Is ``url`` (a server path, its query kept) one of ``page``'s URLs?"""
+        site, there = self.bound.site, urlsplit(url)
+        url = there.path + ("?" + there.query if there.query else "")
+        pattern = site.templates[page]
+        return pattern.fullmatch(url) is not None if pattern is not None else \
+            url == site.page_urls[page]
 
     def request(self, page: int, url: str) -> tuple[str, bytes | None, list[tuple[str, str]],
                                                     bool]:

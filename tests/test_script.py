@@ -182,7 +182,8 @@ def test_a_form_is_sent_from_its_page_and_urls_take_the_sessions_own_values(app,
     """Sessions home → POST /login → POST /cart/{id} with no start page: the script says the
     login is sent from GET /login (fetched first, as a user opens the form) and that the cart's
     id is the session's own (its data row's), not the scenario's: the application logs every
-    session in and records the data file's items."""
+    session in and records the data file's items. The cart is sent from /home, where the
+    login's 303 left the session: no /home fetched again."""
     server, seen = app
     n = 4
     scenario = _scenario(tmp_path, n, (2, 1, 3), [(3 * i + 2, "/cart/999") for i in range(n)])
@@ -195,7 +196,7 @@ script.data("users", "users.csv")
 script.on("GET /login", extract={"csrf": form_field("csrf_token")})
 script.on("POST /login", after=["GET /login"], form={"email": "{users.email}",
           "password": "pw-{users.email}", "csrf_token": "{csrf}"})
-script.on("POST /cart/{n}", url={"n": "{users.item}"},
+script.on("POST /cart/{n}", after=["GET /home"], url={"n": "{users.item}"},
           form={"item": "{n}", "csrf_token": "{csrf}"}, check=json_field("ok", True))
 ''')
     s = replay(scenario, ReplayOptions(
