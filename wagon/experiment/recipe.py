@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import tomllib
 from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 from ..formats.kind import wrong_kind
 from ..formats.limits import (MAX_PAGES, MAX_RATE, MAX_RUN_S, MAX_USERS, MAX_WORKERS,
                               SPEEDUP)
-from ..source import read_document
+from ..source import read_toml
 from ..replay.runner import NETWORK_MODES
 from ..synth.options import ARRIVALS
 from .servers import ServerError, resolve
@@ -148,12 +147,7 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     other = wrong_kind(path, "a recipe")
     if other:
         raise RecipeError(other)
-    try:
-        doc = tomllib.loads(read_document(path, RecipeError).decode())
-    except tomllib.TOMLDecodeError as e:
-        raise RecipeError(f"{path}: not TOML ({e})") from None
-    except UnicodeDecodeError:
-        raise RecipeError(f"{path}: not TOML (not UTF-8 text)") from None
+    doc = read_toml(path, RecipeError)
     unknown = set(doc) - {*TABLES, "server", "axes", "plot"}
     if unknown:
         raise RecipeError(f"{path}: unknown table [{sorted(unknown)[0]}] (the tables: "
