@@ -467,6 +467,10 @@ def summary_text(s: dict) -> str:
                      f"{relay.get('queue_drops', 0):,}; relay lag mean "
                      f"{relay.get('lag_mean_ms', 0):.2f} ms, max {relay.get('lag_max_ms', 0):.1f} "
                      f"ms, {relay.get('late', 0):,} packets over 1 ms late")
+        for name, sides in relay.get("links", {}).items():
+            lines.append(f"  shared link {name}: " + "; ".join(
+                f"{side} {c['packets']:,} packets, lost {c['lost']:,}, dropped by the full "
+                f"queue {c['queue_drops']:,}" for side, c in sides.items()))
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")
