@@ -7,7 +7,8 @@ A recipe has these tables (docs/experiments.md shows whole recipes)::
     [workload]    model ("wagon" or a model file), rate, classes, arrivals, deterministic,
                   pages, speedup, steady; users (N > 0: a closed loop of N users instead)
     [server]      kind (apache, nginx, wagon), template (a config file), its parameters
-    [replay]      network, protocol, workers, emulation, warmup, loss
+    [replay]      network, protocol, workers, emulation, warmup, loss, topology (a file,
+                  relative to the recipe's folder: shared links, Gilbert–Elliott losses)
     [axes]        "TABLE.KEY" = [values …]: every combination is a cell
     [[plot]]      x, y (a measure or a list), series, title: a figure of the table
 
@@ -56,7 +57,7 @@ TABLES: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
                  "speedup": ((int, float), 1.0), "steady": (bool, False), "users": (int, 0)},
     "replay": {"network": (str, "client"), "protocol": (str, ""), "workers": (int, 1),
                "emulation": (bool, True), "warmup": ((int, float), 0.0),
-               "loss": ((int, float), 0.0)},
+               "loss": ((int, float), 0.0), "topology": (str, "")},
 }
 #: [server] keys that are not the server's own parameters
 SERVER_KEYS = {"kind": (str, "wagon"), "template": (str, "")}

@@ -17,7 +17,7 @@ import io
 import math
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -189,8 +189,9 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
         server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port,
                            pid=server.pid) as sampler:
-            summary = replay(str(scenario), replay_options(s, server.url,
-                                                           str(run.folder / "results.csv")))
+            summary = replay(str(scenario), replace(
+                replay_options(s, server.url, str(run.folder / "results.csv")), seed=run.seed,
+                topology=str(recipe.resolve(r["topology"])) if r["topology"] else None))
         sampler.write_csv(run.folder / "status.csv")
         status = sampler.summary(server.capacity)
         logged = _lines(server.access_log)
