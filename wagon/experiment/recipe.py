@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.kind import wrong_kind
+from ..formats.topology import TopologyError, read_topology
 from ..formats.limits import (MAX_PAGES, MAX_RATE, MAX_RUN_S, MAX_USERS, MAX_WORKERS,
                               SPEEDUP)
 from ..source import read_toml
@@ -177,6 +178,12 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
             resolve(srv["kind"], {k: v for k, v in srv.items() if k not in SERVER_KEYS})
         except ServerError as e:
             raise RecipeError(f"{path}: [server] {e}") from None
+        topology = cell.settings["replay"]["topology"]
+        if topology:
+            try:
+                read_topology(recipe.resolve(topology))
+            except TopologyError as e:
+                raise RecipeError(f"{path}: replay.topology: {e}") from None
         w, run = cell.settings["workload"], cell.settings["experiment"]
         if run["duration"] / w["speedup"] + run["drain"] > MAX_RUN_S:
             raise RecipeError(f"{path}: cell {cell.label}: duration / speedup + drain is more "
