@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from wagon.formats.classes import NETWORKS, parse_classes  # noqa: E402
 from wagon.replay.netpath import PacketPath, PathOptions, relay_config  # noqa: E402
-from wagon.replay.relay import ClientPath, Relay  # noqa: E402
+from wagon.replay.relay import Relay  # noqa: E402
 from tests.servers import (Sender, bound_client, download, nginx, steady_rate,  # noqa: E402
                            write_scenario_file)
 from wagon.formats.results import read_results  # noqa: E402
@@ -214,14 +214,14 @@ def part5() -> None:
     print(f"best: path {best_path * 8 / 1e6:.0f} Mbit/s, plain loopback "
           f"{best_plain * 8 / 1e6:.0f} Mbit/s")
     cfg = relay_config([NETWORKS["t1-dsl"]], 0xC6120000, 15, PathOptions())
-    relay = Relay([ClientPath(**p) for p in cfg["paths"]], cfg["base"], cfg["shift"], 0)
+    relay = Relay.from_config(cfg, (-1, -1))
     packet = bytearray(60)
     packet[0] = 0x45
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     for k in range(10_000):
         packet[12:16] = (0xC6120001 + k).to_bytes(4, "big")
-        relay.take(bytes(packet), True, -1, 0.0)
+        relay.take(bytes(packet), True, 0.0)
     relay.due.clear()
     grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(before, "filename"))
     print(f"relay state for {len(relay.links):,} clients: {grown / 1e6:.2f} MB "

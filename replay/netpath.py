@@ -34,7 +34,9 @@ import sys
 from dataclasses import dataclass
 
 from ..formats.classes import Network
+from ..formats.topology import Topology
 from .identity import SourcePool
+from .topology import loss_config, relay_links
 
 __all__ = ["PacketPath", "PathError", "PathOptions", "CLIENT_RANGE", "relay_config",
            "path_sources"]
@@ -58,12 +60,14 @@ class PathError(RuntimeError):
 class PathOptions:
     """``queue_ms``: each link's queue holds this long of its traffic, at least ``queue_min``
     bytes (a tail-drop FIFO); ``loss``: a packet loss probability for every class that does not
-    give its own; ``seed``: the losses' random stream."""
+    give its own; ``seed``: the losses' random stream; ``topology``: shared links in front of
+    the access links, and the access links' own losses (``formats.topology``)."""
 
     queue_ms: float = 200.0
     queue_min: int = 16 * MTU
     loss: float = 0.0
     seed: int = 0
+    topology: Topology | None = None
     beat_s: float = 1.0        # the relay's heartbeat (``watchdog``)
 
 
@@ -71,16 +75,27 @@ def _queue(rate: float, opts: PathOptions) -> float:
     return max(rate * opts.queue_ms / 1000.0, opts.queue_min)
 
 
-def relay_config(networks: list[Network], base: int, shift: int, opts: PathOptions) -> dict:
-    """What the relay process is told: a path per class (``replay.relay.ClientPath``'s
-    fields) and how an address maps to its class."""
+def relay_config(networks: list[Network], base: int, shift: int, opts: PathOptions,
+                 names: list[tuple[str, str]] | None = None) -> dict:
+    """What the relay process is told: a path per class (its access links), the shared links
+    and which sessions of a class are behind each, and how an address maps to its class.
+    ``names``: each class's name and network name (the topology's names), its network's by
+    default."""
+    names = names or [(n.name, n.name) for n in networks]
+    access = opts.topology.access if opts.topology else {}
     paths = []
-    for n in networks:
+    for n, pair in zip(networks, names):
         up, down = n.up_kbps * 125.0, n.down_kbps * 125.0          # kbit/s → bytes/s
+        loss = next((access[k] for k in pair if k in access), n.loss or opts.loss)
         paths.append({"delay": n.rtt_ms / 2000.0, "up": up, "down": down,
-                      "loss": n.loss if n.loss else opts.loss,
+                      "loss": loss_config(loss),
                       "queue_up": _queue(up, opts), "queue_down": _queue(down, opts)})
-    return {"paths": paths, "base": base, "shift": shift, "seed": opts.seed,
+    links: list = []
+    if opts.topology:
+        links, groups = relay_links(opts.topology, names)
+        for path, mine in zip(paths, groups):
+            path["groups"] = mine
+    return {"paths": paths, "links": links, "base": base, "shift": shift, "seed": opts.seed,
             "beat_s": opts.beat_s}
 
 
@@ -145,8 +160,9 @@ class PacketPath:
     (sockets made there, and processes started there, use the path). ``relay`` is the relay
     process, ``heartbeat`` the descriptor its heartbeats come on (``watchdog``)."""
 
-    def __init__(self, networks: list[Network], opts: PathOptions = PathOptions()) -> None:
-        self.networks, self.opts = list(networks), opts
+    def __init__(self, networks: list[Network], opts: PathOptions = PathOptions(),
+                 names: list[tuple[str, str]] | None = None) -> None:
+        self.networks, self.opts, self.names = list(networks), opts, names
         self.block: ipaddress.IPv4Network | None = None
         self.shift = 0
         self.report: dict | None = None
@@ -208,7 +224,8 @@ class PacketPath:
             self._clients = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
         finally:
             _setns(self._root)
-        cfg = relay_config(self.networks, int(self.block.network_address), self.shift, self.opts)
+        cfg = relay_config(self.networks, int(self.block.network_address), self.shift, self.opts,
+                           self.names)
         self.heartbeat, beat = os.pipe()
         try:
             self.relay = subprocess.Popen(

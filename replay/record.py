@@ -468,6 +468,10 @@ def summary_text(s: dict) -> str:
                      f"{relay.get('lag_mean_ms', 0):.2f} ms, p99 {relay.get('lag_p99_ms', 0):.1f} ms, max "
                      f"{relay.get('lag_max_ms', 0):.1f} ms, {relay.get('late', 0):,} packets over "
                      f"1 ms late; relay CPU {relay.get('cpu_s', 0):.1f} s")
+        for name, sides in relay.get("links", {}).items():
+            lines.append(f"  shared link {name}: " + "; ".join(
+                f"{side} {c['packets']:,} packets, lost {c['lost']:,}, dropped by the full "
+                f"queue {c['queue_drops']:,}" for side, c in sides.items()))
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")

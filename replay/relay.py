@@ -1,11 +1,13 @@
 """The packet relay of ``--network packet``: every IP packet between the clients' namespace and
 the server's side passes here and gets its client's path, as Mahimahi's delay and link shells.
 
-Per client address and direction: random loss with the class's probability, then a FIFO link of
-the class's bandwidth whose queue holds at most ``queue`` bytes (a packet that does not fit is
-dropped at the tail), then the class's one-way delay (half its round trip). A packet leaves the
-link when its last byte is through, ``len/rate`` after the previous one's, so every client's
-packets stay in order; the server's real TCP sees the losses, the queue and the delay and does
+Per client address and direction: random loss with the class's probability (or its
+Gilbert–Elliott chain), then a FIFO link of the class's bandwidth whose queue holds at most
+``queue`` bytes (a packet that does not fit is dropped at the tail), then the class's one-way
+delay (half its round trip); a client behind a shared link (``--topology``) crosses it too,
+after its access link on the way up and before it on the way down (``replay.topology``). A
+packet leaves a link when its last byte is through, ``len/rate`` after the previous one's, so
+every link keeps its packets in order; the server's real TCP sees the losses, the queue and the delay and does
 the rest (handshake, slow start, retransmission, send buffer, close).
 
 Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD BEAT_FD``)
@@ -26,7 +28,9 @@ import signal
 import sys
 import time
 
-__all__ = ["ClientPath", "Relay", "main"]
+from .topology import Link, link_from, shared_link
+
+__all__ = ["Hop", "Relay", "main"]
 
 BATCH = 256               # packets read from one device before the other is looked at
 LATE = 0.001              # a packet put out later than this after it was due is counted late
@@ -36,77 +40,93 @@ NICE = -10                # the relay's priority: its lag is every client's (roo
 PR_SET_PDEATHSIG = 1
 
 
-class ClientPath:
-    """One class's path: one-way delay (s), rates (bytes/s), loss probability, queue (bytes)."""
+class Hop:
+    """Where a packet goes next: through ``link``, then to ``after`` (the next hop, or the
+    device's descriptor the packet is written to)."""
 
-    __slots__ = ("delay", "up", "down", "loss", "queue_up", "queue_down")
+    __slots__ = ("link", "after")
 
-    def __init__(self, delay: float, up: float, down: float, loss: float, queue_up: float,
-                 queue_down: float) -> None:
-        self.delay, self.up, self.down, self.loss = delay, up, down, loss
-        self.queue_up, self.queue_down = queue_up, queue_down
+    def __init__(self, link: Link, after: "Hop | int") -> None:
+        self.link, self.after = link, after
 
 
 class Relay:
-    """The relay's state: a link per client address and direction, and the packets in flight
-    ordered by when they are due (a heap: every client's link keeps its own order)."""
+    """The relay's state: per client address its access links (``replay.topology.Link``, one
+    per direction) and the shared link it is behind, if any; the packets in flight ordered by
+    when they are due at their next hop or device (a heap: every link keeps its own order).
+    ``outs``: the client's and the server's device."""
 
-    def __init__(self, paths: list[ClientPath], base: int, shift: int, seed: int) -> None:
-        self.paths, self.base, self.shift = paths, base, shift
+    def __init__(self, paths: list[dict], links: list[dict], base: int, shift: int, seed: int,
+                 outs: tuple[int, int]) -> None:
+        self.paths, self.base, self.shift, self.outs = paths, base, shift, outs
         self.random = random.Random(seed).random
-        self.links: dict[bytes, list] = {}      # address → [path, up free at, down free at]
-        self.due: list[tuple[float, int, int, bytes]] = []
+        self.shared = [(spec["name"], link_from(spec["up"], self.random),
+                        link_from(spec["down"], self.random)) for spec in links]
+        self.links: dict[bytes, tuple[Hop, Hop, Link, Link]] = {}  # address → up, down hops
+        self.due: list[tuple[float, int, Hop | int, bytes]] = []
         self.seq = 0
-        self.counts = {"packets": 0, "bytes": 0, "lost": 0, "queue_drops": 0, "foreign": 0,
-                       "write_drops": 0, "clients": 0, "late": 0}
+        self.counts = {"packets": 0, "bytes": 0, "foreign": 0, "write_drops": 0, "clients": 0,
+                       "late": 0}
         self.lag_max = 0.0
         self.lag_sum = 0.0
         self.lag_bins = [0] * LAG_BINS
 
-    def _link(self, address: bytes) -> list | None:
-        link = self.links.get(address)
-        if link is None:
-            k = (int.from_bytes(address, "big") - self.base) >> self.shift
-            if not 0 <= k < len(self.paths):
-                return None
-            link = self.links[address] = [self.paths[k], 0.0, 0.0]
-            self.counts["clients"] += 1
-        return link
+    @classmethod
+    def from_config(cls, cfg: dict, outs: tuple[int, int]) -> "Relay":
+        """The relay ``netpath.relay_config`` describes, writing to ``outs``."""
+        return cls(cfg["paths"], cfg.get("links", []), cfg["base"], cfg["shift"], cfg["seed"],
+                   outs)
 
-    def take(self, packet: bytes, upward: bool, out: int, now: float) -> None:
-        """Put one packet read at ``now`` on its client's link (upward: from the client)."""
-        counts = self.counts
-        if len(packet) < 20 or packet[0] >> 4 != 4:
-            counts["foreign"] += 1                     # not IPv4 (IPv6 neighbour discovery…)
-            return
-        link = self._link(packet[12:16] if upward else packet[16:20])
-        if link is None:
-            counts["foreign"] += 1
-            return
-        path = link[0]
-        if path.loss and self.random() < path.loss:
-            counts["lost"] += 1
-            return
-        side = 1 if upward else 2
-        rate = path.up if upward else path.down
-        free = link[side]
-        size = len(packet)
-        if free > now:
-            if (free - now) * rate + size > (path.queue_up if upward else path.queue_down):
-                counts["queue_drops"] += 1
-                return
+    def _hops(self, address: bytes) -> tuple[Hop, Hop, Link, Link] | None:
+        """The client's upward and downward first hops (and its access links), made on its
+        first packet; None: not a client address."""
+        offset = int.from_bytes(address, "big") - self.base
+        k = offset >> self.shift
+        if not 0 <= k < len(self.paths):
+            return None
+        path = self.paths[k]
+        up, down = (link_from({"rate": path[side], "queue": path[f"queue_{side}"],
+                               "delay": path["delay"], "loss": path["loss"]}, self.random)
+                    for side in ("up", "down"))
+        client, server = self.outs
+        shared = shared_link(path.get("groups", ()), offset & ((1 << self.shift) - 1))
+        if shared is None:
+            hops = (Hop(up, server), Hop(down, client), up, down)
         else:
-            free = now
-        free += size / rate
-        link[side] = free
-        self.seq += 1
-        heapq.heappush(self.due, (free + path.delay, self.seq, out, packet))
+            _, shared_up, shared_down = self.shared[shared]
+            hops = (Hop(up, Hop(shared_up, server)), Hop(shared_down, Hop(down, client)), up,
+                    down)
+        self.links[address] = hops
+        self.counts["clients"] += 1
+        return hops
+
+    def take(self, packet: bytes, upward: bool, now: float) -> None:
+        """Put one packet read at ``now`` on its client's path (upward: from the client)."""
+        if len(packet) < 20 or packet[0] >> 4 != 4:
+            self.counts["foreign"] += 1                # not IPv4 (IPv6 neighbour discovery…)
+            return
+        address = packet[12:16] if upward else packet[16:20]
+        hops = self.links.get(address) or self._hops(address)
+        if hops is None:
+            self.counts["foreign"] += 1
+            return
+        self._enter(hops[0] if upward else hops[1], packet, now)
+
+    def _enter(self, hop: Hop, packet: bytes, now: float) -> None:
+        due = hop.link.enter(len(packet), now)
+        if due is not None:
+            self.seq += 1
+            heapq.heappush(self.due, (due, self.seq, hop.after, packet))
 
     def deliver(self, now: float) -> None:
-        """Write every packet due by ``now`` to its device; note how late each went out."""
+        """Pass every packet due by ``now`` to its next hop (at the time it was due there) or
+        write it to its device; note how late each went out."""
         due = self.due
         while due and due[0][0] <= now:
             when, _, out, packet = heapq.heappop(due)
+            if out.__class__ is Hop:
+                self._enter(out, packet, when)
+                continue
             try:
                 os.write(out, packet)
             except (BlockingIOError, OSError):
@@ -134,13 +154,23 @@ class Relay:
         return 0.0
 
     def report(self) -> dict:
-        """The counts, the lag's mean, p99 and max, and the relay's CPU seconds so far (its
-        own process: a relay near a core's worth lags every client)."""
+        """The counts: packets and bytes delivered, lost and dropped on every link (the access
+        links' and the shared links' together), and per shared link and direction; the lag's
+        mean, p99 and max, and the relay's CPU seconds so far (its own process: a relay near a
+        core's worth lags every client)."""
         n = self.counts["packets"]
-        return {**self.counts, "lag_max_ms": round(self.lag_max * 1000, 3),
-                "lag_mean_ms": round(self.lag_sum / n * 1000, 4) if n else 0.0,
-                "lag_p99_ms": round(self.lag_p99() * 1000, 3),
-                "cpu_s": round(time.process_time(), 3)}
+        every = [link for hops in self.links.values() for link in hops[2:]]
+        every += [link for _, up, down in self.shared for link in (up, down)]
+        out = {**self.counts, "lost": sum(link.lost for link in every),
+               "queue_drops": sum(link.queue_drops for link in every),
+               "lag_max_ms": round(self.lag_max * 1000, 3),
+               "lag_mean_ms": round(self.lag_sum / n * 1000, 4) if n else 0.0,
+               "lag_p99_ms": round(self.lag_p99() * 1000, 3),
+               "cpu_s": round(time.process_time(), 3)}
+        if self.shared:
+            out["links"] = {name: {"up": up.counts(), "down": down.counts()}
+                            for name, up, down in self.shared}
+        return out
 
 
 def _beat(fd: int) -> None:
@@ -167,14 +197,13 @@ def run(relay: Relay, client: int, server: int, stop: int, beat: int, every: flo
             return
         for fd in ready:
             upward = fd == client
-            out = server if upward else client
             now = clock()
             for _ in range(BATCH):
                 try:
                     packet = os.read(fd, 65536)
                 except BlockingIOError:
                     break
-                relay.take(packet, upward, out, now)
+                relay.take(packet, upward, now)
         relay.deliver(clock())
 
 
@@ -189,8 +218,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the run's ^C is the parent's to handle
     cfg = json.loads(argv[0])
     client, server, beat = int(argv[1]), int(argv[2]), int(argv[3])
-    paths = [ClientPath(**p) for p in cfg["paths"]]
-    relay = Relay(paths, cfg["base"], cfg["shift"], cfg["seed"])
+    relay = Relay.from_config(cfg, (client, server))
     os.set_blocking(client, False)
     os.set_blocking(server, False)
     os.set_blocking(beat, False)

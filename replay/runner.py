@@ -38,6 +38,7 @@ import uvloop
 from ..formats.results import pages_path, write_run
 from ..formats.scenario import Scenario, read_scenario
 from ..formats.site import SiteSpec
+from ..formats.topology import Topology, TopologyError, read_topology
 from ..lifeline import die_with_parent
 from .browser import Pace, Target
 from .events import Call, Hooks, clock
@@ -114,8 +115,9 @@ class ReplayOptions:
                                                # (replay.emulation); "packet": every packet
                                                # through its client's path (replay.netpath)
     loss: float = 0.0                          # packet: loss of classes that give none
-    loss_seed: int = 0                         # packet: the relay's stream of losses
     queue_ms: float = 200.0                    # packet: each link's queue, in its time
+    seed: int = 0                              # packet: the losses' random stream
+    topology: str | None = None                # packet: a topology file (formats.topology)
     path_block: str | None = None              # packet: the path's client block (set by the
     path_shift: int = 0                        # run) and its classes' spacing
     ca_file: str | None = None                 # HTTPS: the CAs that verify the server
@@ -208,9 +210,9 @@ def check_network(opts: ReplayOptions) -> None:
     if not opts.queue_ms > 0:
         raise ReplayError(f"--queue-ms {opts.queue_ms:g}: must be positive")
     if opts.network != "packet":
-        if opts.loss:
-            raise ReplayError("--loss needs --network packet (in-process emulation has no "
-                              "packets to lose)")
+        if opts.loss or opts.topology:
+            raise ReplayError(f"{'--loss' if opts.loss else '--topology'} needs --network "
+                              "packet (in-process emulation has no packets or links)")
         return
     if not opts.emulation:
         raise ReplayError("--network packet emulates the network: not with --no-emulation")
@@ -612,10 +614,12 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
             played = _play_all(path, sc, opts, dog, view)
         return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
-    path_opts = PathOptions(opts.queue_ms, loss=opts.loss, seed=opts.loss_seed,
+    names = [(c.name, c.network.name) for c in sc.classes]
+    path_opts = PathOptions(opts.queue_ms, loss=opts.loss, seed=opts.seed,
+                            topology=_topology(opts.topology, names),
                             beat_s=opts.watchdog / BEATS)
     try:
-        with PacketPath(networks, path_opts) as net:
+        with PacketPath(networks, path_opts, names) as net:
             opts = replace(opts, path_block=str(net.block), path_shift=net.shift)
             with net.inside():
                 preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
@@ -628,6 +632,23 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
     return finish(*played, opts, thresholds, lost=dog.lost.values(), extra={"network": {
         "mode": "packet", "clients": net.sources().describe, "block": str(net.block),
         "class_shift": net.shift, "relay": net.report}})
+
+
+def _topology(path: str | None, names: list[tuple[str, str]]) -> Topology | None:
+    """The topology file at ``path`` (None: none), every name in it one of the scenario's
+    classes or networks (ReplayError: one line)."""
+    if path is None:
+        return None
+    try:
+        topology = read_topology(path)
+    except TopologyError as e:
+        raise ReplayError(str(e)) from None
+    known = {n for pair in names for n in pair}
+    named = {c for link in topology.links for c in link.classes} | set(topology.access)
+    if named - known:
+        raise ReplayError(f"{path}: {sorted(named - known)[0]!r} is none of the scenario's "
+                          f"classes or networks ({', '.join(sorted(known))})")
+    return topology
 
 
 def expected_text(sc: Scenario, opts: ReplayOptions) -> str:

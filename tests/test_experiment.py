@@ -113,6 +113,8 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "cell): unknown protocol 'http3'"),
     ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'spdy'\n", "unknown protocol 'spdy'"),
     ("[experiment]\nname = 'x'\n[workload]\nmodel = 'nowhere.json'\n", "nowhere.json"),
+    ("[experiment]\nname = 'x'\n[axes]\n'replay.topology' = ['nowhere.toml']\n",
+     "replay.topology: "),
     ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'h2'\n", "cell 0 (the one cell): HTTP/2 in "
      "plain text (h2c) is served by nginx alone"),                  # the default server: wagon
     ("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\n[workload]\nclasses = "

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import stat
+import tomllib
 from typing import BinaryIO
 
-__all__ = ["MAX_DOCUMENT_BYTES", "not_regular", "open_regular", "read_document", "read_block",
-           "open_stream"]
+__all__ = ["MAX_DOCUMENT_BYTES", "not_regular", "open_regular", "read_document", "read_toml",
+           "read_block", "open_stream"]
 
 #: bytes of a JSON or TOML file read whole (a model with a million pages is ~200 MB)
 MAX_DOCUMENT_BYTES = 1 << 30
@@ -74,6 +75,16 @@ def read_document(path: str | os.PathLike, error: type[Exception],
             return f.read(size)
         except OSError as e:
             raise error(f"{path}: {e.strerror or e}") from None
+
+
+def read_toml(path: str | os.PathLike, error: type[Exception]) -> dict:
+    """A TOML file read whole (``read_document``); an ``error`` (one line) when it is not."""
+    try:
+        return tomllib.loads(read_document(path, error).decode())
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not TOML ({e})") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not TOML (not UTF-8 text)") from None
 
 
 def open_stream(path: str, error: type[Exception]) -> BinaryIO:

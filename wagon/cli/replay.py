@@ -71,6 +71,12 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
               default=default(ReplayOptions, "queue_ms"), show_default=True,
               help="--network packet: each link's tail-drop queue, in ms of its rate (at "
                    "least 16 packets).")
+@click.option("--topology", type=click.Path(dir_okay=False), default=None,
+              help="--network packet: a topology file (TOML): shared links in front of the "
+                   "classes' access links, Gilbert-Elliott losses (docs/formats.md).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),
+              default=default(ReplayOptions, "seed"), show_default=True,
+              help="--network packet: the seed of the packet losses' random stream.")
 @click.option("--no-follow", is_flag=True, help="Do not follow redirects (a 3xx is an answer).")
 @click.option("--no-status-marks", is_flag=True,
               help="Do not ask for the statuses the log shows (?wagon_status=N, which a site "
@@ -141,7 +147,8 @@ def _run(scenario: str, opts: ReplayOptions, cluster: str | None) -> dict:
                    "is printed (a last look, a last scrape; Ctrl-C ends it).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def command(scenario, target, results, workers, cluster, protocol, no_emulation, network, loss,
-            queue_ms, no_follow, no_status_marks, no_identity, source_addresses, ca_file,
+            queue_ms, topology, seed, no_follow, no_status_marks, no_identity, source_addresses,
+            ca_file,
             insecure, tls_version,
             connect_timeout, timeout, request_timeout, fail_on, max_time, warmup, cooldown, quiet,
             progress_every, watchdog, objects, script, dashboard, dashboard_hold, as_json) -> None:
@@ -170,7 +177,8 @@ def command(scenario, target, results, workers, cluster, protocol, no_emulation,
                          progress=not quiet,
                          progress_every=progress_every, identity=not no_identity,
                          source_addresses=source_addresses, network=network, loss=loss,
-                         queue_ms=queue_ms, ca_file=ca_file, insecure=insecure,
+                         queue_ms=queue_ms, topology=topology, seed=seed, ca_file=ca_file,
+                         insecure=insecure,
                          tls_version=tls_version, watchdog=watchdog, objects=objects,
                          script=script, dashboard=dashboard,
                          dashboard_hold=dashboard_hold)

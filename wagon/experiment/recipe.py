@@ -7,7 +7,8 @@ A recipe has these tables (docs/experiments.md shows whole recipes)::
     [workload]    model ("wagon" or a model file), rate, classes, arrivals, deterministic,
                   pages, speedup, steady; users (N > 0: a closed loop of N users instead)
     [server]      kind (apache, nginx, wagon), template (a config file), its parameters
-    [replay]      network, protocol, workers, emulation, warmup, loss
+    [replay]      network, protocol, workers, emulation, warmup, loss, topology (a file,
+                  relative to the recipe's folder: shared links, Gilbert–Elliott losses)
     [axes]        "TABLE.KEY" = [values …]: every combination is a cell
     [[plot]]      x, y (a measure or a list), series, title: a figure of the table
 
@@ -19,16 +20,16 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import tomllib
 from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..formats.kind import wrong_kind
+from ..formats.topology import TopologyError, read_topology
 from ..formats.limits import (MAX_PAGES, MAX_RATE, MAX_RUN_S, MAX_USERS, MAX_WORKERS,
                               SPEEDUP)
-from ..source import read_document
+from ..source import read_toml
 from ..replay.runner import NETWORK_MODES
 from ..synth.options import ARRIVALS
 from .servers import ServerError, resolve
@@ -57,7 +58,7 @@ TABLES: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
                  "speedup": ((int, float), 1.0), "steady": (bool, False), "users": (int, 0)},
     "replay": {"network": (str, "client"), "protocol": (str, ""), "workers": (int, 1),
                "emulation": (bool, True), "warmup": ((int, float), 0.0),
-               "loss": ((int, float), 0.0)},
+               "loss": ((int, float), 0.0), "topology": (str, "")},
 }
 #: [server] keys that are not the server's own parameters
 SERVER_KEYS = {"kind": (str, "wagon"), "template": (str, "")}
@@ -148,12 +149,7 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     other = wrong_kind(path, "a recipe")
     if other:
         raise RecipeError(other)
-    try:
-        doc = tomllib.loads(read_document(path, RecipeError).decode())
-    except tomllib.TOMLDecodeError as e:
-        raise RecipeError(f"{path}: not TOML ({e})") from None
-    except UnicodeDecodeError:
-        raise RecipeError(f"{path}: not TOML (not UTF-8 text)") from None
+    doc = read_toml(path, RecipeError)
     unknown = set(doc) - {*TABLES, "server", "axes", "plot"}
     if unknown:
         raise RecipeError(f"{path}: unknown table [{sorted(unknown)[0]}] (the tables: "
@@ -180,6 +176,12 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
             resolve(srv["kind"], {k: v for k, v in srv.items() if k not in SERVER_KEYS})
         except ServerError as e:
             raise RecipeError(f"{path}: [server] {e}") from None
+        topology = cell.settings["replay"]["topology"]
+        if topology:
+            try:
+                read_topology(recipe.resolve(topology))
+            except TopologyError as e:
+                raise RecipeError(f"{path}: replay.topology: {e}") from None
         w, run = cell.settings["workload"], cell.settings["experiment"]
         if run["duration"] / w["speedup"] + run["drain"] > MAX_RUN_S:
             raise RecipeError(f"{path}: cell {cell.label}: duration / speedup + drain is more "

@@ -19,7 +19,7 @@ import io
 import math
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -163,7 +163,7 @@ def replay_options(settings: dict, target: str, results: str | None, seed: int =
     r, e = settings["replay"], settings["experiment"]
     return ReplayOptions(target=target, results=results, workers=r["workers"],
                          protocol=r["protocol"] or None, emulation=r["emulation"],
-                         network=r["network"], loss=r["loss"], loss_seed=seed,
+                         network=r["network"], loss=r["loss"], seed=seed,
                          warmup=r["warmup"], fail_on=(),
                          max_time=e["duration"] / settings["workload"]["speedup"] + e["drain"])
 
@@ -197,8 +197,9 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
         server.timeout = STATUS_TIMEOUT
         with StatusSampler(server, every=STATUS_EVERY, port=server.port,
                            pid=server.pid) as sampler:
-            summary = replay(str(scenario), replay_options(
-                s, server.url, str(run.folder / "results.csv"), run.seed))
+            summary = replay(str(scenario), replace(
+                replay_options(s, server.url, str(run.folder / "results.csv"), run.seed),
+                topology=str(recipe.resolve(r["topology"])) if r["topology"] else None))
         sampler.write_csv(run.folder / "status.csv")
         status = sampler.summary(server.capacity)
         logged = _lines(server.access_log)

@@ -1,0 +1,192 @@
+"""Topology files (TOML) of ``wagon replay --network packet --topology FILE``: shared links in
+front of the clients' own access links, and correlated (Gilbert–Elliott) loss on any link.
+
+A file has ``[[link]]`` tables (a shared link each) and ``[access.NAME]`` tables (the access
+links of the classes whose class or network is NAME); docs/formats.md gives the rules::
+
+    [[link]]
+    name = "bottleneck"
+    rate = "10Mbit"            # or up = "…" and down = "…"
+    delay_ms = 20              # one way
+    queue_kb = 64              # a tail-drop FIFO per direction
+    classes = ["t1-dsl", "modem"]
+    share = 1.0                # of each named class's sessions (file order splits a class)
+    loss = {mean = 0.01, burst = 4}
+
+    [access.modem]
+    loss = {p = 0.002, r = 0.25, k = 1.0, h = 0.0}
+
+A loss is a probability (Bernoulli) or a Gilbert–Elliott chain given as ``p``, ``r`` (and ``k``,
+``h``: the chances a packet gets through in the good and the bad state, 1 and 0 by default) or
+as ``mean`` and ``burst`` (the simple form: loss only in the bad state, bursts of mean length
+``burst`` packets).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from ..source import read_toml
+
+__all__ = ["TopologyError", "Topology", "SharedLink", "Direction", "GilbertElliott",
+           "read_topology", "parse_rate"]
+
+
+class TopologyError(ValueError):
+    """A topology file that cannot be used (one line, naming the file and the key)."""
+
+
+@dataclass(frozen=True)
+class GilbertElliott:
+    """A two-state loss chain per packet: good → bad with probability ``p``, bad → good with
+    ``r``; a packet is lost with ``good_loss`` (1−k) in the good state, ``bad_loss`` (1−h) in
+    the bad one."""
+
+    p: float
+    r: float
+    good_loss: float = 0.0
+    bad_loss: float = 1.0
+
+    @property
+    def mean(self) -> float:
+        """The long-run loss rate π_G·(1−k) + π_B·(1−h), π_B = p/(p+r)."""
+        bad = self.p / (self.p + self.r)
+        return (1 - bad) * self.good_loss + bad * self.bad_loss
+
+
+Loss = float | GilbertElliott
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One direction of a shared link: rate (bytes/s), queue (bytes), one-way delay (s)."""
+
+    rate: float
+    queue: float
+    delay: float
+    loss: Loss = 0.0
+
+
+@dataclass(frozen=True)
+class SharedLink:
+    """A link shared by ``share`` of the sessions of each class in ``classes``."""
+
+    name: str
+    up: Direction
+    down: Direction
+    classes: tuple[str, ...]
+    share: float = 1.0
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The shared links, and the access links' losses by class or network name."""
+
+    links: tuple[SharedLink, ...]
+    access: dict[str, Loss]
+
+
+_RATE = re.compile(r"\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*(bit|kbit|mbit|gbit)(?:/s)?\s*", re.I)
+_UNIT = {"bit": 1.0, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+LINK_KEYS = {"name", "rate", "up", "down", "delay_ms", "queue_kb", "classes", "share", "loss"}
+LOSS_KEYS = ({"p", "r", "k", "h"}, {"mean", "burst"})
+
+
+def parse_rate(text: object) -> float:
+    """Bytes/s of a rate written as tc writes it ("10Mbit", "512kbit"); ValueError else."""
+    m = _RATE.fullmatch(text) if isinstance(text, str) else None
+    if m is None or not float(m.group(1)) > 0:
+        raise ValueError(f"{text!r} is not a rate (a positive number and bit, kbit, Mbit or "
+                         "Gbit, e.g. \"10Mbit\")")
+    return float(m.group(1)) * _UNIT[m.group(2).lower()] / 8
+
+
+def _number(where: str, value: object, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise TopologyError(f"{where}: {value!r} is not a number in [{low:g}, {high:g}]")
+    return float(value)
+
+
+def _loss(where: str, value: object) -> Loss:
+    """A probability, or a Gilbert–Elliott chain from p/r(/k/h) or mean/burst."""
+    if not isinstance(value, dict):
+        loss = _number(where, value, 0, 1)
+        if loss == 1:
+            raise TopologyError(f"{where}: a loss of 1 lets nothing through")
+        return loss
+    keys = set(value)
+    if keys <= LOSS_KEYS[0] and {"p", "r"} <= keys:
+        p, r = (_number(f"{where}.{k}", value[k], 0, 1) for k in ("p", "r"))
+        k, h = (_number(f"{where}.{n}", value.get(n, d), 0, 1) for n, d in (("k", 1), ("h", 0)))
+        if r == 0:
+            raise TopologyError(f"{where}.r: 0 never leaves the bad state")
+        return GilbertElliott(p, r, 1 - k, 1 - h)
+    if keys == LOSS_KEYS[1]:
+        mean = _number(f"{where}.mean", value["mean"], 0, 0.999)
+        burst = _number(f"{where}.burst", value["burst"], 1, 1e6)
+        r = 1 / burst
+        p = mean * r / (1 - mean)
+        if p > 1:
+            raise TopologyError(f"{where}: a mean loss of {mean:g} in bursts of {burst:g} needs "
+                                f"p = {p:.3g} > 1 (longer bursts or less loss)")
+        return GilbertElliott(p, r)
+    raise TopologyError(f"{where}: a Gilbert–Elliott loss is {{p, r}} (k, h optional) or "
+                        f"{{mean, burst}}, not {{{', '.join(sorted(keys))}}}")
+
+
+def _link(where: str, t: object) -> SharedLink:
+    if not isinstance(t, dict):
+        raise TopologyError(f"{where}: a table")
+    unknown = set(t) - LINK_KEYS
+    if unknown:
+        raise TopologyError(f"{where}: unknown key {sorted(unknown)[0]!r} (the keys: "
+                            f"{', '.join(sorted(LINK_KEYS))})")
+    name = t.get("name")
+    if not isinstance(name, str) or not name:
+        raise TopologyError(f"{where}: needs a name (a string)")
+    where = f"{where} {name!r}"
+    sides = {"up", "down"} & set(t)
+    if ("rate" in t) == bool(sides) or len(sides) == 1:
+        raise TopologyError(f"{where}: give rate, or up and down")
+    try:
+        up, down = (parse_rate(t.get(k, t.get("rate"))) for k in ("up", "down"))
+    except ValueError as e:
+        raise TopologyError(f"{where}: {e}") from None
+    delay = _number(f"{where} delay_ms", t.get("delay_ms", 0), 0, 1e5) / 1000
+    queue = _number(f"{where} queue_kb", t.get("queue_kb", 64), 1.5, 1e6) * 1000
+    loss = _loss(f"{where} loss", t.get("loss", 0.0))
+    classes = t.get("classes")
+    if not isinstance(classes, list) or not classes or not all(
+            isinstance(c, str) and c for c in classes):
+        raise TopologyError(f"{where}: classes is a list of class or network names")
+    share = _number(f"{where} share", t.get("share", 1.0), 0, 1)
+    return SharedLink(name, Direction(up, queue, delay, loss), Direction(down, queue, delay, loss),
+                      tuple(classes), share)
+
+
+def read_topology(path: str | os.PathLike) -> Topology:
+    """Read and check a topology file; TopologyError (one line) on anything it cannot use."""
+    doc = read_toml(path, TopologyError)
+    unknown = set(doc) - {"link", "access"}
+    if unknown:
+        raise TopologyError(f"{path}: unknown key {sorted(unknown)[0]!r} (the tables: [[link]], "
+                            "[access.NAME])")
+    if not isinstance(doc.get("link", []), list) or not isinstance(doc.get("access", {}), dict):
+        raise TopologyError(f"{path}: [[link]] is an array of tables, [access.NAME] tables")
+    links = tuple(_link(f"{path}: link {i + 1}", t) for i, t in enumerate(doc.get("link", [])))
+    names = [link.name for link in links]
+    if len(set(names)) < len(names):
+        raise TopologyError(f"{path}: two links named {max(names, key=names.count)!r}")
+    shares: dict[str, float] = {}
+    for link in links:
+        for c in link.classes:
+            shares[c] = shares.get(c, 0.0) + link.share
+            if shares[c] > 1 + 1e-9:
+                raise TopologyError(f"{path}: the shares of class {c!r} add up to more than 1")
+    access = {}
+    for name, t in doc.get("access", {}).items():
+        if not isinstance(t, dict) or set(t) != {"loss"}:
+            raise TopologyError(f"{path}: [access.{name}] has one key, loss")
+        access[name] = _loss(f"{path}: [access.{name}] loss", t["loss"])
+    return Topology(links, access)
