@@ -7,8 +7,8 @@ Gilbert–Elliott chain), then a FIFO link of the class's bandwidth whose queue 
 delay (half its round trip); a client behind a shared link (``--topology``) crosses it too,
 after its access link on the way up and before it on the way down (``replay.topology``). A
 packet leaves a link when its last byte is through, ``len/rate`` after the previous one's, so
-every link keeps its packets in order; the server's real TCP sees the losses, the queue and the delay and does
-the rest (handshake, slow start, retransmission, send buffer, close).
+every link keeps its packets in order; the server's real TCP sees the losses, the queue and
+the delay and does the rest (handshake, slow start, retransmission, send buffer, close).
 
 Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD BEAT_FD``)
 holding the two TUN devices' descriptors: when it ends the devices, and their routes, are gone.

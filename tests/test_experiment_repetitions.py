@@ -20,7 +20,7 @@ from wagon.experiment import run as runner
 from wagon.experiment.run import LAG_FLAG_MS, generator_columns
 from wagon.experiment.status import tcp_states
 from wagon.experiment.summary import apart, differences
-from wagon.replay.relay import LAG_BIN, ClientPath, Relay
+from wagon.replay.relay import LAG_BIN, Relay
 
 RECIPE = "[experiment]\nname = 'r'\nseed = 10\npause = 0\n[axes]\n'workload.rate' = [1, 2]\n"
 
@@ -72,8 +72,9 @@ def test_the_relay_lag_p99_is_numpys_and_flags_the_run():
     """Packets put out by ``deliver`` at known lags: the relay's p99 is numpy's percentile to a
     bin (0.1 ms); a p99 over LAG_FLAG_MS flags the run's generator, with why."""
     lags = np.random.default_rng(1).exponential(0.004, 2000)
-    relay = Relay([ClientPath(0.0, 1e6, 1e6, 0.0, 1e5, 1e5)], 0, 0, seed=0)
     r, w = os.pipe()
+    relay = Relay([{"delay": 0.0, "up": 1e6, "down": 1e6, "loss": 0.0, "queue_up": 1e5,
+                    "queue_down": 1e5}], [], 0, 0, 0, (w, w))
     os.set_blocking(w, False)
     try:
         for k, lag in enumerate(lags):

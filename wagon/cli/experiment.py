@@ -112,8 +112,9 @@ def summary_text(summaries: list[dict], axes: list[str]) -> str:
               help="The run folder (default: the recipe's name, in this directory).")
 @click.option("--cells", "cells_text", default=None, metavar="LIST",
               help="Play only these cells (as 0,3-5; --dry-run lists them).")
-@click.option("--repetitions", type=click.IntRange(1), default=None, metavar="N",
-              help="Play every cell N times (default: the recipe's repetitions, else 3).")
+@click.option("--repetitions", type=click.IntRange(1, 1000), default=None, metavar="N",
+              help="Play every cell N times, 1 to 1,000 (default: the recipe's repetitions, "
+                   "else 3).")
 @click.option("--dry-run", is_flag=True, help="List the cells and the time they take; play none.")
 @click.option("--quiet", is_flag=True, help="No line per run on stderr.")
 def command(recipe, out, cells_text, repetitions, dry_run, quiet) -> None:
