@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 from urllib.parse import unquote, urlencode, urlsplit
 
-from ..formats.site import PLACEHOLDER, SiteSpec, fill_template
+from ..formats.site import PLACEHOLDER, SiteSpec, fill_template, template_pattern
 
 __all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
            "regex", "maybe", "header", "cookie", "json_path", "status", "contains", "json_field",
@@ -204,7 +204,8 @@ class Hook:
     extract: dict[str, Extractor] = field(default_factory=dict)
     check: list[Check] = field(default_factory=list)
     names: list[str] = field(default_factory=list)    # the script's placeholder names, in order
-    sources: list[tuple[int, str]] = field(default_factory=list)   # ``after``: (page, its URL)
+    sources: list[tuple[int | None, str]] = field(default_factory=list)   # ``after``: (its page,
+                                            # None when the site has none; its URL template)
 
     @property
     def reads(self) -> bool:
@@ -276,19 +277,12 @@ class SessionScript:
         previous click's page and the URL it ended on, after redirects: a POST /cart's 303
         lands on /cart); Failure (``script_error``) when a value is missing."""
         hook = self.bound.hooks.get(page)
-        if hook is None or not hook.sources or last is not None and any(
-                p == last[0] or self._shows(p, last[1]) for p, _ in hook.sources):
+        fetch = [(p, url) for p, url in hook.sources if p is not None] if hook else []
+        if not fetch or last is not None and any(
+                p == last[0] or _shows(url, last[1]) for p, url in hook.sources):
             return None
-        first, url = hook.sources[0]
+        first, url = fetch[0]
         return first, self._fill(url, self.values)
-
-    def _shows(self, page: int, url: str) -> bool:
-        """Is ``url`` (a server path, its query kept) one of ``page``'s URLs?"""
-        site, there = self.bound.site, urlsplit(url)
-        url = there.path + ("?" + there.query if there.query else "")
-        pattern = site.templates[page]
-        return pattern.fullmatch(url) is not None if pattern is not None else \
-            url == site.page_urls[page]
 
     def request(self, page: int, url: str) -> tuple[str, bytes | None, list[tuple[str, str]],
                                                     bool]:
@@ -361,6 +355,15 @@ class SessionScript:
         return self._fill(doc, values) if isinstance(doc, str) else doc
 
 
+def _shows(template: str, url: str) -> bool:
+    """Is ``url`` (a server path, its query kept) one of ``template``'s URLs? (A form's page
+    that a redirect lands on need not be a page of the site: ``/login?next=/cart``.)"""
+    there = urlsplit(url)
+    url = there.path + ("?" + there.query if there.query else "")
+    pattern = template_pattern(template)
+    return pattern.fullmatch(url) is not None if pattern is not None else url == template
+
+
 def _shape(page: str) -> str:
     """``"METHOD URL"`` with its placeholders unnamed: a script's ``/item/{id}`` is the site's
     ``/item/{item}`` (the script's names stand for the site's, in order)."""
@@ -409,7 +412,7 @@ def load_script(path: str, site: SiteSpec) -> BoundScript:
     here = os.path.dirname(os.path.abspath(path))
     tables = {n: _table(os.path.join(here, p), n, path) for n, p in script.tables.items()}
     hooks = {pages[_shape(p)]: replace(h, names=PLACEHOLDER.findall(p), sources=[
-        (pages[_shape(a)], a.split(" ", 1)[1]) for a in h.after if _shape(a) in pages])
+        (pages.get(_shape(a)), a.split(" ", 1)[1]) for a in h.after])
              for p, h in script.hooks.items() if _shape(p) in pages}
     return BoundScript(path, hooks, [pages[_shape(p)] for p in script.start], tables, site,
                        [p for p in script.hooks if _shape(p) not in pages])

@@ -90,3 +90,12 @@ def test_a_beacon_answered_204_is_an_embedded_request_that_keeps_its_method():
     site = SiteSpec(["/"], [10], [[0]], [[]], ["/track"], [0], object_methods=["POST"])
     assert site.to_dict()["objects"] == [{"url": "/track", "size": 0, "method": "POST"}]
     assert SiteSpec.from_dict(site.to_dict()).object_methods == ["POST"]
+
+
+def test_a_query_value_may_hold_slashes_a_path_segment_may_not():
+    """RFC 3986 §3.4: "/" and "?" are data in a query (``/login?next=/cart``, where a
+    checkout's redirect lands); a path placeholder stays one segment."""
+    assert template_pattern("/login?next={next}").fullmatch("/login?next=/cart?x")["next"] \
+        == "/cart?x"
+    assert template_pattern("/item/{id}?q={q}").fullmatch("/item/3/4?q=a") is None
+    assert not template_pattern("/login?next={next}").fullmatch("/login?next=a&b=c")

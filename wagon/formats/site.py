@@ -209,16 +209,20 @@ MAX_URL = 2048               # characters of a URL (what servers accept in a req
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 #: a placeholder of a page's URL template, ``{name}`` (its name: group 1)
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
-_VALUE = r"[^/?&#\s{}]+"       # a placeholder's value: one path segment or query value
+_VALUE = r"[^/?&#\s{}]+"       # a placeholder's value in the path: one segment
+_QUERY_VALUE = r"[^&#\s{}]+"   # in the query: "/" and "?" are data there (RFC 3986 3.4)
 
 
 def template_pattern(url: str) -> re.Pattern | None:
     """The concrete URLs of the template ``url`` (each placeholder a non-empty value without
-    ``/ ? & #``, whitespace or braces), or None when ``url`` has no placeholder."""
+    ``/ ? & #``, whitespace or braces; in the query, ``/`` and ``?`` allowed, as RFC 3986
+    allows them there: ``/login?next=/cart``), or None when ``url`` has no placeholder."""
     parts = PLACEHOLDER.split(url)
     if len(parts) == 1:
         return None
-    return re.compile("".join(re.escape(p) if k % 2 == 0 else f"(?P<{p}>{_VALUE})"
+    query = [k for k in range(len(parts)) if "?" in "".join(parts[:k:2])]
+    return re.compile("".join(re.escape(p) if k % 2 == 0 else
+                              f"(?P<{p}>{_QUERY_VALUE if k in query else _VALUE})"
                               for k, p in enumerate(parts)))
 
 

@@ -16,7 +16,7 @@ for page in ("GET /login", "GET /login?next={next}", "GET /cart", "GET /", "GET 
 for page in ("GET /item/{id}", "GET /item?id={id}"):
     script.on(page, extract={"csrf": TOKEN, "item": maybe(ITEM)})
 for page in ("POST /login", "POST /login?next={next}"):      # sent from a login form
-    script.on(page, after=["GET /login"], form={"email": "{users.email}", "password": "{users.password}",
+    script.on(page, after=["GET /login", "GET /login?next={next}"], form={"email": "{users.email}", "password": "{users.password}",
                           "csrf_token": "{csrf}"}, extract={"csrf": TOKEN},
               check=contains(">Log out</a>"))
 script.on("POST /cart", after=["GET /item/{item}", "GET /item?id={item}"], form={"item": "{item}", "qty": "1", "csrf_token": "{csrf}"},
