@@ -113,7 +113,8 @@ def test_nginx_logs_methods_and_query_strings(site):
     v = visitor(site, 5)
     v.request("GET", "/search?q=blue&page=3")
     v.request("POST", "/track?sid=" + "ab" * 16, {"e": "view"})
-    logged = log_requests(site, lines + 2)
+    v.request("POST", "/login", {"email": store.email(5)})              # no CSRF token
+    logged = log_requests(site, lines + 3)
     assert ("GET /search?q=blue&page=3", "200") in logged
     assert ("POST /track?sid=" + "ab" * 16, "204") in logged
     assert ("POST /login", "403") in logged
