@@ -19,6 +19,7 @@ from scipy import stats
 
 from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import ClientClass, parse_classes
+from ..formats.limits import MAX_RUN_S
 from ..formats.model import Model, load_model
 from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_digest,
                                 scenario_from_bytes)
@@ -164,6 +165,12 @@ class Generator:
             self.rate = o.rate
         else:
             self.rate = o.rate_scale * _model_rate(model, gaps)
+        span = (o.duration if o.duration is not None else o.sessions / self.rate) / o.speedup
+        if span > MAX_RUN_S:
+            raise SynthError(f"the scenario would last about {span:,.0f} s (at "
+                             f"{self.rate:.3g} sessions/s), beyond the {MAX_RUN_S:g} s a run "
+                             "may last (docs/formats.md, Limits): fewer --sessions, a shorter "
+                             "--duration, a higher --rate or a --speedup")
         self.arrivals = Arrivals(arrivals, self.rate, model,
                                  gaps.parent if arrivals == "renewal" else None,
                                  o.deterministic, o.seed)

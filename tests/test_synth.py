@@ -463,8 +463,23 @@ def test_synth_refuses_options_out_of_their_range(tmp_path, args, option):
     assert len(r.output.splitlines()) == 1 and not (tmp_path / "s.jsonl").exists()
 
 
+@pytest.mark.parametrize("args, span", [(["--sessions", "100000", "--rate", "0.001"], 1e8),
+                                        (["--duration", "2e7"], 2e7)])
+def test_a_scenario_longer_than_a_run_may_last_is_refused_before_anything_is_written(
+        tmp_path, args, span):
+    """A scenario whose sessions start past formats.limits.MAX_RUN_S (10⁷ s) could not be read
+    back (the NASA model at 10⁶ sessions: 1.2 GB written, then a traceback): one line, exit 2,
+    no file; the span said is the test's own sessions / rate or duration."""
+    save_model(hand_model(), tmp_path / "m.json")
+    r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "-o",
+                                  str(tmp_path / "s.jsonl"), *args])
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1, r.output
+    assert f"would last about {span:,.0f} s" in r.output and "1e+07 s a run may last" in r.output
+    assert not (tmp_path / "s.jsonl").exists()
+
+
 def test_synth_says_what_it_will_write_and_refuses_too_much(tmp_path, monkeypatch):
-    """--rate 1e9 --duration 1e9 is refused at once (the disk cannot hold it), nothing
+    """--rate 1e9 --duration 1e6 is refused at once (the disk cannot hold it), nothing
     written; over the size limit (made 100 kB here) a scenario needs --force, and the size said
     up front is the written file's within 10 %."""
     import wagon.cli.synth as cli
@@ -472,8 +487,8 @@ def test_synth_says_what_it_will_write_and_refuses_too_much(tmp_path, monkeypatc
     out = tmp_path / "s.jsonl"
     run = CliRunner().invoke
     huge = run(main, ["synth", str(tmp_path / "m.json"), "-o", str(out), "--rate", "1e9",
-                      "--duration", "1e9"])
-    assert huge.exit_code == 2 and "about 1,000,000,000,000,000,000 sessions" in huge.output
+                      "--duration", "1e6"])
+    assert huge.exit_code == 2 and "about 1,000,000,000,000,000 sessions" in huge.output
     assert "MiB free" in huge.output and not out.exists()
     monkeypatch.setattr(cli, "MAX_BYTES", 100_000)
     args = ["synth", str(tmp_path / "m.json"), "-o", str(out), "--sessions", "3000"]
