@@ -104,7 +104,8 @@ def test_sigterm_of_compare_reading_a_fifo_and_of_synth_is_5(tmp_path, sample_mo
     assert compare.returncode == exits.EXIT_INCOMPLETE, err.decode()[-2000:]
     assert err.decode().strip().splitlines() == [INTERRUPTED]
     os.unlink(fifo)
-    synth = _wagon(["synth", str(sample_model[0]), "--sessions", "10000000", "-o", "s.jsonl"],
+    synth = _wagon(["synth", str(sample_model[0]), "--sessions", "10000000", "--speedup", "10",
+                    "-o", "s.jsonl"],
                    tmp_path)
     said = synth.stderr.readline().decode()     # "writing about ...": synth is running
     synth.send_signal(signal.SIGTERM)
