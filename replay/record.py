@@ -360,8 +360,12 @@ def _elsewhere(stalls: dict, m: dict) -> str:
     if waited >= away / 2:
         return (f"other processes had the CPU ({waited:.2f} s of it waiting for a core; "
                 f"{load})")
-    return (f"it was blocked outside its own code ({away - waited:.2f} s neither running nor "
-            f"waiting for a core: disk, swap, or stopped; {load})")
+    blocked = (f"it was blocked outside its own code ({away - waited:.2f} s neither running nor "
+               f"waiting for a core: disk, swap, or stopped; {load})")
+    if waited >= away / 10:                         # both, each as measured
+        return (f"other processes had the CPU ({waited:.2f} s of it waiting for a core) and "
+                + blocked)
+    return blocked
 
 
 class CsvRecorder:
