@@ -270,10 +270,10 @@ def _actions(req: Requests) -> np.ndarray:
 
 
 def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
-                      is_object: np.ndarray, within: float) -> np.ndarray:
+                      is_object: np.ndarray, action: np.ndarray, within: float) -> np.ndarray:
     """Per request in ``order``: the browser following its client's previous answer, a
-    redirect of a form's submission (POST, PUT…: ``_actions``), within ``within`` s. The
-    replay follows it itself (it carries what the action made: an order's page, a login
+    redirect of a form's submission (``action``: per URL code, ``_actions``), within
+    ``within`` s. The replay follows it itself (it carries what the action made: an order's page, a login
     form's next page), so the follow-up is neither a click nor an object. A GET's redirect
     (a directory's missing slash) keeps its follow-up as the click's embedded request, as
     the log shows it: an export and a replay that does not follow ask for it so."""
@@ -281,8 +281,8 @@ def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
         return np.zeros(0, bool)
     c, t = client[order], req.time[order]
     after = np.r_[False, (c[1:] == c[:-1]) & (np.diff(t) < within)]
-    action = _actions(req)[req.url[order]]
-    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS) & action[:-1]]
+    acted = action[req.url[order]]
+    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS) & acted[:-1]]
     return after & redirected & ~is_object[order]
 
 
@@ -436,7 +436,8 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     referer_urls = _referer_urls(req)
     order = _referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
                             req, client, referer_urls)
-    followed = _redirect_follows(req, order, client, all_objects, rules.tmin)
+    action = _actions(req)                              # per URL code, once
+    followed = _redirect_follows(req, order, client, all_objects, action, rules.tmin)
     counts["redirect_follows"] = int(followed.sum())
     order = order[~followed]
     t, c = req.time[order], client[order]
@@ -457,7 +458,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
             else np.zeros(n, bool))
     orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
-    start = lapse | (_actions(req)[req.url[order]] & ~is_object) | ((gap >= rules.tmin) &
+    start = lapse | (action[url] & ~is_object) | ((gap >= rules.tmin) &
                                                       (~is_object | late | orphan))
     cs = np.flatnonzero(start)                          # click starts (every client's first too)
     k = len(cs)
