@@ -44,7 +44,7 @@ from .tls import TlsConfig, TlsLayer
 __all__ = ["Target", "Client", "MAX_REDIRECTS", "Pace"]
 
 #: when a click's n embedded requests are due after its page (seconds, in order)
-Pace = Callable[[int], Sequence[float]]
+Pace = Callable[[Sequence[int]], Sequence[float]]   # a click's objects → when each is due
 
 REDIRECTS = frozenset((301, 302, 303, 307, 308))
 MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
@@ -612,7 +612,7 @@ class Client:
                 self._done(c)
         elif objs:
             document = self.t.absolute(final.url) if self.t.identity else None
-            due = [html.start + d for d in pace(len(objs))] if pace is not None else []
+            due = [html.start + d for d in pace(fetch.objects)] if pace is not None else []
             for k, c in enumerate(objs):
                 c.intended = max(final.last_byte, due[k]) if due else final.last_byte
                 c.referer = document

@@ -338,7 +338,7 @@ def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
 
     def session(sid: int) -> Pace:
         rng = sc.pacing(sid)
-        return lambda n: sc.object_offsets(n, rng).tolist()
+        return lambda objects: sc.object_offsets(objects, rng).tolist()
     return session
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formats.classes import ClientClass, Protocol
-from ..formats.scenario import Scenario, SessionBatch, copula_uniform
+from ..formats.scenario import Scenario, SessionBatch, copula_uniform, in_click_order
 from ..formats.site import FetchTable
 
 __all__ = ["WallTime", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
@@ -75,12 +75,15 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
         1 + np.diff(fetch.ptr))
 
 
-def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> np.ndarray:
+def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool,
+            follows: np.ndarray | None = None) -> np.ndarray:
     """When each click's last object is due after its page (played seconds), drawn as the
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
-    run); 0 when objects are not paced. A click of n objects draws a normal for itself then n
-    for its objects (``click_delays``); consecutive draws of one stream are one draw of their
-    sum, so a session takes one call and the copula and percentiles go over the whole batch."""
+    run); 0 when objects are not paced. ``follows``: per object fetched, in click order,
+    whether it comes with the request before it (``SiteSpec.object_follows``). A click of n
+    objects draws a normal for itself then n for its objects (``click_delays``); consecutive
+    draws of one stream are one draw of their sum, so a session takes one call and the copula
+    and percentiles go over the whole batch."""
     out = np.zeros(len(objects))
     if not paced or sc.object_delays is None:
         return out
@@ -97,11 +100,19 @@ def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool) -> 
     eps = normals[np.repeat(start + 1, n) + rank]
     u = copula_uniform(normals[start][click], eps, sc.delay_rho)
     q = sc.object_delays
-    late = q[np.minimum(rank + 1, len(q)) - 1, np.ceil(u * (q.shape[1] - 1)).astype(np.int64)]
-    last = np.full(len(clicks), -np.inf)
-    np.maximum.at(last, click, late)
-    out[clicks] = last / sc.speedup
+    late = in_click_order(q[np.minimum(rank + 1, len(q)) - 1,
+                            np.ceil(u * (q.shape[1] - 1)).astype(np.int64)], click,
+                          follows)
+    out[clicks] = late[np.cumsum(n) - 1] / sc.speedup          # each click's last, in order
     return out
+
+
+def _follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray, objects: np.ndarray
+             ) -> np.ndarray:
+    """Per object the clicks of ``rows`` fetch, in click order: whether it follows."""
+    start = np.repeat(fetch.ptr[rows] - np.cumsum(objects) + objects, objects)
+    at = start + np.arange(int(objects.sum()))
+    return np.asarray(sc.site.object_follows, bool)[fetch.objects[at]]
 
 
 def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fetch: FetchTable,
@@ -122,7 +133,8 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on]) * n.rtt_ms / 1e3
                        + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (1 + objects[on]) * 8 / (n.up_kbps * 1e3))
-    click = np.maximum(network, _pacing(sc, b, objects, paced))
+    follows = _follows(sc, fetch, rows, objects)
+    click = np.maximum(network, _pacing(sc, b, objects, paced, follows))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))
     busy = np.add.reduceat(click, b.click_ptr[:-1])

@@ -314,6 +314,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                    for o in objects]
     object_sizes = np.where(o_known > 0, o_known, o_drawn).tolist()
     object_methods = [o.get("method", "GET") for o in objects]
+    object_follows = [o.get("follows", False) for o in objects]
     page_objects = [list(p.get("objects", [])) for p in head]
     hits = np.array([p.get("hits", 1) for p in head], float)
     entry = np.zeros(n)
@@ -334,6 +335,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
         object_urls += gen.object_urls
         object_sizes += gen.object_sizes
         object_methods += ["GET"] * len(gen.object_urls)
+        object_follows += [False] * len(gen.object_urls)
         hits = np.r_[hits, rem.get("hits", m) * tail_p]
         entry = np.r_[entry, rem.get("entry", 0) * tail_p]
         transitions += [[p, -1, c] for p, c in rem.get("from", [])]
@@ -347,10 +349,10 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                        v.get("page_revalidated", False)) for v in p.get("views", [])]
              for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes, views, methods, object_methods)
-    templates = {p: (urls[p], page["params"]) for p, page in enumerate(head)
-                 if page.get("params")}
+                    object_urls, object_sizes, views, methods, object_methods, object_follows)
     once = _once_pool(head, spec, scale)
+    templates = {k: (spec.page_urls[k], head[p]["params"])      # copies of one-time templates too
+                 for k, p in enumerate(once.origin.tolist()) if p < n and head[p].get("params")}
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
                      hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
                      _view_rows([head[o] if o < n else {} for o in once.origin.tolist()],
@@ -394,11 +396,12 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
                 spec.object_urls += [once_url(spec.object_urls[o], c) for o in lone]
                 spec.object_sizes += [spec.object_sizes[o] for o in lone]
                 spec.object_methods += [spec.object_methods[o] for o in lone]
+                spec.object_follows += [spec.object_follows[o] for o in lone]
                 spec.page_objects[p] += fresh.values()
                 spec.page_views[p].append(PageView(tuple(fresh.get(o, o) for o in base.objects),
                                                    base.revalidated, base.page_revalidated))
     pages = np.array([p for p, page in enumerate(head) if page.get("hits") == 1
-                      and spec.page_urls[p] not in fetched and not page.get("params")],
+                      and spec.page_urls[p] not in fetched],
                      np.int64)
     first, origin = len(spec.page_urls), np.arange(len(spec.page_urls))
     for p in pages.tolist():

@@ -54,9 +54,10 @@ class Requests:
 
 
 def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
-            object_sizes: np.ndarray, delays: np.ndarray | None, rho: float, speedup: float,
-            rng: np.random.Generator) -> Requests:
-    """All requests of a batch of sessions (unsorted)."""
+            object_sizes: np.ndarray, follows: np.ndarray, delays: np.ndarray | None,
+            rho: float, speedup: float, rng: np.random.Generator) -> Requests:
+    """All requests of a batch of sessions (unsorted); ``follows``: per object, whether it
+    comes with the request before it (``SiteSpec.object_follows``)."""
     counts = np.diff(b.click_ptr)
     pages, thinks = b.pages, b.thinks
     sid, cls, starts = (np.repeat(v, counts) for v in (b.ids, b.classes, b.starts))
@@ -75,7 +76,7 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     after = np.zeros(len(rows))                 # each request's delay after its click
     if delays is not None and (~is_page).any():
         after[~is_page] = click_delays(delays, k[~is_page], rows[~is_page], len(pages), rho,
-                                       rng) / speedup
+                                       rng, follows[obj[~is_page]]) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
@@ -104,12 +105,14 @@ def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
     seed = sc.header.get("seed")
     page_sizes = np.array(sc.site.page_sizes, np.int64)
     object_sizes = np.array(sc.site.object_sizes, np.int64)
+    follows = np.asarray(sc.site.object_follows, bool)
     batches = iter(sc.batches() if batches is None else batches)
     pending: Requests | None = None
     chunk = next(batches, None)
     while chunk is not None:
         nxt = next(batches, None)
-        part = _expand(chunk, fetch, page_sizes, object_sizes, delays, sc.delay_rho, sc.speedup,
+        part = _expand(chunk, fetch, page_sizes, object_sizes, follows, delays, sc.delay_rho,
+                       sc.speedup,
                        np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
                                               else 0, 0xDE1A, int(chunk.ids[0])]))
         pending = part if pending is None else Requests.concat([pending, part])

@@ -30,16 +30,19 @@ def _word(n: int) -> str:
             return out
 
 
-def _log(path, seed: int = 3) -> list[str]:
+def _log(path, seed: int = 3, numbered: bool = False) -> list[str]:
     """Clients clicking Zipf-popular pages 30 s apart, each page's two Zipf-popular images
-    fetched in its second: a log with one-timers among pages and among objects."""
+    fetched in its second: a log with one-timers among pages and among objects; ``numbered``:
+    each page's path ends in a year (``/p/bd/1993.html``), which the fit templates
+    (``/p/bd/{id}.html``), so its one-time pages are one-time templates."""
     rng = np.random.default_rng(seed)
     lines, t0 = [], 0
     for client in range(300):
         t = t0 + int(rng.integers(0, 20000))
         for _ in range(int(rng.integers(1, 6))):
             page = int(rng.zipf(1.6)) % 5000
-            lines.append((t, client, f"/p/{_word(page)}.html", 1000 + 7 * page))
+            leaf = f"/{1990 + page % 7}" if numbered else ""
+            lines.append((t, client, f"/p/{_word(page)}{leaf}.html", 1000 + 7 * page))
             for _ in range(2):
                 obj = int(rng.zipf(1.8)) % 3000
                 lines.append((t, client, f"/i/{_word(obj)}.gif", 200 + 3 * obj))
@@ -51,16 +54,24 @@ def _log(path, seed: int = 3) -> list[str]:
     return text
 
 
-@pytest.fixture(scope="module")
-def fitted(tmp_path_factory) -> tuple[list[str], Path, dict]:
+def _fit(tmp: Path, numbered: bool = False) -> tuple[list[str], Path, dict]:
     """The test log's lines, its model and what ``wagon fit --json`` said."""
-    tmp = tmp_path_factory.mktemp("urlspace")
     log, model = tmp / "a.log", tmp / "m.json"
-    lines = _log(log)
+    lines = _log(log, numbered=numbered)
     r = CliRunner().invoke(main, ["fit", str(log), "-o", str(model), "--workers", "1",
                                   "--json"])
     assert r.exit_code == 0, r.output
     return lines, model, json.loads(r.output)
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[list[str], Path, dict]:
+    return _fit(tmp_path_factory.mktemp("urlspace"))
+
+
+@pytest.fixture(scope="module")
+def numbered(tmp_path_factory) -> tuple[list[str], Path, dict]:
+    return _fit(tmp_path_factory.mktemp("numbered"), numbered=True)
 
 
 def test_the_fit_counts_the_logs_one_timers_and_new_pages(fitted):
@@ -101,12 +112,14 @@ def _pages(lines: list[str]) -> collections.Counter:
                                if u.endswith(".html"))
 
 
-def test_synthesis_keeps_the_logs_share_of_one_time_pages(fitted, tmp_path):
+@pytest.mark.parametrize("log", ["fitted", "numbered"])
+def test_synthesis_keeps_the_logs_share_of_one_time_pages(log, request, tmp_path):
     """The share of pages clicked once and the distinct pages per click in the exported log,
     counted here with Counter over its lines and the log's, agree within three binomial
-    standard errors of the log's; a one-timer's family URL (/wagon-once/c/...) is clicked once, or twice
-    when a click was moved onto it (synth.once)."""
-    lines, model = fitted[0], fitted[1]
+    standard errors of the log's; a one-timer's family URL (/wagon-once/c/...) is clicked once,
+    or twice when a click was moved onto it (synth.once); so too when the one-time pages are
+    templates (``numbered``: before, a one-time template had no copies)."""
+    lines, model = request.getfixturevalue(log)[:2]
     sc, out = tmp_path / "s.jsonl", tmp_path / "s.log"
     run = CliRunner().invoke
     r = run(main, ["synth", str(model), "--sessions", "300", "--seed", "2", "-o", str(sc)])

@@ -184,6 +184,51 @@ def test_a_replay_asks_for_a_clicks_objects_when_the_log_placed_them(tmp_path):
     assert max(after["eager"]) < 0.35, after
 
 
+def test_a_request_joined_by_tmin_alone_stays_in_its_click_through_the_loop(tmp_path):
+    """A log whose clicks fetch ``/p.html``, an image 5 s after it and a folder page ``/a/``
+    1 s after the image (no object: in the click only because it came within Tmin, 2 s, of
+    the request before it). The view lists ``/a/`` first (URL order), where the 5-s delay of
+    the first embedded request would put it alone, a click of its own; marked ``follows``,
+    it is exported with the request before it, so the export, read by a regex here, has every
+    ``/a/`` within Tmin of its host's previous request, and fitting the export finds the
+    scenario's clicks (read from its lines), not one more per click."""
+    t0 = datetime(1995, 8, 1).timestamp()
+    lines = []
+    for h in range(40):
+        t = t0 + 101 * h
+        for dt, url in ((0, "/p.html"), (5, "/z.gif"), (6, "/a/"), (26 + h % 9 * 5, "/q.html")):
+            when = datetime.utcfromtimestamp(t + dt).strftime("%d/%b/%Y:%H:%M:%S +0000")
+            lines.append(f'h{h} - - [{when}] "GET {url} HTTP/1.0" 200 {1000 + len(url)}')
+    (tmp_path / "in.log").write_text("\n".join(lines) + "\n")
+    run = CliRunner().invoke
+
+    def fit(log: str, model: str) -> dict:
+        r = run(main, ["fit", str(tmp_path / log), "-o", str(tmp_path / model)])
+        assert r.exit_code == 0, r.output
+        return json.loads((tmp_path / model).read_text())
+    model = fit("in.log", "m.json")
+    assert {o["url"]: o.get("follows", False) for o in model["site"]["objects"]} == {
+        "/a/": True, "/z.gif": False}
+    r = run(main, ["synth", str(tmp_path / "m.json"), "--sessions", "60", "--seed", "4", "-o",
+                   str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 0, r.output
+    r = run(main, ["export", str(tmp_path / "s.jsonl"), "--to", "clf", "-o",
+                   str(tmp_path / "x.log")])
+    assert r.exit_code == 0, r.output
+    last: dict[str, float] = {}
+    gaps = []
+    for line in (tmp_path / "x.log").read_text().splitlines():
+        host, when, url, _, _ = _CLF.match(line).groups()
+        t = datetime.strptime(when, "%d/%b/%Y:%H:%M:%S %z").timestamp()
+        if url == "/a/":
+            gaps.append(t - last[host])
+        last[host] = t
+    assert gaps and max(gaps) < 2, gaps
+    clicks = sum(len(json.loads(x)["clicks"]) for x in
+                 (tmp_path / "s.jsonl").read_text().splitlines()[1:])
+    assert fit("x.log", "m2.json")["provenance"]["clicks"] == clicks
+
+
 def test_a_page_fetched_within_a_click_is_served_by_its_page(tmp_path):
     """A view may hold a page's URL (a page asked for within Tmin of the click: an embedded
     request of it); site build writes the page there, counts the object as served by it, and

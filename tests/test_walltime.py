@@ -12,7 +12,7 @@ import pytest
 from wagon.formats.scenario import read_scenario, scenario_from_bytes
 from wagon.formats.site import build_site
 from wagon.replay import ReplayOptions, replay
-from wagon.replay.walltime import _pacing, expected_wall_time
+from wagon.replay.walltime import _follows, _pacing, expected_wall_time
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 
@@ -57,15 +57,20 @@ def test_the_batch_pacing_is_the_replays_own_draw_of_each_click():
     head, body = buf.getvalue().split("\n", 1)
     quantiles = np.sort(np.random.default_rng(0).exponential(0.2, (3, 11)), axis=1).tolist()
     header = {**json.loads(head), "object_delays": {"quantiles": quantiles, "rho": 0.6}}
+    for o in header["site"]["objects"][::3]:        # a redirect's target, a frame
+        o["follows"] = True
     sc = scenario_from_bytes((json.dumps(header) + "\n" + body).encode(), "<test>")
     fetch = sc.site.fetches()
     for b in sc.batches():
-        objects = fetch.sizes(fetch.rows(b.pages, b.views))
+        rows = fetch.rows(b.pages, b.views)
+        objects = fetch.sizes(rows)
         expected = np.zeros(len(objects))
         for i, sid in enumerate(b.ids.tolist()):
             rng = sc.pacing(sid)
             for k in range(b.click_ptr[i], b.click_ptr[i + 1]):
                 if objects[k]:
-                    expected[k] = sc.object_offsets(int(objects[k]), rng).max()
+                    mine = fetch.objects[fetch.ptr[rows[k]]:fetch.ptr[rows[k] + 1]]
+                    expected[k] = sc.object_offsets(mine.tolist(), rng).max()
         assert objects.max() > 3 and expected.max() > 0
-        assert np.array_equal(_pacing(sc, b, objects, True), expected)
+        assert np.array_equal(_pacing(sc, b, objects, True, _follows(sc, fetch, rows, objects)),
+                              expected)

@@ -312,6 +312,8 @@ def validate(data: object, path: str = "model") -> None:
         _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
         _check_site_entry(obj, f"site.objects[{i}]", path)
         _check_template(obj, f"site.objects[{i}]", path)
+        _check(isinstance(obj.get("follows", False), bool), path,
+               f"site.objects[{i}].follows must be a boolean")
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)

@@ -36,7 +36,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator, TextIO
+from typing import BinaryIO, Iterator, Sequence, TextIO
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
-           "model_digest", "click_delays", "copula_uniform"]
+           "model_digest", "click_delays", "in_click_order", "copula_uniform"]
 
 SCENARIO_VERSION = 6
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
@@ -84,15 +84,33 @@ def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
 
 
 def click_delays(quantiles: np.ndarray, rank: np.ndarray, click: np.ndarray, clicks: int,
-                 rho: float, rng: np.random.Generator) -> np.ndarray:
+                 rho: float, rng: np.random.Generator,
+                 follows: np.ndarray | None = None) -> np.ndarray:
     """The delay after its page (s) of each embedded request, given in click order (``click``
     non-decreasing, ``rank`` its place in its click from 1): each drawn from its rank's
     percentiles (the last row for the ranks past it), a click's together by ``_copula``, then
-    in order within each click."""
+    in order within each click. A request that ``follows`` (``SiteSpec.object_follows``: the
+    log joined it to its click by Tmin alone) comes with the request before it (its page's
+    time, 0, when it is the click's first), as it came in the log."""
     u = _copula(click, clicks, rho, rng)
     pick = np.ceil(u * (quantiles.shape[1] - 1)).astype(np.int64)
-    drawn = quantiles[np.minimum(rank, len(quantiles)) - 1, pick]
-    return drawn[np.lexsort((drawn, click))]
+    return in_click_order(quantiles[np.minimum(rank, len(quantiles)) - 1, pick], click,
+                          follows)
+
+
+def in_click_order(drawn: np.ndarray, click: np.ndarray,
+                   follows: np.ndarray | None = None) -> np.ndarray:
+    """``click_delays``' last step: the delays ``drawn`` in order within each click, each
+    request that ``follows`` at the time of the one before it (its page's, 0, when first)."""
+    drawn = drawn[np.lexsort((drawn, click))]
+    if follows is None or not follows.any():
+        return drawn
+    at = np.arange(len(drawn))
+    first = np.r_[True, click[1:] != click[:-1]]
+    # the latest request at or before each that does not follow, or its click's first (whose
+    # time, when it follows, is its page's): no click reaches back into the one before it
+    src = np.maximum.accumulate(np.where(~follows | first, at, -1))
+    return np.where(follows, np.where(follows[src], 0.0, drawn[src]), drawn)
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be read (the message names the line).
@@ -396,15 +414,16 @@ class Scenario:
         seed = self.header.get("seed")
         return [seed if isinstance(seed, int) and seed >= 0 else 0, 0xDE1A, 1]
 
-    def object_offsets(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """When each of a click's ``n`` embedded requests is due after its page, in played
-        seconds (``click_delays`` divided by the speedup), in order; zeros without
-        ``object_delays``."""
-        q = self.object_delays
+    def object_offsets(self, objects: Sequence[int], rng: np.random.Generator) -> np.ndarray:
+        """When each of a click's embedded requests (``objects``: their indices in the site,
+        in the click's order) is due after its page, in played seconds (``click_delays``
+        divided by the speedup), in order; zeros without ``object_delays``."""
+        q, n = self.object_delays, len(objects)
         if q is None or not n:
             return np.zeros(n)
+        follows = np.asarray(self.site.object_follows, bool)[np.asarray(objects, np.int64)]
         return click_delays(q, np.arange(1, n + 1), np.zeros(n, np.int64), 1, self.delay_rho,
-                            rng) / self.speedup
+                            rng, follows) / self.speedup
 
     @property
     def delay_rho(self) -> float:

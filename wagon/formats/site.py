@@ -84,6 +84,8 @@ class SiteSpec:
     page_views: list[list[PageView]] = field(default_factory=list)
     page_methods: list[str] = field(default_factory=list)
     object_methods: list[str] = field(default_factory=list)    # a beacon's POST; else GET
+    object_follows: list[bool] = field(default_factory=list)   # comes with the request before
+                                        # it (a redirect's target, a frame: ``click_delays``)
 
     def __post_init__(self) -> None:
         if not self.page_views:
@@ -92,6 +94,8 @@ class SiteSpec:
             self.page_methods = ["GET"] * len(self.page_urls)
         if not self.object_methods:
             self.object_methods = ["GET"] * len(self.object_urls)
+        if not self.object_follows:
+            self.object_follows = [False] * len(self.object_urls)
 
     @functools.cached_property
     def templates(self) -> list[re.Pattern | None]:
@@ -136,7 +140,8 @@ class SiteSpec:
                 page["method"] = method
         return {"pages": pages, "objects": [
             {"url": u, "size": s} | ({"method": m} if m != "GET" else {})
-            for u, s, m in zip(self.object_urls, self.object_sizes, self.object_methods)]}
+            | ({"follows": True} if f else {}) for u, s, m, f in
+            zip(self.object_urls, self.object_sizes, self.object_methods, self.object_follows)]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SiteSpec":
@@ -162,7 +167,8 @@ class SiteSpec:
                    [check_size(o, w) for o, w in zip(objects, owhere)],
                    [_views(p, w) for p, w in zip(pages, where)],
                    [_method(p, w) for p, w in zip(pages, where)],
-                   [_method(o, w) for o, w in zip(objects, owhere)])
+                   [_method(o, w) for o, w in zip(objects, owhere)],
+                   [_follows(o, w) for o, w in zip(objects, owhere)])
 
 
 def _method(page: dict, where: str) -> str:
@@ -172,6 +178,14 @@ def _method(page: dict, where: str) -> str:
         raise ValueError(f"{where}.method must be one of {', '.join(METHODS)} (got "
                          f"{method!r:.20})")
     return method
+
+
+def _follows(obj: dict, where: str) -> bool:
+    """A header object's ``follows`` (False when absent)."""
+    follows = obj.get("follows", False)
+    if not isinstance(follows, bool):
+        raise ValueError(f"{where}.follows must be a boolean (got {follows!r:.20})")
+    return follows
 
 
 def _views(page: dict, where: str) -> list[PageView]:

@@ -120,6 +120,8 @@ class Site:
     thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (from url, to url, think bin, moves): the think
                                             # times of each transition (``think_bins``)
+    joined: frozenset[int] = frozenset()    # embedded URLs that are no objects (a redirect's
+                                            # target, a frame): in a click by Tmin alone
 
 
 @dataclass(frozen=True)
@@ -530,6 +532,7 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
                    delays=_delays(t, cs, click_of, member),
                    delay_pairs=_delay_pairs(t, cs, click_of, member),
                    statuses=_tally(url, status),
+                   joined=_tally(url[member & ~is_object]),
                    clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]))
 
 
@@ -693,6 +696,8 @@ class Partial:
                                             # (url, status, requests)
     thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (from url, to url, think bin, moves)
+    joined: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
+                                            # (url, requests): embedded requests of no object
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
                                             # of each click
 
@@ -818,7 +823,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 np.zeros((0, 3), np.int64),
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
                 np.zeros((0, 4), np.int64), statuses=merged("statuses"),
-                thinks=merged("thinks", 2).reshape(-1, 4))
+                thinks=merged("thinks", 2).reshape(-1, 4),
+                joined=frozenset(merged("joined")[:, 0].tolist()))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

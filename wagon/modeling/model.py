@@ -281,11 +281,14 @@ def _pages(sessions: Sessions, object_extensions: frozenset[str]) -> list[int]:
 
 
 def _object(site: Site, u: int, laws: dict[str, dict]) -> dict:
-    """An object of the model's site: its URL, size, method (a beacon's POST) and laws."""
+    """An object of the model's site: its URL, size, method (a beacon's POST), laws, and
+    ``follows`` when the log joined it to its click by Tmin alone (no object: a redirect's
+    target, a frame), so that synthesis keeps it as close to the request before it."""
     method, url = split_key(site.urls[u])
     return ({"url": url, "size": site.object_size.get(u)}
             | ({"method": method} if method != "GET" else {})
-            | ({"params": laws[site.urls[u]]} if site.urls[u] in laws else {}))
+            | ({"params": laws[site.urls[u]]} if site.urls[u] in laws else {})
+            | ({"follows": True} if u in site.joined else {}))
 
 
 def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
