@@ -54,9 +54,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import subprocess
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +70,7 @@ from wagon.analysis.compare import compare
 from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import NGINX_TEMPLATE, start
+from wagon.logs.windows import from_recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = [ROOT / "tests/data/nasa-aug95-morning.log.gz", ROOT / "tests/data/epa-http-aug95-half.log.gz",
@@ -170,10 +173,28 @@ def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) 
                              "--json"))
     wagon("export", str(scenario), "--to", "clf", "-o", str(synthetic), "--start",
           f"{np.floor(np.min(log_req.time)):.0f}")
+    recorded = fit["arrivals"].get("recorded")
+    if recorded:                # a log recorded in windows: the export sampled as it was
+        into_windows(synthetic, np.asarray(recorded["windows"], float))
     rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
     syn, _ = parse_bytes(synthetic.read_bytes())
     return measure(log_req, syn, np.asarray(syn.time, float), rows,
                    fit["counts"]["requests_used"], synth.get("clicks", 0))
+
+
+CLF_TIME = re.compile(rb"\[(\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d) \+0000\]")
+
+
+def into_windows(path: Path, windows: np.ndarray) -> None:
+    """The export's times (recorded time, from the first window's start) put back in the
+    windows the log was recorded in (``wagon.logs.windows.from_recorded``), in place."""
+    def moved(m: re.Match) -> bytes:
+        t = datetime.strptime(m.group(1).decode(), "%d/%b/%Y:%H:%M:%S").replace(
+            tzinfo=timezone.utc).timestamp()
+        u = float(from_recorded(np.array([t]), windows)[0])
+        return datetime.fromtimestamp(u, timezone.utc).strftime(
+            "[%d/%b/%Y:%H:%M:%S +0000]").encode()
+    path.write_bytes(CLF_TIME.sub(moved, path.read_bytes()))
 
 
 def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path, log_req,

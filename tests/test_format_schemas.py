@@ -34,7 +34,7 @@ BEYOND = re.compile(r"bad parameters for|parameters out of range|does not exist|
                     r"parameters|lower > upper|names page|is not greater|must be in order|"
                     r"counts no click|once ≤ urls ≤ references|a law of int, token|"
                     r"placeholders of its URL|spearman in \[-1, 1\] inside its interval|"
-                    r"\[lower, upper\]")
+                    r"\[lower, upper\]|windows must be in order")
 
 
 @pytest.fixture(scope="module")

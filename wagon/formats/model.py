@@ -293,6 +293,7 @@ def validate(data: object, path: str = "model") -> None:
         _check_intervals(v, f"variable {name!r}", path)
     _check_profile(data.get("arrivals", {}), path)
     _check_process(data.get("arrivals", {}), path)
+    _check_recorded(data.get("arrivals", {}), path)
     _check_agents(data.get("agents", {}), path)
     _check_url_space(data.get("url_space"), path)
     site = data.get("site", {})
@@ -605,6 +606,24 @@ def _check_process(arrivals: dict, path: str) -> None:
           and _number(p.get("eta")) and 0 <= p["eta"] < 1 and isinstance(p.get("chosen"), bool))
     _check(ok, path, "'arrivals.process' needs law 'hawkes', mu > 0, 0 <= eta < 1, beta > 0 "
                      "and chosen true or false")
+
+
+def _check_recorded(arrivals: dict, path: str) -> None:
+    """``arrivals.recorded`` (optional): the windows a log was recorded in, ``[start, end]``
+    rows, each start before its end and at or after the end before it, and their ``seconds``."""
+    r = arrivals.get("recorded")
+    if r is None:
+        return
+    w = r.get("windows") if isinstance(r, dict) else None
+    ok = (isinstance(w, list) and len(w) >= 2 and _number(r.get("seconds"))
+          and all(isinstance(x, list) and len(x) == 2 and all(_number(v) and abs(v) < math.inf
+                                                              for v in x) for x in w))
+    _check(ok, path, "'arrivals.recorded' needs windows (two or more [start, end] rows of "
+                     "finite numbers) and seconds")
+    _check(all(a < b for a, b in w) and all(w[i][0] >= w[i - 1][1] for i in range(1, len(w)))
+           and math.isclose(r["seconds"], sum(b - a for a, b in w), rel_tol=1e-9), path,
+           "'arrivals.recorded' windows must be in order, each start before its end, not "
+           "overlapping, their seconds summed")
 
 
 def load_model(path: str | os.PathLike) -> Model:

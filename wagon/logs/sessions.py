@@ -48,6 +48,7 @@ from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 from .templates import KEPT_METHODS
+from .windows import recording_windows
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
            "THINK_BINS", "think_edges", "think_bins",
@@ -167,6 +168,8 @@ class Sessions:
                                             # whole seconds, 0.001 for ms, ...; 0.0: exact
     recorded_start: np.ndarray = field(default_factory=lambda: np.zeros(0))
                                             # sorted, as logged: what the arrival check spreads
+    windows: np.ndarray | None = None       # [start, end] rows: the windows a log recorded
+                                            # in windows was recorded in (``logs.windows``)
     agents: dict[str, int] = field(default_factory=dict)   # sessions per browser family (of
                                             # the agent of their first request); {} without agents
 
@@ -833,13 +836,20 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         # the sorted starts); the inter-arrival sample keeps the recorded gaps
         starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
                                                                          len(recorded)))
-    samples = {"interarrival": on_grid(np.diff(recorded), resolution)}
+    click_time, click_session, click_url = _merged_clicks(partials, maps)
+    windows = recording_windows(click_time if len(click_time) else recorded, rules.tmax)
+    gaps = np.diff(recorded)
+    if windows is not None:       # a log recorded in windows: no gap across a silence
+        counts["recording_windows"] = len(windows)
+        counts["recorded_s"] = float(np.sum(windows[:, 1] - windows[:, 0]))
+        inside = np.searchsorted(windows[:, 0], recorded, side="right")
+        gaps = gaps[inside[1:] == inside[:-1]]
+    samples = {"interarrival": on_grid(gaps, resolution)}
     for name in list(partials[0].samples):    # moved: each partial's part goes once merged
         samples[name] = np.concatenate([p.samples.pop(name) for p in partials])
     families = sum(p.agents for p in partials)
     agents = {f: int(c) for f, c in zip(FAMILIES, families) if c}
-    click_time, click_session, click_url = _merged_clicks(partials, maps)
     return Sessions(rules=rules, counts=counts, click_time=click_time,
                     click_session=click_session, click_url=click_url, session_start=starts,
                     samples=samples, site=site, resolution=resolution, recorded_start=recorded,
-                    agents=agents)
+                    agents=agents, windows=windows)

@@ -22,6 +22,7 @@ from ..formats.strict_json import json_ready
 from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, Site, View, extension_flags, think_edges
 from ..logs.templates import ValueTally, split_key
+from ..logs.windows import to_recorded
 from .delays import delay_dependence, delay_quantiles
 from .options import FitOptions
 from .params import value_laws
@@ -113,6 +114,14 @@ class FitResult:
                        "of its clicks begin on an object with no page before it (complete logs: "
                        "a few %); the pages they stand for are missing, and the model does not "
                        "take those objects for pages")
+        w = self.sessions.windows
+        if w is not None:
+            span = w[-1, 1] - w[0, 0]
+            out.append(f"the log was recorded in {len(w)} windows of about "
+                       f"{np.median(w[:, 1] - w[:, 0]):.0f} s every "
+                       f"{np.median(np.diff(w[:, 0])):.0f} s ({c['recorded_s']:,.0f} s of its "
+                       f"{span:,.0f}-s span): the session arrivals are fitted in recorded time "
+                       "(rates per second recorded)")
         out.append("")
         out.append(f"{'variable':17s} {'n':>8s} {'law':20s} {'mean':>10s} {'λ²':>9s} "
                    f"{'W²':>8s} {'A²':>9s} {'p(A²)':>7s}  parameters")
@@ -447,10 +456,14 @@ def fit_sessions(sessions: Sessions, stats: ParseStats, variants: np.ndarray, sp
     """``fit_logs`` from its sessions on: the variables fitted (``runner`` tasks), the arrivals
     checked, the model assembled with its provenance (``values``: what the placeholders
     took)."""
-    check = ArrivalTask(sessions.recorded_start, sessions.resolution, options.seed)
+    w = sessions.windows
+    check = ArrivalTask(sessions.recorded_start if w is None else
+                        to_recorded(sessions.recorded_start, w), sessions.resolution, options.seed)
     fits, skipped, arrivals = _fit_variables(sessions.samples, options.bootstrap, options.seed,
                                              observations(sessions), runner, progress, check,
                                              options.intervals)
+    if w is not None:              # the arrivals' times, rate and profile are recorded time's
+        arrivals["recorded"] = {"windows": w.tolist(), "seconds": float(np.sum(w[:, 1] - w[:, 0]))}
     rules = asdict(options.rules)
     rules["object_extensions"] = sorted(rules["object_extensions"])
     provenance = {

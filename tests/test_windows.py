@@ -1,0 +1,68 @@
+"""Logs recorded in windows (``wagon.logs.windows``): told from logs recorded throughout by
+their periodic silences, and fitted in recorded time — judged by counts made here over the
+lines of elastic's example log (the first minute of every hour) with a regex."""
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from datetime import datetime, timezone
+
+import numpy as np
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wagon.cli import main
+from wagon.logs.windows import from_recorded, recording_windows, to_recorded
+
+from .conftest import DATA
+
+ELASTIC = DATA / "elastic-apache-may15.log.gz"
+
+
+def test_periodic_silences_are_windows_and_nights_are_not():
+    """A minute of traffic every hour is recorded in windows; the same traffic with silences
+    of varying lengths (nights of 5 to 9 hours) or too few silences is recorded throughout."""
+    rng = np.random.default_rng(1)
+    minute = lambda start: start + np.sort(rng.uniform(0, 60, 100))      # noqa: E731
+    hourly = np.concatenate([minute(3600.0 * k) for k in range(24)])
+    w = recording_windows(hourly, 600)
+    assert w is not None and len(w) == 24
+    assert np.all(w[:, 0] == [hourly[hourly >= 3600 * k].min() for k in range(24)])
+    nights = np.concatenate([minute(s) for s in np.cumsum(3600 * rng.uniform(5, 9, 24))])
+    assert recording_windows(nights, 600) is None
+    assert recording_windows(hourly[hourly < 3 * 3600], 600) is None     # two silences
+
+
+@given(st.lists(st.floats(0, 5000, allow_nan=False), min_size=1, max_size=50))
+def test_recorded_time_maps_back_to_the_times_in_the_windows(times):
+    """Every time inside a window comes back from recorded time as it was; recorded time
+    keeps the order of the times."""
+    windows = np.array([[0.0, 60.0], [3600.0, 3660.0], [7200.0, 7230.0]])
+    t = np.sort(np.asarray(times))
+    u = to_recorded(t, windows)
+    assert np.all(np.diff(u) >= 0)
+    inside = np.any((t[:, None] >= windows[:, 0]) & (t[:, None] < windows[:, 1]), axis=1)
+    assert np.allclose(from_recorded(u[inside], windows), t[inside])
+
+
+def test_elastics_hourly_minutes_are_fitted_at_the_rate_they_were_recorded_at(tmp_path):
+    """The fit finds the log's 84 windows (counted here: silences over 10 minutes between its
+    lines) and its session rate per recorded second, within 5 % of the sessions it reports
+    over the seconds of its windows as the lines give them."""
+    text = gzip.decompress(ELASTIC.read_bytes()).decode("utf-8", "replace")
+    when = [datetime.strptime(m, "%d/%b/%Y:%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+            for m in re.findall(r"\[(\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d) ", text)]
+    t = np.sort(when)
+    cut = np.flatnonzero(np.diff(t) > 600)
+    recorded = float(np.sum(np.r_[t[cut], t[-1]] - np.r_[t[0], t[cut + 1]]))
+    r = CliRunner().invoke(main, ["fit", str(ELASTIC), "-o", str(tmp_path / "m.json")])
+    assert r.exit_code == 0, r.output
+    assert "recorded in 84 windows" in r.output
+    model = json.loads((tmp_path / "m.json").read_text())
+    a = model["arrivals"]
+    assert len(a["recorded"]["windows"]) == len(cut) + 1 == 84
+    sessions = model["provenance"]["sessions"]
+    assert abs(a["rate_per_s"] / (sessions / recorded) - 1) < 0.05, (a["rate_per_s"], recorded)
+    assert a["rate_per_s"] > 30 * sessions / (t[-1] - t[0])
