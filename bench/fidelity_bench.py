@@ -224,8 +224,9 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
 
 
 def span(fit: dict) -> float:
-    profile = fit["arrivals"]["profile"]
-    return profile["bin_s"] * len(profile["counts"])
+    """The span of the log's session starts (recorded time for a log recorded in windows)."""
+    a = fit["arrivals"]
+    return a.get("span_s") or a["profile"]["bin_s"] * len(a["profile"]["counts"])
 
 
 def plot(runs: list[dict], path: Path) -> None:
