@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from wagon.cli import main
-from wagon.formats.site import url_path
+from wagon.formats.site import SiteSpec, build_site, url_path
 from wagon.formats.scenario import read_scenario
 
 from .servers import free_port, wait_port
@@ -82,3 +82,19 @@ def test_serve_and_site_build_need_exactly_one_source(tmp_path, model_and_scenar
         assert r.exit_code == 2 and "exactly one of" in r.stderr, r.output
     r = CliRunner().invoke(main, ["serve", "--scenario", str(model)])
     assert r.exit_code == 2 and "not a wagon scenario" in r.stderr
+
+
+def test_a_url_whose_name_the_file_system_refuses_is_a_counted_skip(tmp_path):
+    """EPA's /cgi-bin/waisgate?… objects carry names of 300 bytes and more: the file system
+    refuses them (os.open raises ENAMETOOLONG past 255 bytes, asked here), so site build
+    counts them as URLs that cannot be files and writes the rest, not a failed build."""
+    long = "w" * 300
+    with pytest.raises(OSError):
+        (tmp_path / long).write_bytes(b"")
+    site = SiteSpec.from_dict({"pages": [{"url": "/a.html", "size": 900, "objects": [0, 1]}],
+                               "objects": [{"url": f"/cgi-bin/{long}?q=1", "size": 300},
+                                           {"url": "/o.gif", "size": 200}]})
+    report = build_site(site, tmp_path / "site")
+    assert (report.pages, report.objects) == (1, 1)
+    assert report.skipped == {"URL cannot be a file path": 1}
+    assert (tmp_path / "site" / "o.gif").stat().st_size == 200

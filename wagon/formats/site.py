@@ -305,10 +305,15 @@ def object_bytes(size: int) -> bytes:
     return _FILL * reps + _FILL[:rest]
 
 
+#: the longest file name (bytes) a file system takes (Linux's NAME_MAX)
+NAME_MAX = 255
+
+
 def url_path(url: str) -> str | None:
-    """Relative file path for a URL path, or None when it cannot be one (.., NUL). Empty and
-    ``.`` segments are dropped (``/a//b``, ``/./b``: the file nginx and Apache serve for the
-    URL, as they merge them)."""
+    """Relative file path for a URL path, or None when it cannot be one (.., NUL, a segment
+    longer than ``NAME_MAX`` bytes: EPA's /cgi-bin/waisgate?… queries). Empty and ``.``
+    segments are dropped (``/a//b``, ``/./b``: the file nginx and Apache serve for the URL, as
+    they merge them)."""
     if not url.startswith("/"):
         return None
     path = unquote(url)
@@ -317,7 +322,7 @@ def url_path(url: str) -> str | None:
     parts = path.split("/")[1:]
     folder = parts[-1] in ("", ".")
     parts = [p for p in parts if p not in ("", ".")]
-    if ".." in parts:
+    if ".." in parts or any(len(p.encode()) > NAME_MAX for p in parts):
         return None
     return "/".join(parts + ["index.html"] if folder else parts)
 
