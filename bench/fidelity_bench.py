@@ -33,7 +33,12 @@ differ or are undecided, and measured here with NumPy and PyWavelets on the requ
 - the size tail: the 99th percentile of the sizes of 200 answers, synthetic / log;
 - the statuses: the shares of 304, other 3xx, 404, other 4xx and 5xx, the largest gap
   (points; the log's lines all counted, robots included);
-- compare's stack-distance rows (lognormal μ of the LRU stack distance of requests).
+- compare's stack-distance rows (lognormal μ of the LRU stack distance of requests);
+- the range a request count over the log's span has by chance alone (printed per log): the
+  total of a compound Poisson process of the log's own sessions (their number N, the requests
+  r of each) has a coefficient of variation √(N·E[r²]) / (N·E[r]), multiplied by 1/(1 − η)
+  when the model chose a Hawkes process (its count's variance is N/(1 − η)²); ±1.96 of it is
+  where 95 % of the seeds of a perfect model fall.
 
     python bench/fidelity_bench.py [--seeds 1,2,3] [--log PATH ...] [--replay] [--plot PNG]
                                    [--json OUT]
@@ -65,7 +70,7 @@ import numpy as np
 import pywt
 from scipy import special
 
-from wagon import parse_bytes
+from wagon import parse_bytes, sessionize
 from wagon.analysis.compare import compare
 from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
@@ -223,6 +228,16 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     return {**r, "speedup": k, "replay_s": float(t.max() - t.min())}
 
 
+def chance_range(log_req, fit: dict) -> float:
+    """The 95 % half-width (a share) of a request count over the log's span by chance alone
+    (module docstring), from the log's own sessions."""
+    s = sessionize(log_req)
+    r = np.bincount(s.click_session, 1 + s.samples["objects_per_page"])
+    cv = np.sqrt(len(r) * np.mean(r ** 2)) / r.sum()
+    process = fit["arrivals"].get("process") or {}
+    return 1.96 * cv / ((1 - process["eta"]) if process.get("chosen") else 1.0)
+
+
 def span(fit: dict) -> float:
     """The span of the log's session starts (recorded time for a log recorded in windows)."""
     a = fit["arrivals"]
@@ -294,14 +309,16 @@ def main() -> None:
             counts = fit["counts"]
             log_per_click = counts["requests_used"] / counts["clicks"]
             k = a.speedup or max(1.0, round(span(fit) / a.replay_seconds))
+            chance = chance_range(log_req, fit)
             print(f"{log.name}: {counts['requests_used']:,} requests fitted (of "
                   f"{len(log_req.time):,} lines), span {span(fit):,.0f} s, per click "
-                  f"{log_per_click:.2f}" + (f"; replay at --speedup {k:g}" if a.replay else ""),
-                  flush=True)
+                  f"{log_per_click:.2f}; a request count's 95 % range by chance alone "
+                  f"±{100 * chance:.1f} %"
+                  + (f"; replay at --speedup {k:g}" if a.replay else ""), flush=True)
             for seed in (int(s) for s in a.seeds.split(",")):
                 work = Path(tempfile.mkdtemp(dir=tmp))
                 r = {"log": log.name, "seed": seed, "log_requests": counts["requests_used"],
-                     "log_per_click": log_per_click,
+                     "log_per_click": log_per_click, "chance": chance,
                      "export": exported(log, model, fit, seed, work, log_req)}
                 print(line(log.name, seed, "export", r["export"], log_per_click), flush=True)
                 if a.replay:
