@@ -105,6 +105,8 @@ class Observation:
                                                   "support_min"}:
             raise ValueError("an observation has keys kind, step, lower, upper, support_min")
         support = number("support_min", integer=True)
+        if "step" in d and not (number("step") or 0) > 0:
+            raise ValueError("observation 'step' must be a number > 0")
         return cls(d.get("kind", "exact"), float(number("step") or 1.0), number("lower"),
                    number("upper"), None if support is None else int(support))
 

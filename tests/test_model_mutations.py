@@ -80,6 +80,12 @@ def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     (("arrivals", "profile", "bin_s"), True),   # ZeroDivisionError; a bool taken (mutations_audit)
     (("site", "transitions", 0, 2), 10**20),    # an OverflowError (mutations_audit)
     (("version",), 0), (("version",), True),   # taken (mutations_audit)
+    # accepted by the reader, refused by the schema: every place × 14 values, read (helper's
+    # exhaustive pass over 17,990 mutants of the sample's model)
+    (("variables", "interarrival", "observation", "step"), None),
+    (("variables", "interarrival", "observation", "step"), 0),
+    (("variables", "think", "observation", "step"), 0),
+    (("site", "object_delays", "dependence"), None),
 ])
 def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     mutant = json.loads(json.dumps(model[0]))

@@ -289,7 +289,8 @@ def validate(data: object, path: str = "model") -> None:
             try:
                 _observation(v["observation"])
             except ValueError as e:
-                raise ModelError(f"{path}: variable {name!r}: bad 'observation': {e}") from None
+                raise ModelError(f"{path}: not a valid wagon model: variable {name!r}: bad "
+                                 f"'observation': {e}") from None
         _check_intervals(v, f"variable {name!r}", path)
     _check_profile(data.get("arrivals", {}), path)
     _check_process(data.get("arrivals", {}), path)
@@ -444,7 +445,7 @@ def _check_delays(delays: object, path: str) -> None:
            "site.object_delays: each rank's delays must be in order, with one count a rank "
            "(a rank that does not exist)")
     dep = delays.get("dependence")
-    if dep is not None:
+    if "dependence" in delays:                  # present: an object (null is not "absent")
         rho = dep.get("spearman") if isinstance(dep, dict) else None
         ci = dep.get("interval") if isinstance(dep, dict) else None
         _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
