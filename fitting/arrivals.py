@@ -132,15 +132,16 @@ def rate_profile(times: np.ndarray) -> RateProfile:
     histogram = RateProfile(float(t[0]), best[1], best[2])
     if span < MIN_DAYS * DAY_HOURS * HOUR:
         return histogram
-    daily = _daily(t, span, best[1])
-    return min((histogram, _loglik(histogram, t), len(histogram.counts)),
-               (daily, _loglik(daily, t), len(histogram.counts) + DAY_HOURS - 1),
+    daily, hourly = _daily(t, span, best[1])
+    return min((histogram, _loglik(histogram, best[2]), len(histogram.counts)),
+               (daily, _loglik(daily, hourly), len(histogram.counts) + DAY_HOURS - 1),
                key=lambda c: 2 * c[2] - 2 * c[1])[0]
 
 
-def _daily(t: np.ndarray, span: float, width: float) -> RateProfile:
+def _daily(t: np.ndarray, span: float, width: float) -> tuple[RateProfile, np.ndarray]:
     """Hour by hour, the expected arrivals of the histogram of bins of ``width`` times a daily
-    cycle (both factors by iterative proportional fitting: Poisson maximum likelihood)."""
+    cycle (both factors by iterative proportional fitting: Poisson maximum likelihood), and
+    the arrivals of each hour."""
     hours = int(np.ceil(span / HOUR))
     n = _bin_counts(t, t[0], HOUR, hours).astype(float)
     b = np.minimum((np.arange(hours) * HOUR // width).astype(np.int64), int(span // width))
@@ -149,16 +150,16 @@ def _daily(t: np.ndarray, span: float, width: float) -> RateProfile:
     for _ in range(IPF_ROUNDS):
         level = _ratio(np.bincount(b, n), np.bincount(b, cycle[h]))
         cycle = _ratio(np.bincount(h, n, DAY_HOURS), np.bincount(h, level[b], DAY_HOURS))
-    return RateProfile(float(t[0]), HOUR, level[b] * cycle[h])
+    return RateProfile(float(t[0]), HOUR, level[b] * cycle[h]), n
 
 
 def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(a, b, out=np.zeros_like(a), where=b > 0)
 
 
-def _loglik(profile: RateProfile, t: np.ndarray) -> float:
-    """Poisson process log-likelihood of ``t`` under ``profile``: Σ log λ(tᵢ) − Λ(end)."""
-    n = _bin_counts(t, profile.start, profile.width, len(profile.counts)).astype(float)
+def _loglik(profile: RateProfile, n: np.ndarray) -> float:
+    """Poisson process log-likelihood, under ``profile``, of arrivals counted ``n`` in its
+    bins: Σ log λ(tᵢ) − Λ(end)."""
     live = n > 0
     return float(np.sum(n[live] * np.log(profile.rates[live]))) - float(profile.counts.sum())
 
