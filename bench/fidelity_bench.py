@@ -22,7 +22,8 @@ after one), no network is emulated (a modeled millisecond is K of the replay's).
 
 Printed per log and seed, for the export (and the replay): requests against the log's (the
 requests the model was fitted on, robots left out), requests per click, the compare rows that
-differ or are undecided, and measured here with NumPy and PyWavelets on the requests as parsed:
+differ or are undecided, and measured here with NumPy and PyWavelets on the requests as parsed
+(the log's but its robots', which a model leaves out, as ``wagon compare`` does):
 
 - Swing's burstiness criterion: the wavelet energy of requests per second (log₂ of the mean
   squared Daubechies-3 detail coefficient) at every octave from 2 s to 2¹² s, synthetic minus
@@ -32,7 +33,7 @@ differ or are undecided, and measured here with NumPy and PyWavelets on the requ
 - the daily profile: each hour of the day's share of the requests, the largest gap (points);
 - the size tail: the 99th percentile of the sizes of 200 answers, synthetic / log;
 - the statuses: the shares of 304, other 3xx, 404, other 4xx and 5xx, the largest gap
-  (points; the log's lines all counted, robots included);
+  (points);
 - compare's stack-distance rows (lognormal μ of the LRU stack distance of requests);
 - the range a request count over the log's span has by chance alone (printed per log): the
   total of a compound Poisson process of the log's own sessions (their number N, the requests
@@ -75,6 +76,7 @@ from wagon.analysis.compare import compare
 from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import NGINX_TEMPLATE, start
+from wagon.logs.sessions import human_requests
 from wagon.logs.windows import from_recorded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -303,6 +305,8 @@ def main() -> None:
     out = a.json.open("w") if a.json else None
     for log in LOGS + a.log:
         log_req, _ = parse_bytes(read(log))
+        lines = len(log_req)
+        log_req = log_req.take(np.flatnonzero(human_requests(log_req)))   # robots out, as fit
         with tempfile.TemporaryDirectory() as tmp:
             model = Path(tmp) / "model.json"
             fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))
@@ -311,7 +315,7 @@ def main() -> None:
             k = a.speedup or max(1.0, round(span(fit) / a.replay_seconds))
             chance = chance_range(log_req, fit)
             print(f"{log.name}: {counts['requests_used']:,} requests fitted (of "
-                  f"{len(log_req.time):,} lines), span {span(fit):,.0f} s, per click "
+                  f"{lines:,} lines), span {span(fit):,.0f} s, per click "
                   f"{log_per_click:.2f}; a request count's 95 % range by chance alone "
                   f"±{100 * chance:.1f} %"
                   + (f"; replay at --speedup {k:g}" if a.replay else ""), flush=True)

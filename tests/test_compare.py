@@ -71,6 +71,28 @@ def test_a_scenario_and_its_own_log_are_the_same_and_say_it_once(tmp_path):
     assert len(text) == len(out["rows"]) + 2                # header, rows, the verdict
 
 
+def test_a_robot_is_left_out_of_a_log_as_a_model_leaves_it_out(tmp_path):
+    """A log and the same log with a crawler's 301 requests added (/robots.txt, then 300 URLs
+    nobody else asked for, at the times of the log's first lines): every row's values are the
+    same on both sides (a model has no robot: its requests would move the URL, size and
+    per-second rows), and the crawler's requests are said to be left out, on the console and
+    in --json."""
+    scenario = _scenario(tmp_path / "s.jsonl", 300)
+    log = tmp_path / "s.log"
+    r = CliRunner().invoke(main, ["export", str(scenario), "--to", "clf", "-o", str(log)])
+    assert r.exit_code == 0, r.output
+    lines = log.read_text().splitlines(True)
+    times = [line.split("[", 1)[1].split("]", 1)[0] for line in lines[:301]]
+    crawl = [f'crawler.example - - [{t}] "GET {u} HTTP/1.1" 200 {1000 + i}\n' for i, (t, u) in
+             enumerate(zip(times, ["/robots.txt"] + [f"/crawl/{i}.html" for i in range(300)]))]
+    both = tmp_path / "both.log"
+    both.write_text("".join(lines + crawl))
+    out = json.loads(_run(str(log), str(both), "--json").stdout)
+    assert [(r["row"], r["a"]) for r in out["rows"]] == [(r["row"], r["b"]) for r in out["rows"]]
+    assert out["read"]["a"]["robot_requests"] == 0 and out["read"]["b"]["robot_requests"] == 301
+    assert "B: robots' requests left out 301" in _run(str(log), str(both)).stderr
+
+
 @pytest.mark.parametrize("verdicts,line", [
     (["same", "close", "n/a"], "verdict: same (1 n/a)"),
     (["same", "undecided", "differs", "n/a"], "differs: r2 (1 undecided, 1 n/a)"),

@@ -66,6 +66,7 @@ class Digest:
     acf1: Value                        # of requests per second, at lag 1
     hurst: Value                       # wavelet estimate on requests per second
     read: ParseStats | None = None     # a log's: lines parsed, malformed, skipped, left out
+    robot_requests: int = 0            # a log's requests of robots, left out of the tallies
 
 
 def html_or_image(urls: list[str], url: np.ndarray, is_page: np.ndarray) -> np.ndarray:
@@ -209,5 +210,7 @@ def digest(w: Workload) -> Digest:
     """The digest of a workload held in memory, in modeled seconds (``Workload.modeled``)."""
     w = w.modeled()
     t = tally(w.time, w.url, w.urls, html_or_image(w.urls, w.url, w.is_page), w.status, w.size)
-    return digest_of([t], w.name, w.kind, w.resolution, w.starts, w.clicks, w.think,
-                     w.clicks_per_page())
+    out = digest_of([t], w.name, w.kind, w.resolution, w.starts, w.clicks, w.think,
+                    w.clicks_per_page())
+    out.robot_requests = w.robot_requests
+    return out

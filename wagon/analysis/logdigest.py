@@ -6,7 +6,7 @@ sessions and the tallies (a 10⁷-line log in a fraction of what its records tak
 
 The result is the digest of the whole log parsed at once (``load_workload``: time outliers
 and lines repeated across inputs left out, times dilated by ``speedup``, sessions by the
-default rules, URLs as logged): nothing depends on how the log was cut.
+default rules, robots' requests left out, URLs as logged): nothing depends on how the log was cut.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import numpy as np
 from ..logs.parse import Chunk, Requests
 from ..logs.partition import Shared, merge_cleaning, partition_requests, shared_context
 from ..logs.pieces import PIECE_BYTES, plan
-from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
-                             sessionize_requests)
+from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, human_requests,
+                             merge_partials, sessionize_requests)
 from ..modeling.allocator import give_back_freed_memory
 from ..modeling.options import FitOptions
 from ..modeling.stages import LocalRunner
@@ -43,11 +43,12 @@ def _request_tally(req: Requests) -> Tally:
 def _partition_stage(chunks: list[Chunk], options: Any, shared: Shared
                      ) -> tuple[Partial, Tally, tuple[int, int, list]]:
     """One partition's sessions (without the samples compare does not read), the tally of its
-    requests, and what its cleaning left out (``partition.merge_cleaning``)."""
+    requests but the robots', and what its cleaning left out (``partition.merge_cleaning``)."""
     req, cleaned = partition_requests(chunks, shared, options.speedup)
     partial = sessionize_requests(req, options.rules)
     partial.samples = {k: partial.samples[k] for k in ("clicks", "think")}
-    return partial, _request_tally(req), (cleaned.time_outliers, cleaned.duplicates,
+    human = req.take(np.flatnonzero(human_requests(req, options.rules)))
+    return partial, _request_tally(human), (cleaned.time_outliers, cleaned.duplicates,
                                           cleaned.left_out)
 
 
@@ -74,11 +75,12 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
     resolution, starts, clicks, think = (sessions.resolution, sessions.session_start,
                                          sessions.samples["clicks"], sessions.samples["think"])
     page_hits = np.fromiter(sessions.site.page_hits.values(), np.int64)
+    robots = sessions.counts["robot_requests"]
     del parts, sessions
     give_back_freed_memory()        # the partitions' heap, before the series is analysed
     out = digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
                     starts, clicks, think, page_hits)
-    out.read = read
+    out.read, out.robot_requests = read, robots
     return out
 
 

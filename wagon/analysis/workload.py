@@ -12,7 +12,7 @@ from ..formats.kind import what_is
 from ..formats.results import PAGE_COLUMNS, pages_path, read_results
 from ..formats.scenario import ScenarioError, SessionBatch, read_scenario
 from ..logs.parse import parse_logs
-from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, sessionize
+from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, human_requests, sessionize
 from ..synth.timeline import offered_requests
 
 __all__ = ["Workload", "load_workload", "workload_kind", "WorkloadError"]
@@ -25,7 +25,9 @@ class WorkloadError(ValueError):
 @dataclass
 class Workload:
     """Requests (time, URL code, status, bytes, page or object) and sessions (start, clicks,
-    think times). ``status``/``size`` are None where the source has none (a scenario).
+    think times). ``status``/``size`` are None where the source has none (a scenario). A log's
+    requests are those of the clients its sessions keep: robots left out (``robot_requests``),
+    as ``wagon fit`` leaves them out of a model.
     ``page_hits``: a log's clicks per page URL as its sessions count them (robots left out,
     an object folded into the click of its page, as ``wagon fit`` counts a page's hits);
     None where every page request is a click (a scenario, a replay)."""
@@ -47,6 +49,7 @@ class Workload:
     referer: np.ndarray | None = None   # a log's: each request's code into ``referers`` (-1:
     referers: list[str] | None = None   # the layout has none)
     page_hits: np.ndarray | None = None
+    robot_requests: int = 0        # a log's requests of robots, left out of the arrays
 
     def clicks_per_page(self) -> np.ndarray:
         """Clicks per page URL (any order, some maybe zero): ``page_hits``, or the page
@@ -83,12 +86,15 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     req = dilate(req, speedup)
     s = sessionize(req)
+    human = human_requests(req)             # robots out: what a model is made of
+    req = req.take(np.flatnonzero(human))
     is_obj = extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,
                     ~is_obj, req.status.astype(int), req.size.astype(float),
                     s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
                     referer=req.referer, referers=list(req.referers),
-                    page_hits=np.fromiter(s.site.page_hits.values(), np.int64))
+                    page_hits=np.fromiter(s.site.page_hits.values(), np.int64),
+                    robot_requests=int(len(human) - human.sum()))
 
 
 def _replay_speedup(run: dict | None) -> float:

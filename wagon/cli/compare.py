@@ -44,8 +44,12 @@ def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     read = {k: d.read for k, d in sides.items() if d.read is not None}
     for k, st in read.items():         # what a log's reading left out, as wagon fit says it
         click.echo("\n".join(f"{k.upper()}: {line}" for line in st.summary_lines()), err=True)
+        if sides[k].robot_requests:
+            click.echo(f"{k.upper()}: robots' requests left out {sides[k].robot_requests:,} "
+                       "(a model has none)", err=True)
     rows = compare(sides["a"], sides["b"], CompareOptions(alpha, tolerance, margin))
     verdict = overall(rows)
     click.echo(dumps({"a": a, "b": b, "verdict": verdict, "rows": rows,
-                      "read": {k: st.as_dict() for k, st in read.items()}})
+                      "read": {k: {**st.as_dict(), "robot_requests": sides[k].robot_requests}
+                               for k, st in read.items()}})
                if as_json else f"{rows_text(rows)}\n{verdict_line(verdict)}")

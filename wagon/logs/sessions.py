@@ -51,6 +51,7 @@ from .templates import KEPT_METHODS
 from .windows import recording_windows
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
+           "human_requests",
            "THINK_BINS", "think_edges", "think_bins",
            "dilate",
            "merge_partials", "OBJECT_EXTENSIONS",
@@ -423,16 +424,28 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     return merge_partials([sessionize_requests(req, rules)], rules, seed)
 
 
+def _robots(req: Requests, rules: SessionRules, client: np.ndarray
+            ) -> tuple[np.ndarray, dict[str, int]]:
+    """The client codes of robots, and how many each rule caught (none with ``keep_robots``)."""
+    if rules.keep_robots:
+        return np.zeros(0, np.int64), {}
+    return robot_clients(client, req.url, req.urls, req.agent, req.agents,
+                         robot_rules(rules.robots))
+
+
+def human_requests(req: Requests, rules: SessionRules = SessionRules()) -> np.ndarray:
+    """Per request: whether a client the sessions keep sent it (not a robot): the requests a
+    model is made of, and so what a synthetic workload is compared with."""
+    client = _client_codes(req, rules.identity)
+    return ~np.isin(client, _robots(req, rules, client)[0])
+
+
 def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> Partial:
     """Sessions of ``req`` as a ``Partial``: what merges with the partials of other clients
     (``merge_partials``), with each click's time, session and URL."""
     client = _client_codes(req, rules.identity)
     counts: dict = {"requests": len(req), "clients": int(np.count_nonzero(np.bincount(client)))}
-    if rules.keep_robots:
-        robots, by_rule = np.zeros(0, np.int64), {}
-    else:
-        robots, by_rule = robot_clients(client, req.url, req.urls, req.agent, req.agents,
-                                        robot_rules(rules.robots))
+    robots, by_rule = _robots(req, rules, client)
     keep = ~np.isin(client, robots)
     counts["robot_clients"] = int(len(robots))
     counts["robot_requests"] = int((~keep).sum())
