@@ -55,9 +55,10 @@ def delay_dependence(pairs: np.ndarray, delays: dict) -> dict | None:
     spearman, clicks, n = found
     r = min(max(2 * math.sin(math.pi * spearman / 6), -0.999999), 0.999999)
     half = 1.959964 * math.sqrt(1.06 / (clicks - 3))
+    lo, hi = (6 / math.pi * math.asin(math.tanh(z) / 2)
+              for z in (math.atanh(r) - half, math.atanh(r) + half))
     return {"spearman": spearman,
-            "interval": [6 / math.pi * math.asin(math.tanh(z) / 2)
-                         for z in (math.atanh(r) - half, math.atanh(r) + half)],
+            "interval": [min(lo, spearman), max(hi, spearman)],   # ±1: its z is infinite
             "clicks": clicks, "pairs": n, "rho": calibrated_rho(delays, spearman)}
 
 
