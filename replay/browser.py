@@ -583,22 +583,26 @@ class Client:
         def marked(u: str, k: int) -> str:
             return status_url(u, marks[k]) if k in marks else u
         own = url or site.page_urls[page]
-        html = self._new(page, self.t.path(marked(own, 0)), True, intended,
-                         referer=self._click_referer(page))
-        html.method = site.page_methods[page]
-        failed = self._scripted(html, own, lambda u: self.t.path(marked(u, 0)))
+        if not fetch.page_absent:
+            html = self._new(page, self.t.path(marked(own, 0)), True, intended,
+                             referer=self._click_referer(page))
+            html.method = site.page_methods[page]
+            failed = self._scripted(html, own, lambda u: self.t.path(marked(u, 0)))
         objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
                 for k, o in enumerate(fetch.objects, start=1)]
         for c, o in zip(objs, fetch.objects):
             c.method = site.object_methods[o]
-        for k, c in enumerate([html] + objs):
+        for k, c in enumerate(objs, start=1):
             c.asked = marks.get(k)
         for i in fetch.revalidated:
             objs[i].since = LAST_MODIFIED
-        if fetch.page_revalidated:
-            html.since = LAST_MODIFIED
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
+        if fetch.page_absent:
+            return await self._cached(visit, objs, fetch.objects, own, pace)
+        html.asked = marks.get(0)
+        if fetch.page_revalidated:
+            html.since = LAST_MODIFIED
         if failed:
             final = html
         else:
@@ -611,18 +615,39 @@ class Client:
                 c.error, c.intended = SKIPPED, final.last_byte    # when they would have been due
                 self._done(c)
         elif objs:
-            document = self.t.absolute(final.url) if self.t.identity else None
-            due = [html.start + d for d in pace(fetch.objects)] if pace is not None else []
-            for k, c in enumerate(objs):
-                c.intended = max(final.last_byte, due[k]) if due else final.last_byte
-                c.referer = document
-            finals = await (self._paced(objs) if due and due[-1] > final.last_byte
-                            else self._objects(objs))
-            visit.done = max(c.last_byte for c in finals)
-            firsts = [c.first_byte for c in finals if c.first_byte is not None]
-            visit.last_object_first_byte = max(firsts) if firsts else None
-        if final.error is None:
-            self.last_page = (page, final.url)
+            await self._embedded(visit, objs, fetch.objects, final.url, html.start,
+                                 final.last_byte, pace)
+        return self._ended(visit, final.url if final.error is None else None)
+
+    async def _cached(self, visit: PageVisit, objs: list[Call], objects: tuple[int, ...],
+                      own: str, pace: Pace | None) -> PageVisit:
+        """A click on a page the browser shows from its cache: the view's objects alone, due
+        from the click, naming the page as their Referer, as a browser asks for what its cache
+        lacks; the page becomes the one the next click leaves."""
+        document = self.t.path(own)
+        await self._embedded(visit, objs, objects, document, visit.intended, visit.intended,
+                             pace)
+        visit.start = min((c.start for c in objs if c.start is not None), default=visit.start)
+        return self._ended(visit, document)
+
+    async def _embedded(self, visit: PageVisit, objs: list[Call], objects: tuple[int, ...],
+                        document: str, since: float, after: float, pace: Pace | None) -> None:
+        """A click's objects, none before ``after``, each due ``pace`` after ``since``, named
+        by ``document`` (their Referer); the visit's end and its last object's first byte."""
+        referer = self.t.absolute(document) if self.t.identity else None
+        due = [since + d for d in pace(objects)] if pace is not None else []
+        for k, c in enumerate(objs):
+            c.intended = max(after, due[k]) if due else after
+            c.referer = referer
+        finals = await (self._paced(objs) if due and due[-1] > after else self._objects(objs))
+        visit.done = max((c.last_byte for c in finals if c.last_byte is not None), default=None)
+        visit.last_object_first_byte = max(
+            (c.first_byte for c in finals if c.first_byte is not None), default=None)
+
+    def _ended(self, visit: PageVisit, url: str | None) -> PageVisit:
+        """A click over: ``url`` (None: the page failed) the page the next click leaves."""
+        if url is not None:
+            self.last_page = (visit.page, url)
         if self.p.close_after_page:
             self.close()
         self._page_done(visit)

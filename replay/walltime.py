@@ -50,13 +50,15 @@ class WallTime:
                 f"and transfers (an idle server){why}")
 
 
-def _round_trips(p: Protocol, objects: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """Round trips of each click: its page's request (and connect, on a new connection) and
-    its objects' waves over the protocol's connections or streams."""
+def _round_trips(p: Protocol, objects: np.ndarray, first: np.ndarray, asked: np.ndarray
+                 ) -> np.ndarray:
+    """Round trips of each click: its page's request when ``asked`` (not from a cache; and
+    a connect, on a new connection) and its objects' waves over the protocol's connections
+    or streams."""
     k = max(1, p.connections)
     waves = np.minimum(objects, 1) if p.pipeline else -(-objects // k)
     fresh = first | (not p.persistent) | p.close_after_page
-    page = 1 + fresh
+    page = np.where(asked > 0, 1 + fresh, fresh & p.persistent)   # a connect for the objects
     if not p.persistent:                                   # HTTP/1.0: a connect per object
         return page + 2 * waves
     extra = (fresh & (k > 1) & (objects > 1) & (not p.http2)).astype(np.int64)
@@ -64,15 +66,17 @@ def _round_trips(p: Protocol, objects: np.ndarray, first: np.ndarray) -> np.ndar
 
 
 def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
-    """Response bytes of a click of each fetch row: its page's body (none when revalidated),
-    its objects' bodies (none for a revalidated one), and a header for each."""
+    """Response bytes of a click of each fetch row: its page's body (none when revalidated or
+    shown from a cache), its objects' bodies (none for a revalidated one), and a header for
+    each answer."""
     site = sc.site
     page_of_row = np.repeat(np.arange(len(site.page_urls)), np.diff(fetch.row))
-    page = np.asarray(site.page_sizes, float)[page_of_row] * ~fetch.page_revalidated
+    page = (np.asarray(site.page_sizes, float)[page_of_row]
+            * ~(fetch.page_revalidated | fetch.page_absent))
     body = np.asarray(site.object_sizes, float)[fetch.objects] * ~fetch.revalidated
     cum = np.concatenate(([0.0], np.cumsum(body)))
     return page + cum[fetch.ptr[1:]] - cum[fetch.ptr[:-1]] + HEADER_BYTES * (
-        1 + np.diff(fetch.ptr))
+        ~fetch.page_absent + np.diff(fetch.ptr))
 
 
 def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool,
@@ -123,6 +127,7 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
     session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
     rows = fetch.rows(b.pages, b.views)
     objects, size = fetch.sizes(rows), per_row[rows]
+    asked = (~fetch.page_absent[rows]).astype(np.int64)     # the page's own request
     first = np.zeros(len(rows), bool)
     first[b.click_ptr[:-1]] = True
     cls = b.classes[session]
@@ -130,9 +135,9 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
     for i, c in enumerate(classes if emulation else ()):
         on = cls == i
         n = c.network
-        network[on] = (_round_trips(c.protocol, objects[on], first[on]) * n.rtt_ms / 1e3
-                       + size[on] * 8 / (n.down_kbps * 1e3)
-                       + REQUEST_BYTES * (1 + objects[on]) * 8 / (n.up_kbps * 1e3))
+        network[on] = (_round_trips(c.protocol, objects[on], first[on], asked[on])
+                       * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
+                       + REQUEST_BYTES * (asked[on] + objects[on]) * 8 / (n.up_kbps * 1e3))
     follows = _follows(sc, fetch, rows, objects)
     click = np.maximum(network, _pacing(sc, b, objects, paced, follows))
     if not len(click):

@@ -149,16 +149,16 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
 
 
 def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, bool, str]]:
-    """What click ``k`` of ``s`` asks for: its page then its view's objects, each URL marked
-    for the status the scenario gives it (``site.status_url``), whether it revalidates, and
-    its method."""
+    """What click ``k`` of ``s`` asks for: its page (unless shown from a cache) then its
+    view's objects, each URL marked for the status the scenario gives it
+    (``site.status_url``), whether it revalidates, and its method."""
     page, site = s.clicks[k][0], sc.site
     view, marks = site.view(page, s.view(k)), s.marks(k)
     asked = [(s.url(k, site), view.page_revalidated, site.page_methods[page])] + [
         (site.object_urls[o], i in view.revalidated, site.object_methods[o])
         for i, o in enumerate(view.objects)]
     return [(status_url(u, marks[i]) if i in marks else u, again, method)
-            for i, (u, again, method) in enumerate(asked)]
+            for i, (u, again, method) in enumerate(asked) if i or not view.page_absent]
 
 
 def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int:

@@ -366,7 +366,7 @@ class SynthSummary:
 
     def add(self, batch: SessionBatch, fetch: FetchTable) -> None:
         n_clicks = len(batch.pages)
-        requests_per_click = 1 + fetch.sizes(fetch.rows(batch.pages, batch.views))
+        requests_per_click = fetch.asked(fetch.rows(batch.pages, batch.views))
         self.sessions += len(batch)
         self.clicks += n_clicks
         self.requests += int(requests_per_click.sum())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -346,7 +346,8 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
     balance, balance_to, balance_p = _flow_balance(transitions, row_hits)
     ptr, to, cum = _routing(n_rows, transitions + balance)
     views = [[PageView(tuple(v["objects"]), frozenset(v.get("revalidated", [])),
-                       v.get("page_revalidated", False)) for v in p.get("views", [])]
+                       v.get("page_revalidated", False), v.get("page_absent", False))
+              for v in p.get("views", [])]
              for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
                     object_urls, object_sizes, views, methods, object_methods, object_follows)
@@ -398,8 +399,8 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
                 spec.object_methods += [spec.object_methods[o] for o in lone]
                 spec.object_follows += [spec.object_follows[o] for o in lone]
                 spec.page_objects[p] += fresh.values()
-                spec.page_views[p].append(PageView(tuple(fresh.get(o, o) for o in base.objects),
-                                                   base.revalidated, base.page_revalidated))
+                spec.page_views[p].append(replace(base, objects=tuple(fresh.get(o, o)
+                                                                      for o in base.objects)))
     pages = np.array([p for p, page in enumerate(head) if page.get("hits") == 1
                       and spec.page_urls[p] not in fetched],
                      np.int64)

@@ -46,5 +46,6 @@ class StatusDraw:
         cum = np.where((pos == 0)[:, None], self.page_cum[b.pages[click]],
                        self.object_cum[obj] if len(self.object_cum) else 1.0)
         j = (rng.random(len(click))[:, None] >= cum).sum(axis=1)
+        j[(pos == 0) & f.page_absent[row[click]]] = len(self.codes)    # a page not asked for
         hit = np.flatnonzero(j < len(self.codes))
         return np.c_[click[hit], pos[hit], self.codes[j[hit]]] if len(hit) else None

@@ -92,8 +92,9 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     if b.urls:
         clicks, texts = zip(*b.urls)
         own[(np.cumsum(per_click) - per_click)[list(clicks)]] = texts
+    asked = ~(is_page & fetch.page_absent[row[rows]])      # a page shown from a cache: not
     return Requests(time, sid[rows], cls[rows], url, is_page,
-                    np.where(status == 200, size, 0), status, own)
+                    np.where(status == 200, size, 0), status, own).take(asked)
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None

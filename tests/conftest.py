@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 NASA = DATA / "nasa-aug95-morning.log.gz"
 EPA = DATA / "epa-http-aug95-half.log.gz"
+ELASTIC = DATA / "elastic-apache-may15.log.gz"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 sys.dont_write_bytecode = True                # no __pycache__ for what the tests import now

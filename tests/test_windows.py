@@ -16,9 +16,7 @@ from hypothesis import strategies as st
 from wagon.cli import main
 from wagon.logs.windows import from_recorded, recording_windows, to_recorded
 
-from .conftest import DATA
-
-ELASTIC = DATA / "elastic-apache-may15.log.gz"
+from .conftest import ELASTIC
 
 
 def test_periodic_silences_are_windows_and_nights_are_not():

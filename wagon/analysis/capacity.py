@@ -150,7 +150,7 @@ def scaled_scenario(path: str, rate: float, until: float, warmup: float, out_pat
                 plan.before[s.id] = first
                 pages = np.array([p for p, _ in s.clicks[first:n]], np.int64)
                 views = np.array([s.view(k) for k in range(first, n)], np.int64)
-                plan.offered += int(len(pages) + fetch.sizes(fetch.rows(pages, views)).sum())
+                plan.offered += int(fetch.asked(fetch.rows(pages, views)).sum())
                 plan.pages += len(pages)
                 kept.append((s, s.clicks[:n]))
             plan.sessions += len(kept)

@@ -56,7 +56,8 @@ MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as
                             # adds: the law "spliced" with variables.*.body, optional
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
                             # 6 adds, optional: url_space, site.statuses; 7 adds,
-                            # optional: site.pages[].method, params, site.thinks
+                            # optional: site.pages[].method, params, site.thinks,
+                            # site.pages[].views[].page_absent
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -408,7 +409,8 @@ def _index(v: object) -> bool:
 def _check_views(page: dict, where: str, path: str) -> None:
     """A page's ``views`` (version 4, optional): what its clicks fetched, each ``{"first",
     "repeat"}`` counts (not both 0), ``objects`` (the page's objects, in order, repeats
-    allowed), ``revalidated`` (positions in ``objects``) and ``page_revalidated``."""
+    allowed), ``revalidated`` (positions in ``objects``), ``page_revalidated`` and
+    ``page_absent`` (version 7, optional: the page not asked for, so some object is)."""
     views = page.get("views", [])
     mine = set(page.get("objects", []))
     _check(isinstance(views, list), path, f"{where}.views is not a list")
@@ -417,9 +419,13 @@ def _check_views(page: dict, where: str, path: str) -> None:
               and isinstance(v.get("objects"), list) and all(_index(o) for o in v["objects"])
               and isinstance(v.get("revalidated", []), list)
               and all(_index(r) for r in v.get("revalidated", []))
-              and isinstance(v.get("page_revalidated", False), bool))
+              and isinstance(v.get("page_revalidated", False), bool)
+              and isinstance(v.get("page_absent", False), bool))
         _check(ok, path, f"{where}.views[{k}] needs counts 'first' and 'repeat', 'objects' and "
-               "'revalidated' lists of indices and a boolean 'page_revalidated'")
+               "'revalidated' lists of indices and booleans 'page_revalidated', 'page_absent'")
+        _check(not v.get("page_absent") or (v["objects"] and not v.get("page_revalidated")),
+               path, f"{where}.views[{k}] has its page absent and asks for no object, or "
+               "revalidates the page it does not ask for")
         _check(v["first"] + v["repeat"] > 0, path, f"{where}.views[{k}] counts no click "
                "('first' and 'repeat' both 0)")
         _check(all(o in mine for o in v["objects"])

@@ -40,15 +40,19 @@ _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).t
 class PageView:
     """What a click fetches besides its page: objects (indices into the site's objects, in
     order, one twice when fetched twice), which of them are revalidated (positions in
-    ``objects``: asked with If-Modified-Since, answered 304) and whether the page is."""
+    ``objects``: asked with If-Modified-Since, answered 304), whether the page is, and whether
+    the page is not asked for at all (``page_absent``: shown from a cache, its objects
+    fetched)."""
 
     objects: tuple[int, ...]
     revalidated: frozenset[int] = frozenset()
     page_revalidated: bool = False
+    page_absent: bool = False
 
     def to_dict(self) -> dict:
-        return {"objects": list(self.objects), "revalidated": sorted(self.revalidated),
-                "page_revalidated": self.page_revalidated}
+        return ({"objects": list(self.objects), "revalidated": sorted(self.revalidated),
+                 "page_revalidated": self.page_revalidated}
+                | ({"page_absent": True} if self.page_absent else {}))
 
 
 @dataclass
@@ -61,6 +65,7 @@ class FetchTable:
     objects: np.ndarray
     revalidated: np.ndarray
     page_revalidated: np.ndarray
+    page_absent: np.ndarray
 
     def rows(self, pages: np.ndarray, views: np.ndarray | None) -> np.ndarray:
         return self.row[pages] + (0 if views is None else views)
@@ -68,6 +73,11 @@ class FetchTable:
     def sizes(self, rows: np.ndarray) -> np.ndarray:
         """Objects a click of each row asks for."""
         return self.ptr[rows + 1] - self.ptr[rows]
+
+    def asked(self, rows: np.ndarray) -> np.ndarray:
+        """Requests a click of each row makes: its page's (unless shown from a cache) and its
+        objects'."""
+        return ~self.page_absent[rows] + self.sizes(rows)
 
 
 @dataclass
@@ -108,10 +118,11 @@ class SiteSpec:
             tuple(self.page_objects[page]))
 
     def cached_view(self, page: int) -> int:
-        """The view of ``page`` that fetches least (what a browser asks for on a page whose
-        objects it has cached); 0 (all its objects) when the page has no views."""
+        """The view of ``page`` that fetches least with the page itself (what a browser asks
+        for on a page whose objects it has cached); 0 (all its objects) when none does."""
         views = self.page_views[page]
-        return min(range(1, len(views) + 1), key=lambda k: len(views[k - 1].objects), default=0)
+        return min((k for k in range(1, len(views) + 1) if not views[k - 1].page_absent),
+                   key=lambda k: len(views[k - 1].objects), default=0)
 
     def fetches(self) -> "FetchTable":
         """Every (page, view) as arrays: what a click asks for, for vectorised readers."""
@@ -123,7 +134,8 @@ class SiteSpec:
                           np.array([o for v in rows for o in v.objects], np.int64),
                           np.array([k in v.revalidated for v in rows
                                     for k in range(len(v.objects))], bool),
-                          np.array([v.page_revalidated for v in rows], bool))
+                          np.array([v.page_revalidated for v in rows], bool),
+                          np.array([v.page_absent for v in rows], bool))
 
     def to_dict(self) -> dict:
         """The site as the scenario header holds it (every page list of one length)."""
@@ -198,12 +210,16 @@ def _views(page: dict, where: str) -> list[PageView]:
         again = v.get("revalidated", []) if isinstance(v, dict) else None
         ok = (isinstance(objects, list) and all(_index(o) and o in mine for o in objects)
               and isinstance(again, list) and all(_index(r) and r < len(objects) for r in again)
-              and isinstance(v.get("page_revalidated", False), bool))
+              and isinstance(v.get("page_revalidated", False), bool)
+              and isinstance(v.get("page_absent", False), bool)
+              and not (v.get("page_absent") and (not objects or v.get("page_revalidated"))))
         if not ok:
             raise ValueError(f"{where}.views[{k}] must be {{objects: some of the page's "
-                             "objects, revalidated: positions in them, page_revalidated: a "
-                             f"boolean}} (got {v!r:.60})")
-        out.append(PageView(tuple(objects), frozenset(again), v.get("page_revalidated", False)))
+                             "objects, revalidated: positions in them, page_revalidated, "
+                             "page_absent: booleans (an absent page: some object, not "
+                             f"revalidated)}} (got {v!r:.60})")
+        out.append(PageView(tuple(objects), frozenset(again), v.get("page_revalidated", False),
+                            v.get("page_absent", False)))
     return out
 
 

@@ -14,6 +14,9 @@ Rules (documented in docs/methods.md, "Sessions"):
   comes. An object starts a click only when nothing it could belong to precedes it: it is the
   client's first request or comes more than ``tmax`` after the previous one, or its referer
   names nothing the client fetched before (the page came from a cache, or from another site).
+  When that referer names a page of the log, the click is a view of that page from a cache:
+  its page is the referer's, fetched without the page's own request (``View.page_absent``),
+  the object one of the view's;
   ``embed_window`` (off by default) restores the older rule: an object more than that after
   the previous request starts a click;
 - a click's completion is the latest end (start + logged duration, or the start when no
@@ -131,13 +134,15 @@ class View:
     """What some clicks on a page fetched besides it: embedded URLs (in the URL table's order,
     a URL twice when fetched twice), which of them were revalidated (answered 304), whether the page
     itself was, and how many clicks did so on their first view of the page in their session
-    and on a repeat view (a browser's cache keeps what the first view fetched)."""
+    and on a repeat view (a browser's cache keeps what the first view fetched); ``page_absent``:
+    the page itself was not asked for (shown from a cache, its objects fetched)."""
 
     objects: tuple[int, ...]
     revalidated: tuple[bool, ...]
     page_revalidated: bool
     first: int
     repeat: int
+    page_absent: bool = False               # the page shown from a cache: not asked for
 
 
 #: embedded requests ranked past this one share the last rank's delays
@@ -481,6 +486,9 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     cs = np.flatnonzero(start)                          # click starts (every client's first too)
     k = len(cs)
     own = np.cumsum(start) - 1                          # the click in progress at each request
+    a_page = ~extension_flags(req.urls, rules.object_extensions)
+    cached = start & is_object & (parent < 0) & (ref >= 0) & a_page[np.maximum(ref, 0)]
+    page = np.where(cached[cs], ref[cs], url[cs])       # each click's page
     attach = ~start & is_object & (parent >= 0)
     link = np.where(attach, parent, np.arange(n))
     for _ in range(64):                                 # referer chains: page ← css ← image
@@ -506,10 +514,10 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     session = np.cumsum(new_session) - 1
 
     ok200 = status == 200
-    member = ~start                                     # embedded requests (not a click's page)
+    member = ~start | cached                            # embedded requests (not a click's page)
     page_size = (np.bincount(click_of, weights=np.where(ok200, size, 0), minlength=k)
                  .astype(np.int64) if n else np.zeros(0, np.int64))
-    page_ok = ok200[cs] & (page_size > 0)
+    page_ok = ok200[cs] & (page_size > 0) & ~cached[cs]
     obj_ok = member & ok200 & (size > 0)
     resolution = req.resolution if req.resolution is not None else float_resolution(t)
     inside = on_grid(idle[~new_session], resolution)
@@ -519,13 +527,13 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
         "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
         "think": inside[inside >= rules.tmin],
         "page_size": page_size[page_ok].astype(np.float64),
-        "objects_per_page": (np.bincount(click_of, minlength=k) - 1).astype(np.int64),
+        "objects_per_page": (np.bincount(click_of, minlength=k) - ~cached[cs]).astype(np.int64),
         "object_size": size[obj_ok].astype(np.float64),
     }
     counts.update(sessions=int(new_session.sum()), clicks=int(k),
                   requests_used=int(n) + counts["redirect_follows"],
                   embedded_requests=int(member.sum()),
-                  object_clicks=int(is_object[cs].sum()),
+                  object_clicks=int(is_object[cs].sum()), cached_views=int(cached.sum()),
                   referer_attached=int((attach & (click_of != own)).sum()),
                   think_below_tmin=int((inside < rules.tmin).sum()),
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
@@ -534,35 +542,37 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
     return Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
                    samples=samples, resolution=resolution,
                    agents=_families(first_agent, req.agents),
-                   page_hits=_tally(url[cs]),
-                   page_objects=_tally(_click_url_of(url, cs, click_of)[member],
-                                       url[member], distinct=click_of[member]),
+                   page_hits=_tally(page),
+                   page_objects=_tally(page[click_of][member], url[member],
+                                       distinct=click_of[member]),
                    page_sizes=_tally(url[~member & full], size[~member & full]),
                    object_sizes=_tally(url[member & full], size[member & full]),
-                   entry=_tally(url[cs][new_session]),
-                   transitions=_tally(url[cs][:-1][moved], url[cs][1:][moved]),
-                   thinks=_tally(url[cs][:-1][moved][thought], url[cs][1:][moved][thought],
+                   entry=_tally(page[new_session]),
+                   transitions=_tally(page[:-1][moved], page[1:][moved]),
+                   thinks=_tally(page[:-1][moved][thought], page[1:][moved][thought],
                                  think_bins(inside[thought], rules)),
-                   views=_click_views(url, status == 304, cs, click_of, member, session,
-                                      len(req.urls)),
+                   views=_click_views(url, status == 304, page, cached[cs], cs, click_of, member,
+                                      session, len(req.urls)),
                    delays=_delays(t, cs, click_of, member),
                    delay_pairs=_delay_pairs(t, cs, click_of, member),
                    statuses=_tally(url, status),
                    joined=_tally(url[member & ~is_object]),
-                   clicks=(t[cs], np.cumsum(new_session) - 1, url[cs]))
+                   clicks=(t[cs], np.cumsum(new_session) - 1, page))
 
 
-def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
-                 click_of: np.ndarray, member: np.ndarray, session: np.ndarray, n_urls: int
-                 ) -> list[tuple]:
-    """What the clicks fetched, as rows (page, page revalidated, embedded tokens, clicks on
-    a first view, clicks on a repeat view): a token is ``2 × url + revalidated``, in the order
-    of the requests. Clicks are grouped by a sum of random 64-bit keys of their tokens (equal
-    multisets, equal sums) with their page, view kind and page revalidation."""
+def _click_views(url: np.ndarray, revalidated: np.ndarray, page: np.ndarray,
+                 absent: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray,
+                 session: np.ndarray, n_urls: int) -> list[tuple]:
+    """What the clicks (on ``page``, ``absent``: not asked for) fetched, as rows (page, page
+    revalidated, embedded tokens, clicks on a first view, clicks on a repeat view, page
+    absent): a token is ``2 × url + revalidated``, in the order of the requests. Clicks are
+    grouped by a sum of random 64-bit keys of their tokens (equal multisets, equal sums) with
+    their page, view kind and the page's state (revalidated, absent)."""
     k = len(cs)
     if not k:
         return []
-    page = url[cs].astype(np.int64)
+    page = page.astype(np.int64)
+    state = np.where(absent, 2, revalidated[cs])          # the page: 0 asked, 1 revalidated
     _, first_at = np.unique(session.astype(np.int64) * n_urls + page, return_index=True)
     repeat = np.ones(k, np.int64)
     repeat[first_at] = 0
@@ -572,8 +582,8 @@ def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
                                                  ).astype(np.uint64)
     h = np.zeros(k, np.uint64)
     np.add.at(h, click_of[m], key[token])
-    group = np.lexsort((h, revalidated[cs], repeat, page))
-    g = np.c_[page, revalidated[cs], repeat][group]
+    group = np.lexsort((h, state, repeat, page))
+    g = np.c_[page, state, repeat][group]
     new = np.r_[True, (np.diff(g, axis=0) != 0).any(axis=1) | (np.diff(h[group]) != 0)]
     heads = np.flatnonzero(new)
     sizes = np.diff(np.r_[heads, k])
@@ -583,8 +593,9 @@ def _click_views(url: np.ndarray, revalidated: np.ndarray, cs: np.ndarray,
     rows = []
     for c, n in zip(group[heads].tolist(), sizes.tolist()):
         rep = int(repeat[c])
-        rows.append((int(page[c]), bool(revalidated[cs[c]]),
-                     tuple(tokens[ptr[c]:ptr[c + 1]].tolist()), n * (1 - rep), n * rep))
+        rows.append((int(page[c]), bool(state[c] == 1),
+                     tuple(tokens[ptr[c]:ptr[c + 1]].tolist()), n * (1 - rep), n * rep,
+                     bool(state[c] == 2)))
     return rows
 
 
@@ -627,11 +638,6 @@ def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:
     requests; all zero when none of them logged an agent."""
     known = agent[agent >= 0]
     return np.bincount(family_codes(agents)[known], minlength=len(FAMILIES))
-
-
-def _click_url_of(url: np.ndarray, cs: np.ndarray, click_of: np.ndarray) -> np.ndarray:
-    """The URL of the page of each request's click."""
-    return url[cs][click_of] if len(cs) else url
 
 
 #: bins of a transition's think times: log-spaced from ``max(tmin, THINK_FLOOR)`` to ``tmax``
@@ -703,7 +709,8 @@ class Partial:
     entry: np.ndarray                       # (url, sessions that started there)
     transitions: np.ndarray                 # (from url, to url, moves)
     views: list[tuple] = field(default_factory=list)    # (page, page revalidated, tokens,
-                                            # first views, repeat views): ``_click_views``
+                                            # first views, repeat views, page absent):
+                                            # ``_click_views``
     delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (rank, delay in µs, requests)
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
@@ -773,19 +780,19 @@ def _merged_views(partials: list[Partial], maps: list[np.ndarray]) -> dict[int, 
     frequent first."""
     tally: dict[tuple, list[int]] = {}
     for part, m in zip(partials, maps):
-        for page, again, tokens, first, repeat in part.views:
+        for page, again, tokens, first, repeat, absent in part.views:
             mapped = sorted(int(m[tok >> 1]) * 2 + (tok & 1) for tok in tokens)
-            counts = tally.setdefault((int(m[page]), again, tuple(mapped)), [0, 0])
+            counts = tally.setdefault((int(m[page]), again, absent, tuple(mapped)), [0, 0])
             counts[0] += first
             counts[1] += repeat
     out: dict[int, list[View]] = {}
-    for (page, again, tokens), (first, repeat) in tally.items():
+    for (page, again, absent, tokens), (first, repeat) in tally.items():
         out.setdefault(page, []).append(View(tuple(t >> 1 for t in tokens),
                                              tuple(bool(t & 1) for t in tokens), again, first,
-                                             repeat))
+                                             repeat, absent))
     for views in out.values():
         views.sort(key=lambda v: (-(v.first + v.repeat), v.objects, v.revalidated,
-                                  v.page_revalidated))
+                                  v.page_revalidated, v.page_absent))
     return out
 
 

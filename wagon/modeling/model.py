@@ -40,12 +40,15 @@ SAMPLED_SHARE = 0.25
 
 
 def object_click_share(counts: dict) -> float:
-    """The share of clicks that begin on an object (no page fetched before it)."""
-    return counts["object_clicks"] / counts["clicks"] if counts["clicks"] else 0.0
+    """The share of clicks that begin on an object (no page fetched before it) whose Referer
+    names no page of the log (those that do are views of it from a cache: ``cached_views``)."""
+    lone = counts["object_clicks"] - counts.get("cached_views", 0)
+    return lone / counts["clicks"] if counts["clicks"] else 0.0
 
 
 def looks_sampled(counts: dict) -> bool:
-    """Whether so many clicks begin on an object that pages are missing from the log."""
+    """Whether so many clicks begin on an object with no page to name that pages are
+    missing from the log."""
     return object_click_share(counts) > SAMPLED_SHARE
 
 
@@ -105,15 +108,16 @@ class FitResult:
         out = st.summary_lines()
         out.append(f"{self.clients_text()}  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
                    f"embedded requests {c['embedded_requests']:,}")
-        out.append(f"clicks on objects {c['object_clicks']:,}  objects placed by referer "
+        out.append(f"clicks on objects {c['object_clicks']:,} (views of a page from a cache "
+                   f"{c.get('cached_views', 0):,})  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
         out += template_lines(self.model.site)
         if looks_sampled(c):
             out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
-                       "of its clicks begin on an object with no page before it (complete logs: "
-                       "a few %); the pages they stand for are missing, and the model does not "
-                       "take those objects for pages")
+                       "of its clicks begin on an object with no page before it nor in its "
+                       "Referer (complete logs: a few %); the pages they stand for are "
+                       "missing, and the model does not take those objects for pages")
         w = self.sessions.windows
         if w is not None:
             span = w[-1, 1] - w[0, 0]
@@ -332,7 +336,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
             entry["views"] = [{"first": v.first, "repeat": v.repeat,
                                "objects": [object_index[o] for o in v.objects],
                                "revalidated": [i for i, r in enumerate(v.revalidated) if r],
-                               "page_revalidated": v.page_revalidated} for v in views[u]]
+                               "page_revalidated": v.page_revalidated}
+                              | ({"page_absent": True} if v.page_absent else {})
+                              for v in views[u]]
         return entry
 
     out = {
@@ -376,17 +382,19 @@ def transition_thinks(rows: np.ndarray, page_index: dict[int, int], edges: np.nd
 
 
 def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
-    """A page's ``most`` most frequent views; the clicks of each other view go to the kept
-    view with the nearest number of embedded requests (the most frequent among equals), so
-    that the page's embedded requests per click stay those of the log to within rounding."""
-    kept = [replace(v) for v in views[:most]]
-    sizes = np.array([len(v.objects) for v in kept])
-    extra = np.zeros((len(kept), 2), np.int64)
-    for v in views[most:]:
-        k = int(np.argmin(np.abs(sizes - len(v.objects))))
-        extra[k] += (v.first, v.repeat)
-    return [replace(v, first=v.first + int(a), repeat=v.repeat + int(b))
-            for v, (a, b) in zip(kept, extra.tolist())]
+    """A page's ``most`` - 1 most frequent views and one for the others: the clicks of the
+    others all go to the one of them whose number of requests (the page's, unless absent, and
+    its embedded ones) is nearest their mean (the most frequent among equals), so that the
+    page's requests per click stay those of the log to within rounding, its rare large views
+    (a presentation's slides) included."""
+    if len(views) <= most:
+        return [replace(v) for v in views]
+    tail = views[most - 1:]
+    asked = np.array([len(v.objects) + (not v.page_absent) for v in tail])
+    clicks = np.array([v.first + v.repeat for v in tail])
+    standing = tail[int(np.argmin(np.abs(asked - asked @ clicks / clicks.sum())))]
+    return [replace(v) for v in views[:most - 1]] + [
+        replace(standing, first=sum(v.first for v in tail), repeat=sum(v.repeat for v in tail))]
 
 
 def _remainder(site, tail: list[int], page_index: dict[int, int]) -> dict:
