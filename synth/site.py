@@ -350,7 +350,8 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
               for v in p.get("views", [])]
              for p in head] + [[] for _ in range(len(urls) - n)]
     spec = SiteSpec(urls, page_sizes, page_objects, _links(ptr, to, len(urls), tail_start),
-                    object_urls, object_sizes, views, methods, object_methods, object_follows)
+                    object_urls, object_sizes, views, methods, object_methods, object_follows,
+                    {p: tuple(page["sizes"]) for p, page in enumerate(head) if "sizes" in page})
     once = _once_pool(head, spec, scale)
     templates = {k: (spec.page_urls[k], head[p]["params"])      # copies of one-time templates too
                  for k, p in enumerate(once.origin.tolist()) if p < n and head[p].get("params")}

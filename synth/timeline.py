@@ -14,6 +14,7 @@ released, and only the requests of sessions still running stay in memory.
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -55,9 +56,11 @@ class Requests:
 
 def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
             object_sizes: np.ndarray, follows: np.ndarray, delays: np.ndarray | None,
-            rho: float, speedup: float, rng: np.random.Generator) -> Requests:
+            rho: float, speedup: float, rng: np.random.Generator,
+            laws: dict[int, tuple[int, ...]]) -> Requests:
     """All requests of a batch of sessions (unsorted); ``follows``: per object, whether it
-    comes with the request before it (``SiteSpec.object_follows``)."""
+    comes with the request before it (``SiteSpec.object_follows``); ``laws``: a template
+    page's sizes (``SiteSpec.page_size_laws``), each concrete URL its own."""
     counts = np.diff(b.click_ptr)
     pages, thinks = b.pages, b.thinks
     sid, cls, starts = (np.repeat(v, counts) for v in (b.ids, b.classes, b.starts))
@@ -91,7 +94,12 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     own = np.full(len(rows), "", object)
     if b.urls:
         clicks, texts = zip(*b.urls)
-        own[(np.cumsum(per_click) - per_click)[list(clicks)]] = texts
+        at = (np.cumsum(per_click) - per_click)[list(clicks)]
+        own[at] = texts
+        for i, click, text in zip(at.tolist(), clicks, texts):
+            law = laws.get(int(pages[click]))
+            if law is not None:                 # a URL's percentile: the same URL, one size
+                size[i] = law[zlib.crc32(text.encode()) * len(law) >> 32]
     asked = ~(is_page & fetch.page_absent[row[rows]])      # a page shown from a cache: not
     return Requests(time, sid[rows], cls[rows], url, is_page,
                     np.where(status == 200, size, 0), status, own).take(asked)
@@ -115,7 +123,8 @@ def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
         part = _expand(chunk, fetch, page_sizes, object_sizes, follows, delays, sc.delay_rho,
                        sc.speedup,
                        np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
-                                              else 0, 0xDE1A, int(chunk.ids[0])]))
+                                              else 0, 0xDE1A, int(chunk.ids[0])]),
+                       sc.site.page_size_laws)
         pending = part if pending is None else Requests.concat([pending, part])
         horizon = float(nxt.starts[0]) if nxt is not None else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))

@@ -22,6 +22,7 @@ from wagon.logs.delays import pair_spearman
 from wagon.replay import ReplayOptions, replay
 
 from .conftest import ELASTIC, NASA, require_tool
+from .loop import synth_export
 from .servers import apache, nginx
 
 _STATUS = re.compile(rb'" (\d{3}) ')
@@ -209,15 +210,9 @@ def test_a_request_joined_by_tmin_alone_stays_in_its_click_through_the_loop(tmp_
     model = fit("in.log", "m.json")
     assert {o["url"]: o.get("follows", False) for o in model["site"]["objects"]} == {
         "/a/": True, "/z.gif": False}
-    r = run(main, ["synth", str(tmp_path / "m.json"), "--sessions", "60", "--seed", "4", "-o",
-                   str(tmp_path / "s.jsonl")])
-    assert r.exit_code == 0, r.output
-    r = run(main, ["export", str(tmp_path / "s.jsonl"), "--to", "clf", "-o",
-                   str(tmp_path / "x.log")])
-    assert r.exit_code == 0, r.output
     last: dict[str, float] = {}
     gaps = []
-    for line in (tmp_path / "x.log").read_text().splitlines():
+    for line in synth_export(tmp_path, 60, 4).read_text().splitlines():
         host, when, url, _, _ = _CLF.match(line).groups()
         t = datetime.strptime(when, "%d/%b/%Y:%H:%M:%S %z").timestamp()
         if url == "/a/":
@@ -257,19 +252,13 @@ def test_a_click_on_a_page_from_a_cache_is_a_view_without_it_through_the_loop(tm
     assert [(p["url"], p["hits"]) for p in site["pages"]] == [("/p.html", 60)]
     absent = [v for v in site["pages"][0]["views"] if v.get("page_absent")]
     assert [(v["first"], len(v["objects"])) for v in absent] == [(30, 2)]
-    r = run(main, ["synth", str(tmp_path / "m.json"), "--sessions", "80", "--seed", "2", "-o",
-                   str(tmp_path / "s.jsonl")])
-    assert r.exit_code == 0, r.output
+    exported = synth_export(tmp_path, 80, 2)
     rows = (tmp_path / "s.jsonl").read_text().splitlines()
     views = json.loads(rows[0])["site"]["pages"][0]["views"]
     clicks = [c for x in rows[1:] for c in json.loads(x)["clicks"]]
     without = sum(views[c[2] - 1].get("page_absent", False) for c in clicks if c[2])
     assert 0 < without < len(clicks)
-    r = run(main, ["export", str(tmp_path / "s.jsonl"), "--to", "clf", "-o",
-                   str(tmp_path / "x.log")])
-    assert r.exit_code == 0, r.output
-    urls = collections.Counter(_CLF.match(x).group(3) for x in
-                               (tmp_path / "x.log").read_text().splitlines())
+    urls = collections.Counter(_CLF.match(x).group(3) for x in exported.read_text().splitlines())
     assert urls == {"/p.html": len(clicks) - without, "/o.css": len(clicks),
                     "/i.png": len(clicks)}
 

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
-from .site import METHODS, STATUS_CODES, check_indices, check_size, check_url, template_pattern
+from .site import (METHODS, PERCENTILES, STATUS_CODES, check_indices, check_size, check_url,
+                   template_pattern)
 from .strict_json import dumps
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
                             # 6 adds, optional: url_space, site.statuses; 7 adds,
                             # optional: site.pages[].method, params, site.thinks,
-                            # site.pages[].views[].page_absent
+                            # site.pages[].views[].page_absent, site.pages[].sizes
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -73,8 +74,8 @@ PARAM_ALPHABETS = {"digits": "0123456789", "hex": "0123456789abcdef",
                    "base64url": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_",
                    "email": "0123456789abcdefghijklmnopqrstuvwxyz"}
 
-#: percentiles 0..100 of each rank's delays in ``site.object_delays``
-DELAY_QUANTILES = 101
+#: percentiles 0..100 of each rank's delays in ``site.object_delays`` (and of a page's sizes)
+DELAY_QUANTILES = PERCENTILES
 
 #: how a parameter's interval was found (docs/methods.md, "Uncertainty of the parameters")
 CI_METHODS = ("wald", "profile", "minimum", "fixed", "n/a")
@@ -311,6 +312,7 @@ def validate(data: object, path: str = "model") -> None:
                f"page {i} has a bad 'variants'")
         _check_views(page, f"site.pages[{i}]", path)
         _check_template(page, f"site.pages[{i}]", path)
+        _check_sizes(page.get("sizes"), f"site.pages[{i}]", path)
     for i, obj in enumerate(objects):
         _check(isinstance(obj, dict), path, f"site.objects[{i}] is not an object")
         _check_site_entry(obj, f"site.objects[{i}]", path)
@@ -431,6 +433,15 @@ def _check_views(page: dict, where: str, path: str) -> None:
         _check(all(o in mine for o in v["objects"])
                and all(r < len(v["objects"]) for r in v.get("revalidated", [])), path,
                f"{where}.views[{k}] names an object or position that does not exist in its page")
+
+
+def _check_sizes(sizes: object, where: str, path: str) -> None:
+    """A page's ``sizes`` (version 7, optional): DELAY_QUANTILES sizes in bytes, in order (the
+    percentiles of its concrete URLs' sizes)."""
+    _check(sizes is None or (isinstance(sizes, list) and len(sizes) == DELAY_QUANTILES
+                             and all(_count(s) for s in sizes)
+                             and all(a <= b for a, b in zip(sizes, sizes[1:]))), path,
+           f"{where}.sizes must be {DELAY_QUANTILES} sizes in bytes, in order")
 
 
 def _check_delays(delays: object, path: str) -> None:

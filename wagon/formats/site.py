@@ -31,7 +31,7 @@ __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable"
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
            "STATUS_NGINX", "STATUS_APACHE", "METHODS", "PLACEHOLDER", "template_pattern",
-           "fill_template"]
+           "fill_template", "PERCENTILES"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -96,6 +96,8 @@ class SiteSpec:
     object_methods: list[str] = field(default_factory=list)    # a beacon's POST; else GET
     object_follows: list[bool] = field(default_factory=list)   # comes with the request before
                                         # it (a redirect's target, a frame: ``click_delays``)
+    page_size_laws: dict[int, tuple[int, ...]] = field(default_factory=dict)   # a template
+                                        # page's percentiles 0..100 of its concrete URLs' sizes
 
     def __post_init__(self) -> None:
         if not self.page_views:
@@ -145,11 +147,14 @@ class SiteSpec:
                              f"{len(self.page_methods)} methods")
         pages = [{"url": u, "size": s, "objects": o, "links": k} for u, s, o, k in
                  zip(self.page_urls, self.page_sizes, self.page_objects, self.page_links)]
-        for page, views, method in zip(pages, self.page_views, self.page_methods):
+        for i, (page, views, method) in enumerate(zip(pages, self.page_views,
+                                                      self.page_methods)):
             if views:
                 page["views"] = [v.to_dict() for v in views]
             if method != "GET":
                 page["method"] = method
+            if i in self.page_size_laws:
+                page["sizes"] = list(self.page_size_laws[i])
         return {"pages": pages, "objects": [
             {"url": u, "size": s} | ({"method": m} if m != "GET" else {})
             | ({"follows": True} if f else {}) for u, s, m, f in
@@ -180,7 +185,22 @@ class SiteSpec:
                    [_views(p, w) for p, w in zip(pages, where)],
                    [_method(p, w) for p, w in zip(pages, where)],
                    [_method(o, w) for o, w in zip(objects, owhere)],
-                   [_follows(o, w) for o, w in zip(objects, owhere)])
+                   [_follows(o, w) for o, w in zip(objects, owhere)],
+                   {i: law for i, law in enumerate(_size_law(p, w) for p, w in zip(pages, where))
+                    if law is not None})
+
+
+def _size_law(page: dict, where: str) -> tuple[int, ...] | None:
+    """A header page's ``sizes``: its concrete URLs' percentiles 0..100 (None when absent)."""
+    sizes = page.get("sizes")
+    if sizes is None:
+        return None
+    if not (isinstance(sizes, list) and len(sizes) == PERCENTILES
+            and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 63
+                    for s in sizes) and all(a <= b for a, b in zip(sizes, sizes[1:]))):
+        raise ValueError(f"{where}.sizes must be {PERCENTILES} sizes in bytes, in order "
+                         f"(got {sizes!r:.60})")
+    return tuple(sizes)
 
 
 def _method(page: dict, where: str) -> str:
@@ -234,6 +254,7 @@ SITE_MTIME = 996624000
 LAST_MODIFIED = "Wed, 01 Aug 2001 00:00:00 GMT"
 
 MAX_SIZE = 1 << 36           # bytes of a page or object (64 GiB: any file a log may name)
+PERCENTILES = 101            # a law kept as its percentiles 0..100 (a template's sizes, delays)
 MAX_URL = 2048               # characters of a URL (what servers accept in a request line)
 #: the methods a page (a request template) may have
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")

@@ -127,6 +127,9 @@ class Site:
                                             # times of each transition (``think_bins``)
     joined: frozenset[int] = frozenset()    # embedded URLs that are no objects (a redirect's
                                             # target, a frame): in a click by Tmin alone
+    page_size_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (url, size, responses): every size of each page
+                                            # (a template's concrete URLs: many)
 
 
 @dataclass(frozen=True)
@@ -837,7 +840,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     entry = merged("entry")
     delays = [p.delays for p in partials if len(p.delays)]
     pairs = [p.delay_pairs for p in partials if len(p.delay_pairs)]
-    site = Site(urls=urls, page_size=_upper_median(merged("page_sizes")),
+    page_sizes = merged("page_sizes")
+    site = Site(urls=urls, page_size=_upper_median(page_sizes),
                 object_size=_upper_median(merged("object_sizes")), page_objects=page_objects,
                 page_hits=page_hits, entry=dict(zip(entry[:, 0].tolist(), entry[:, 1].tolist())),
                 transitions=merged("transitions", 2).reshape(-1, 3),
@@ -847,7 +851,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
                 np.zeros((0, 4), np.int64), statuses=merged("statuses"),
                 thinks=merged("thinks", 2).reshape(-1, 4),
-                joined=frozenset(merged("joined")[:, 0].tolist()))
+                joined=frozenset(merged("joined")[:, 0].tolist()), page_size_rows=page_sizes)
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

@@ -24,23 +24,30 @@ from ..formats.model import DELAY_QUANTILES
 from ..formats.scenario import click_delays
 from ..logs.delays import delay_bin, pair_spearman
 
-__all__ = ["delay_quantiles", "delay_dependence", "calibrated_rho", "SIMULATED_CLICKS"]
+__all__ = ["delay_quantiles", "delay_dependence", "calibrated_rho", "percentiles",
+           "SIMULATED_CLICKS"]
+
+
+def percentiles(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The percentiles 0..100 (DELAY_QUANTILES of them) of ``values`` (sorted) each seen
+    ``counts`` times: the inverted CDF, values that were recorded."""
+    cum = np.cumsum(counts)
+    k = np.arange(DELAY_QUANTILES)                # k · n / 100 exactly: no float noise at a tie
+    at = np.searchsorted(cum, k * int(cum[-1]) / (DELAY_QUANTILES - 1), side="left")
+    return values[np.minimum(at, len(values) - 1)]
 
 
 def delay_quantiles(rows: np.ndarray) -> dict:
     """When embedded requests began after their page: for each rank (1st embedded request of
     a click, 2nd, ..., the last rank holding the later ones), the percentiles 0..100 of the
     delay in seconds (inverted CDF: values the log recorded) and how many requests."""
-    q = np.linspace(0, 1, DELAY_QUANTILES)
     ranks, counts = [], []
     for r in range(1, int(rows[:, 0].max()) + 1):
         mine = rows[rows[:, 0] == r]
         if not len(mine):
             break
-        cum = np.cumsum(mine[:, 2])
-        at = np.minimum(np.searchsorted(cum, q * cum[-1], side="left"), len(mine) - 1)
-        ranks.append((mine[at, 1] / 1e6).tolist())
-        counts.append(int(cum[-1]))
+        ranks.append((percentiles(mine[:, 1], mine[:, 2]) / 1e6).tolist())
+        counts.append(int(mine[:, 2].sum()))
     return {"quantiles": ranks, "requests": counts}
 
 

@@ -23,7 +23,7 @@ from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, Site, View, extension_flags, think_edges
 from ..logs.templates import ValueTally, split_key
 from ..logs.windows import to_recorded
-from .delays import delay_dependence, delay_quantiles
+from .delays import delay_dependence, delay_quantiles, percentiles
 from .options import FitOptions
 from .params import value_laws
 from .statuses import status_shares
@@ -332,6 +332,10 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
             entry["params"] = laws[site.urls[u]]
         if variants is not None and variants[u] > 1:
             entry["variants"] = int(variants[u])
+        if "params" in entry or "variants" in entry:
+            law = _size_law(site.page_size_rows, u)
+            if law is not None:
+                entry["sizes"] = law
         if views[u]:
             entry["views"] = [{"first": v.first, "repeat": v.repeat,
                                "objects": [object_index[o] for o in v.objects],
@@ -361,6 +365,16 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         if dependence is not None:
             out["object_delays"]["dependence"] = dependence
     return out
+
+
+def _size_law(rows: np.ndarray, u: int) -> list[int] | None:
+    """The percentiles 0..100 of the sizes of page ``u``'s complete responses, from (url,
+    size, responses) rows sorted by URL: a template's concrete URLs (each attachment, each
+    message) have sizes of their own; None when they have one size."""
+    lo, hi = np.searchsorted(rows[:, 0], [u, u + 1]) if len(rows) else (0, 0)
+    if hi - lo < 2:
+        return None
+    return percentiles(rows[lo:hi, 1], rows[lo:hi, 2]).tolist()
 
 
 #: think times a transition needs to keep its own law (fewer: the global think law; 30 put
