@@ -251,9 +251,11 @@ def _gather(client, futures: list, addresses: list[str], stop: Event,
 
 
 def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
-    """Wait until every segment has read the scenario; a failed one ends the run unstarted."""
-    deadline, count = time.monotonic() + READY_TIMEOUT_S, 0
-    while count < len(futures):
+    """Wait until every segment has read the scenario; a failed one ends the run unstarted.
+    The queue's size is polled: a ``get`` that times out is an error the scheduler logs,
+    with its traceback, on a ``local:N`` run's terminal."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while ready.qsize() < len(futures):
         failed = [f for f in futures if f.status == "error"]
         if failed or stop.is_set() or time.monotonic() > deadline:
             stop.set()
@@ -261,11 +263,7 @@ def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
             why = (f"{type(failed[0].exception()).__name__}: {failed[0].exception()}" if failed
                    else "interrupted" if stop.is_set() else "a worker never got ready")
             raise WorkerDied(f"the run did not start: {why}")
-        try:
-            ready.get(timeout=0.5)
-            count += 1
-        except TimeoutError:
-            continue
+        time.sleep(0.1)
 
 
 def _follow(progress: Queue, board: Board, final: bool) -> bool:
