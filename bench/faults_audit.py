@@ -8,7 +8,7 @@ closes, redirects, ...; a port that refuses after the pre-flight; a slow body; a
 (b) signals: SIGKILL and SIGSTOP of a replay's worker, relay, cluster worker and parent,
 SIGINT and SIGTERM of each long-running command, (c) ``wagon recover`` after a parent's
 SIGKILL, (d) crafted files (bench/mutations_audit.py's counts), (e) endless inputs (/dev/zero,
-a FIFO, a huge line) for every command that reads a file, (f) a full disk (RLIMIT_FSIZE, as
+a FIFO, a huge line; a log's FIFO no writer opens) for every command that reads a file, (f) a full disk (RLIMIT_FSIZE, as
 tests/test_disk_full.py) for every command that writes, (g) each command's exit statuses
 against the table (wagon.exits).
 
@@ -484,10 +484,11 @@ def endless(work: Path, command: str, what: str) -> None:
     feed = None
     if what == "/dev/zero":
         x = "/dev/zero"
-    elif what == "a FIFO":
+    elif what.startswith("a FIFO"):
         x = str(work / "in.fifo")
         os.mkfifo(x)
-        if command in LOGS:             # a log may come down a pipe: 64 MiB of zeros, closed
+        # a log may come down a pipe: 64 MiB of zeros, closed; the others have no writer
+        if what == "a FIFO" and command in LOGS:
             def feed():
                 with open(x, "wb") as w:
                     for _ in range(64):
@@ -503,7 +504,8 @@ def endless(work: Path, command: str, what: str) -> None:
 
 
 for _command in READERS:
-    for _what in ("/dev/zero", "a FIFO", "a huge line"):
+    for _what in ("/dev/zero", "a FIFO", "a huge line") + (
+            ("a FIFO no writer opens",) if _command in LOGS else ()):
         case("e", f"{_command}: {_what}")(lambda work, c=_command, w=_what: endless(work, c, w))
 
 

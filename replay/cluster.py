@@ -43,8 +43,8 @@ from .limits import raise_nofile
 from .parts import part_paths, remove_parts
 from .progress import Board
 from .runner import (START_MARGIN, ReplayError, ReplayOptions, WorkerDied, _target,
-                     board_for, finish, live_view, measured_window, no_full_collections, play,
-                     preflight, prepare, run_info, speaks_h2, tls_for)
+                     board_for, bound_script, finish, live_view, measured_window,
+                     no_full_collections, play, preflight, prepare, run_info, speaks_h2, tls_for)
 from .salvage import settle_part
 from .watchdog import BEATS, Loss
 
@@ -95,6 +95,7 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
         with open(path, "wb") as f:
             f.write(scenario)
         sc = read_scenario(path)
+        script = bound_script(sc, opts)
         raise_nofile()
         results = (os.path.join(d, "requests.csv"), os.path.join(d, "pages.csv"))
         ours, theirs = multiprocessing.Pipe()
@@ -111,7 +112,8 @@ def _segment(scenario: bytes, opts: ReplayOptions, k: int, n: int,
             forward.start()
             try:
                 state = uvloop.run(play(sc, opts, k, n, t0_wall,
-                                        results if opts.results else None, theirs))
+                                        results if opts.results else None, theirs,
+                                        script=script))
             finally:
                 done.set()
                 forward.join()
@@ -140,7 +142,7 @@ def _offsets(sched: ClockOffset, workers: dict[str, ClockOffset]) -> list[dict]:
 def replay_on_cluster(path: str, opts: ReplayOptions, client) -> dict:
     """Play the scenario at ``path`` on every worker of ``client``'s cluster (``replay``'s
     contract: the merged summary, ReplayError when it cannot start)."""
-    sc, thresholds = prepare(path, opts)
+    sc, thresholds, _ = prepare(path, opts)
     if opts.network == "packet":
         raise ReplayError("--network packet emulates the path on this machine: not with "
                           "--cluster")
@@ -249,9 +251,11 @@ def _gather(client, futures: list, addresses: list[str], stop: Event,
 
 
 def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
-    """Wait until every segment has read the scenario; a failed one ends the run unstarted."""
-    deadline, count = time.monotonic() + READY_TIMEOUT_S, 0
-    while count < len(futures):
+    """Wait until every segment has read the scenario; a failed one ends the run unstarted.
+    The queue's size is polled: a ``get`` that times out is an error the scheduler logs,
+    with its traceback, on a ``local:N`` run's terminal."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while ready.qsize() < len(futures):
         failed = [f for f in futures if f.status == "error"]
         if failed or stop.is_set() or time.monotonic() > deadline:
             stop.set()
@@ -259,11 +263,7 @@ def _await_ready(client, ready: Queue, futures: list, stop: Event) -> None:
             why = (f"{type(failed[0].exception()).__name__}: {failed[0].exception()}" if failed
                    else "interrupted" if stop.is_set() else "a worker never got ready")
             raise WorkerDied(f"the run did not start: {why}")
-        try:
-            ready.get(timeout=0.5)
-            count += 1
-        except TimeoutError:
-            continue
+        time.sleep(0.1)
 
 
 def _follow(progress: Queue, board: Board, final: bool) -> bool:

@@ -316,18 +316,31 @@ def exit_status(summary: dict) -> int:
     return EXIT_OK
 
 
-def _say_once(site: SiteSpec) -> Callable[[Call, str], None]:
-    """A ``script_failed`` subscriber: the first failure of each kind on stderr, naming the
-    script's page and the URL that answered (the summary counts them all)."""
+def _to_stderr(kind: str, line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _first_of_kind(tell: Callable[[str, str], None]) -> Callable[[str, str], None]:
+    """``tell`` (kind, line) only for the first line of each kind: the run says each kind of
+    script failure once (the summary counts them all)."""
     said: set[str] = set()
 
-    def say(call: Call, why: str) -> None:
-        if call.error not in said:
-            said.add(call.error)
-            print(f"wagon: script: {call.error} on {site.page_methods[call.page]} "
-                  f"{site.page_urls[call.page]} (answered at {call.method} {call.url}): {why} "
-                  "(the first; the summary counts them all)", file=sys.stderr)
-    return say
+    def first(kind: str, line: str) -> None:
+        if kind not in said:
+            said.add(kind)
+            tell(kind, line)
+    return first
+
+
+def _script_failures(site: SiteSpec, tell: Callable[[str, str], None]
+                     ) -> Callable[[Call, str], None]:
+    """A ``script_failed`` subscriber: each failure's kind and line, naming the script's page
+    and the URL that answered, told to ``tell`` (``_first_of_kind``)."""
+    def failed(call: Call, why: str) -> None:
+        tell(call.error, f"wagon: script: {call.error} on {site.page_methods[call.page]} "
+             f"{site.page_urls[call.page]} (answered at {call.method} {call.url}): {why} "
+             "(the first; the summary counts them all)")
+    return failed
 
 
 def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
@@ -345,11 +358,14 @@ def _pace(sc: Scenario, opts: ReplayOptions) -> Callable[[int], Pace] | None:
 # ---- one process's part of the run ---------------------------------------------------------
 async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_wall: float,
                 results: tuple[str, str] | None, control=None, stop=None,
-                board: Board | None = None) -> dict:
+                board: Board | None = None, script: BoundScript | None = None,
+                tell: Callable[[str, str], None] = _to_stderr) -> dict:
     """Play this process's sessions; ``control``: the parent's pipe (a worker), whose
     ("stop", why) messages, or closing, stop the run, and where its progress goes; ``stop``:
     another such pipe (the watchdog's alarm, in a process without parent); ``board``: where
-    its progress goes in a process without parent."""
+    its progress goes in a process without parent; ``script``: the run's script, loaded
+    once per process (``bound_script``); ``tell``: where the first script failure of each
+    kind goes, (kind, line)."""
     loop = asyncio.get_running_loop()
     t0 = clock() + (t0_wall - time.time())
     hooks = Hooks()
@@ -367,9 +383,8 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     itertools.count(max(worker, 0) * 10**9),
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
-                    sources_for(opts), prefix, tls_for(opts), _script(sc, opts),
-                    opts.status_marks)
-    hooks.script_failed.append(_say_once(sc.site))
+                    sources_for(opts), prefix, tls_for(opts), script, opts.status_marks)
+    hooks.script_failed.append(_script_failures(sc.site, _first_of_kind(tell)))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))
     if threading.current_thread() is threading.main_thread():   # not in a Dask worker's task
@@ -526,8 +541,10 @@ def run_info(path: str, sc: Scenario, opts: ReplayOptions, t0_wall: float) -> di
     return info
 
 
-def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
-    """Check the options, read the scenario and reach the target before anything is played."""
+def prepare(path: str, opts: ReplayOptions
+            ) -> tuple[Scenario, list[Threshold], BoundScript | None]:
+    """Check the options, read the scenario and load the script (None: none) before anything
+    is played."""
     _target(opts.target)
     try:
         thresholds = [parse_threshold(t) for t in opts.fail_on]
@@ -546,12 +563,15 @@ def prepare(path: str, opts: ReplayOptions) -> tuple[Scenario, list[Threshold]]:
     tls_for(opts)
     sc = read_scenario(path)
     measured_window(sc, opts)
-    _say_unused(sc, opts)
-    return sc, thresholds
+    script = bound_script(sc, opts)
+    _say_unused(script)
+    return sc, thresholds, script
 
 
-def _script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
-    """The run's script bound to the scenario's site (ReplayError: one line)."""
+def bound_script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
+    """The run's script bound to the scenario's site (ReplayError: one line): its module runs
+    once per process that plays (a side effect at import happens once in a one-process run,
+    once in the parent and in each worker with ``--workers``)."""
     if opts.script is None:
         return None
     try:
@@ -560,9 +580,8 @@ def _script(sc: Scenario, opts: ReplayOptions) -> BoundScript | None:
         raise ReplayError(str(e)) from None
 
 
-def _say_unused(sc: Scenario, opts: ReplayOptions) -> None:
+def _say_unused(bound: BoundScript | None) -> None:
     """Say once, before the run, which of the script's pages the scenario's site lacks."""
-    bound = _script(sc, opts)
     if bound is not None and bound.unused:
         print(f"wagon: script: {len(bound.unused)} of its pages are not pages of the "
               f"scenario's site, skipped: {', '.join(bound.unused)}", file=sys.stderr)
@@ -596,22 +615,23 @@ def live_view(opts: ReplayOptions, sc: Scenario):
 def replay(path: str, opts: ReplayOptions) -> dict:
     """Play the scenario at ``path`` against ``opts.target``; returns the summary (its exit
     status: ``exit_status``). ReplayError (with its ``status``) when it cannot start."""
-    sc, thresholds = prepare(path, opts)
+    sc, thresholds, script = prepare(path, opts)
     with live_view(opts, sc) as view:
-        summary = _replay(path, sc, opts, thresholds, view)
+        summary = _replay(path, sc, opts, thresholds, view, script)
         if view is not None:
             view.ended(summary)
     return summary
 
 
 def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Threshold],
-            view) -> dict:
-    """``replay`` once the options are checked; ``view``: the live view (None: none)."""
+            view, script: BoundScript | None) -> dict:
+    """``replay`` once the options are checked; ``view``: the live view (None: none);
+    ``script``: the run's, played by this process when it plays alone."""
     http2 = speaks_h2(sc, opts)
     if opts.network != "packet":
         preflight(opts.target, opts.connect_timeout, tls_for(opts), http2)
         with Watchdog(opts.watchdog, opts.workers > 1, _witness(opts)) as dog:
-            played = _play_all(path, sc, opts, dog, view)
+            played = _play_all(path, sc, opts, dog, view, script)
         return finish(*played, opts, thresholds, lost=dog.lost.values())
     networks = [c.network for c in sc.classes]
     names = [(c.name, c.network.name) for c in sc.classes]
@@ -626,7 +646,7 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
                 with Watchdog(opts.watchdog, True, _witness(opts)) as dog:
                     dog.watch(Watched("relay", "relay", net.relay.pid, net.heartbeat,
                                       net.relay.poll))
-                    played = _play_all(path, sc, opts, dog, view)
+                    played = _play_all(path, sc, opts, dog, view, script)
     except PathError as e:
         raise ReplayError(str(e)) from None
     return finish(*played, opts, thresholds, lost=dog.lost.values(), extra={"network": {
@@ -664,10 +684,11 @@ def expected_text(sc: Scenario, opts: ReplayOptions) -> str:
     return wall.text()
 
 
-def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog, view=None
-              ) -> tuple[list[dict], list[str], dict]:
-    """Play in this process or in ``opts.workers`` processes watched by ``dog`` (``view``:
-    the live view they report to): their states, the dead workers and the run's info. With
+def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog, view=None,
+              script: BoundScript | None = None) -> tuple[list[dict], list[str], dict]:
+    """Play in this process (with ``script``, loaded already) or in ``opts.workers``
+    processes watched by ``dog`` (``view``: the live view they report to): their states, the
+    dead workers and the run's info. With
     progress, the expected wall time first (the target has answered: the run starts)."""
     info: dict = {}
     if opts.progress:
@@ -685,7 +706,7 @@ def _play_all(path: str, sc: Scenario, opts: ReplayOptions, dog: Watchdog, view=
             t0_wall = time.time() + START_MARGIN
             started(t0_wall)
             states, dead = [uvloop.run(play(sc, opts, -1, 1, t0_wall, results,
-                                            stop=dog.alarm,
+                                            stop=dog.alarm, script=script,
                                             board=board_for(opts, t0_wall, view)))], []
     else:
         states, dead = _Workers(path, opts, sc, dog, view).run(started)
@@ -738,14 +759,19 @@ def _worker(path: str, opts: ReplayOptions, k: int, n: int, conn, parent: int, b
     die_with_parent(parent, signal.SIGTERM)
     beat(lambda: beats.send_bytes(b"."), opts.watchdog / BEATS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # until its loop handles it
+
+    def tell(kind: str, line: str) -> None:          # the parent says it once for the run
+        _send(conn, ("script_failed", (kind, line)))
     try:
         sc = read_scenario(path)
+        script = bound_script(sc, opts)
         raise_nofile()
         results = part_paths(opts.results, k) if opts.results else None
         with no_full_collections():
             _send(conn, ("ready", None))
             t0_wall = conn.recv()
-            state = uvloop.run(play(sc, opts, k, n, t0_wall, results, conn))
+            state = uvloop.run(play(sc, opts, k, n, t0_wall, results, conn, script=script,
+                                    tell=tell))
         sent = _send(conn, ("done", state))
     except EOFError:                             # the parent died before the start
         sent = False
@@ -777,6 +803,7 @@ class _Workers:
         self.interrupted = False
         self.playing = False
         self.board: Board | None = None              # the workers' progress, once they play
+        self.tell = _first_of_kind(_to_stderr)       # the workers' first script failures
 
     def _stop_all(self, why: str) -> None:
         """Stop every live worker: through its pipe once it plays (it ends its sessions and
@@ -815,6 +842,9 @@ class _Workers:
                     if kind == "progress":
                         if self.board is not None:
                             self.board.put(k, value)
+                        continue
+                    if kind == "script_failed":
+                        self.tell(*value)
                         continue
                     if kind == want:
                         got[k] = value

@@ -12,7 +12,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from wagon import source
 from wagon.cli import main
+from wagon.logs.parse import LogError
 
 from .test_results_mutations import played  # noqa: F401 (a fixture: a real replay's files)
 
@@ -105,6 +107,28 @@ def test_a_fifo_is_refused_where_a_file_is_read(tmp_path, args):
     os.mkfifo(fifo)
     r = _in(tmp_path, [a if a != "F" else "fifo" for a in args])
     _one_line_exit_2(r, "fifo: a pipe, not a regular file")
+
+
+@pytest.mark.parametrize("args", [["fit", "fifo", "-o", "m.json"], ["compare", "fifo", "fifo"],
+                                  ["hurst", "fifo"]], ids=lambda a: a[0])
+def test_a_log_fifo_no_writer_opens_is_refused_after_the_wait(tmp_path, monkeypatch, args):
+    """A FIFO as a log that no writer ever opens: open() waited for one for ever."""
+    os.mkfifo(tmp_path / "fifo")
+    monkeypatch.setattr(source, "FIFO_WAIT_S", 0.3)
+    _one_line_exit_2(_in(tmp_path, args), "fifo: a pipe no writer opened in 0.3 s")
+
+
+def test_a_log_fifo_gives_its_bytes_whoever_opened_it_first(tmp_path):
+    """Bytes already in the FIFO when it is opened (read while its writer is looked for)
+    come first, then the rest its writer sends, then its end when the writer closes."""
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)              # a writer that never blocks (Linux)
+    os.write(writer, b"first\n" * 1000)
+    stream = source.open_stream(fifo, LogError)
+    os.write(writer, b"last\n")
+    os.close(writer)
+    assert stream.read() == b"first\n" * 1000 + b"last\n"
 
 
 def test_a_log_from_a_pipe_is_read_and_a_device_on_stdin_refused(tmp_path):

@@ -5,24 +5,31 @@ file without end is refused or read within a stated bound, in one line, never re
   character device (``/dev/zero``), a FIFO, a socket or a folder is refused (``regular``); a
   file read whole (JSON, TOML: ``read_document``) is read up to its size when opened and at
   most ``MAX_DOCUMENT_BYTES``, so one that grows while it is read ends where it was.
-- access logs may also come down a pipe (``-``, a FIFO, ``<(zcat x)``): ``stream`` takes
-  regular files and pipes and refuses devices; the log parser bounds a line
+- access logs may also come down a pipe (``-``, a FIFO, ``<(zcat x)``): ``open_stream`` takes
+  regular files and pipes and refuses devices; a FIFO that no writer opens within
+  ``FIFO_WAIT_S`` is refused (a blocking open would wait for one for ever); the log parser
+  bounds a line
   (``logs.parse.MAX_LINE_BYTES``), so an endless stream is read as lines, never held whole.
 
 docs/formats.md, "Input files and their bounds", states these bounds.
 """
 from __future__ import annotations
 
+import io
 import os
+import select
 import stat
+import time
 import tomllib
 from typing import BinaryIO
 
-__all__ = ["MAX_DOCUMENT_BYTES", "not_regular", "open_regular", "read_document", "read_toml",
+__all__ = ["MAX_DOCUMENT_BYTES", "FIFO_WAIT_S", "not_regular", "open_regular", "read_document", "read_toml",
            "read_block", "open_stream"]
 
 #: bytes of a JSON or TOML file read whole (a model with a million pages is ~200 MB)
 MAX_DOCUMENT_BYTES = 1 << 30
+#: seconds a FIFO given as a log may stay without a writer before it is refused
+FIFO_WAIT_S = 10.0
 
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a pipe"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
@@ -98,9 +105,68 @@ def open_stream(path: str, error: type[Exception]) -> BinaryIO:
     if kind and not stat.S_ISFIFO(mode):
         raise error(f"{path}: {kind}, not a log file or a pipe")
     try:
-        return open(path, "rb")
+        return _open_fifo(path, error) if kind else open(path, "rb")
     except OSError as e:
         raise error(f"{path}: {e.strerror or e}") from None
+
+
+def _open_fifo(path: str, error: type[Exception]) -> BinaryIO:
+    """A FIFO opened for reading once a writer has it open; an ``error`` (one line) when
+    none has within ``FIFO_WAIT_S`` (``open(2)`` of a FIFO waits for its writer for ever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        head = _first_bytes(fd, path, error)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    raw = io.FileIO(fd, "rb")
+    return io.BufferedReader(_Prefixed(head, raw) if head else raw)
+
+
+def _first_bytes(fd: int, path: str, error: type[Exception]) -> bytes:
+    """What FIFO ``fd`` (opened without blocking) held when a writer was first seen: a read
+    of it tells, at its end (b"") while no writer has opened it, nothing yet (EAGAIN) while
+    its writer is silent; polled every 0.1 s up to ``FIFO_WAIT_S``, a writer's bytes or its
+    departure (POLLHUP) ending the wait at once."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            head = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b""
+        left = deadline - time.monotonic()
+        if head or poller.poll(max(min(left, 0.1), 0.0) * 1000):
+            return head
+        if left <= 0:
+            raise error(f"{path}: a pipe no writer opened in {FIFO_WAIT_S:g} s")
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that gives ``head`` (bytes already read from ``raw``), then ``raw``."""
+
+    def __init__(self, head: bytes, raw: io.RawIOBase) -> None:
+        self._head, self._raw = memoryview(head), raw
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def readinto(self, buffer) -> int | None:
+        if not self._head:
+            return self._raw.readinto(buffer)
+        n = min(len(buffer), len(self._head))
+        buffer[:n] = self._head[:n]
+        self._head = self._head[n:]
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 def read_block(stream: BinaryIO, size: int) -> bytes:
