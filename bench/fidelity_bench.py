@@ -3,7 +3,7 @@ per seed, through the command line with its defaults, as a researcher runs it:
 
     wagon fit LOG -o model.json                                   (once per log)
     wagon synth model.json --duration <the span of its session starts> --profile model --seed S
-    wagon export scenario.jsonl --to clf --start <the log's first second>
+    wagon export scenario.jsonl --to combined --start <the log's first second>
     wagon compare LOG synthetic.log --json
 
 and with ``--replay`` its other half, against a real server:
@@ -173,12 +173,12 @@ def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int
 
 
 def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) -> dict:
-    """fit → synth → export clf → compare (the CLI), measured."""
+    """fit → synth → export combined → compare (the CLI), measured."""
     scenario, synthetic = work / f"s{seed}.jsonl", work / f"s{seed}.log"
     synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
                              "model", "--seed", str(seed), "-o", str(scenario), "--force",
                              "--json"))
-    wagon("export", str(scenario), "--to", "clf", "-o", str(synthetic), "--start",
+    wagon("export", str(scenario), "--to", "combined", "-o", str(synthetic), "--start",
           f"{np.floor(np.min(log_req.time)):.0f}")
     recorded = fit["arrivals"].get("recorded")
     if recorded:                # a log recorded in windows: the export sampled as it was

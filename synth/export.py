@@ -161,19 +161,28 @@ def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, boo
             for i, (u, again, method) in enumerate(asked) if i or not view.page_absent]
 
 
-def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int:
-    """Write a Common Log Format log starting at ``start_epoch``; returns the lines written."""
+def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH,
+               combined: str | None = None) -> int:
+    """Write a Common Log Format log starting at ``start_epoch``; ``combined``: a server's
+    base URL, and the NCSA combined layout, each line with the Referer a browser sends (an
+    object its page, a followed link the page it left: on that server) and the session's
+    User-Agent. Returns the lines written."""
     stamps: dict[int, str] = {}
     lines = 0
+    base = f"{urlsplit(combined).scheme}://{urlsplit(combined).netloc}" if combined else ""
+    agents = [_quoted(a["user_agent"]) for a in sc.agents] + ["-"]        # -1: none
     for req in offered_requests(sc):
         urls = [own or (sc.site.page_urls[u] if p else sc.site.object_urls[u])
                 for u, p, own in zip(req.url.tolist(), req.is_page.tolist(), req.own.tolist())]
         methods = [sc.site.page_methods[u] if p else sc.site.object_methods[u]
                    for u, p in zip(req.url.tolist(), req.is_page.tolist())]
+        tails = ([f' "{_quoted(base + r) if r else "-"}" "{agents[a]}"'
+                  for r, a in zip(req.referer.tolist(), req.agent.tolist())] if combined
+                 else [""] * len(req))
         rows = []
-        for t, sid, c, url, method, size, code in zip(
+        for t, sid, c, url, method, size, code, tail in zip(
                 req.time.tolist(), req.session.tolist(), req.cls.tolist(), urls, methods,
-                req.size.tolist(), req.status.tolist()):
+                req.size.tolist(), req.status.tolist(), tails):
             sec = int(start_epoch + t)
             stamp = stamps.get(sec)
             if stamp is None:
@@ -181,8 +190,13 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH) -> int
                     stamps.clear()
                 stamp = stamps[sec] = clf_timestamp(sec)
             rows.append(f's{sid}.c{c}.synthetic - - [{stamp}] "{method} {url} HTTP/1.0" {code} '
-                        f'{size}\n')
+                        f'{size}{tail}\n')
         out.write("".join(rows))
         lines += len(rows)
     return lines
+
+
+def _quoted(text: str) -> str:
+    """``text`` inside a log's double quotes, as Apache escapes it (a quote, a backslash)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 

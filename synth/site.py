@@ -426,12 +426,17 @@ def _once_pool(head: list[dict], spec: SiteSpec, scale: float) -> OncePool:
 
 def _view_rows(pages: list[dict], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The views' draw table (``ModelSite.view_rows``) for ``n`` pages, None without views: a
-    page whose views never came on a repeat view (or a first) draws by the other counts."""
+    page whose views never came on a repeat view (or a first) draws by the other counts, a
+    repeat view so drawn not one with the page absent unless all are (a log reads the objects
+    of a page the session fetched before as that click's, not as a view from a cache)."""
     rows = []
     for p, page in enumerate(pages):
-        counts = np.array([[v["first"], v["repeat"]] for v in page.get("views", [])],
-                          np.int64).reshape(-1, 2)
+        views = page.get("views", [])
+        counts = np.array([[v["first"], v["repeat"]] for v in views], np.int64).reshape(-1, 2)
+        cached = np.array([v.get("page_absent", False) for v in views], bool)
+        borrowed = np.where(cached, 0, counts[:, 0])       # a repeat view drawn by first views
         for kind in (0, 1):
-            mine = counts[:, kind] if counts[:, kind].sum() else counts[:, 1 - kind]
+            mine = (counts[:, kind] if counts[:, kind].sum() else
+                    borrowed if kind and borrowed.sum() else counts[:, 1 - kind])
             rows += [[2 * p + kind, k + 1, c] for k, c in enumerate(mine.tolist()) if c]
     return _routing(2 * n, rows) if rows else None

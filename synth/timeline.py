@@ -21,18 +21,21 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ..formats.scenario import Scenario, SessionBatch, click_delays
-from ..formats.site import FetchTable
+from ..formats.site import FetchTable, SiteSpec
 
 __all__ = ["Requests", "offered_requests"]
 
-_FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status", "own")
+_FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status", "own", "referer",
+           "agent")
 
 
 @dataclass
 class Requests:
     """Requests in time order: ``url`` indexes ``Scenario.page_urls`` for pages (is_page) and
     ``Scenario.object_urls`` for objects; ``own``: a template page's concrete URL (the click's,
-    ``SessionBatch.urls``), else ""."""
+    ``SessionBatch.urls``), else ""; ``referer``: the path a browser names as the Referer (an
+    object's: its click's page; a page's: the previous click's when that page links to it;
+    else ""); ``agent``: the session's index into ``Scenario.agents`` (-1: none)."""
 
     time: np.ndarray
     session: np.ndarray
@@ -42,6 +45,8 @@ class Requests:
     size: np.ndarray
     status: np.ndarray
     own: np.ndarray
+    referer: np.ndarray
+    agent: np.ndarray
 
     def __len__(self) -> int:
         return len(self.time)
@@ -54,13 +59,35 @@ class Requests:
         return Requests(*(np.concatenate([getattr(p, k) for p in parts]) for k in _FIELDS))
 
 
-def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
-            object_sizes: np.ndarray, follows: np.ndarray, delays: np.ndarray | None,
-            rho: float, speedup: float, rng: np.random.Generator,
-            laws: dict[int, tuple[int, ...]]) -> Requests:
-    """All requests of a batch of sessions (unsorted); ``follows``: per object, whether it
-    comes with the request before it (``SiteSpec.object_follows``); ``laws``: a template
-    page's sizes (``SiteSpec.page_size_laws``), each concrete URL its own."""
+@dataclass(frozen=True)
+class _Layout:
+    """What a scenario's site gives the requests of every batch: ``follows``, per object,
+    whether it comes with the request before it (``SiteSpec.object_follows``); ``laws``, a
+    template page's sizes (``SiteSpec.page_size_laws``), each concrete URL its own;
+    ``links``, the followed links as sorted keys ``from · pages + to``."""
+
+    fetch: FetchTable
+    page_sizes: np.ndarray
+    object_sizes: np.ndarray
+    follows: np.ndarray
+    laws: dict[int, tuple[int, ...]]
+    page_urls: np.ndarray
+    links: np.ndarray
+
+    @classmethod
+    def of(cls, site: SiteSpec) -> "_Layout":
+        n = len(site.page_urls)
+        return cls(site.fetches(), np.array(site.page_sizes, np.int64),
+                   np.array(site.object_sizes, np.int64), np.asarray(site.object_follows, bool),
+                   site.page_size_laws, np.array(site.page_urls, object),
+                   np.sort(np.array([a * n + b for a, to in enumerate(site.page_links)
+                                     for b in to], np.int64)))
+
+
+def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float,
+            speedup: float, rng: np.random.Generator) -> Requests:
+    """All requests of a batch of sessions (unsorted)."""
+    fetch, page_sizes, object_sizes = lay.fetch, lay.page_sizes, lay.object_sizes
     counts = np.diff(b.click_ptr)
     pages, thinks = b.pages, b.thinks
     sid, cls, starts = (np.repeat(v, counts) for v in (b.ids, b.classes, b.starts))
@@ -79,7 +106,7 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
     after = np.zeros(len(rows))                 # each request's delay after its click
     if delays is not None and (~is_page).any():
         after[~is_page] = click_delays(delays, k[~is_page], rows[~is_page], len(pages), rho,
-                                       rng, follows[obj[~is_page]]) / speedup
+                                       rng, lay.follows[obj[~is_page]]) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
@@ -92,39 +119,42 @@ def _expand(b: SessionBatch, fetch: FetchTable, page_sizes: np.ndarray,
         marked = (np.cumsum(per_click) - per_click)[b.statuses[:, 0]] + b.statuses[:, 1]
         status[marked] = b.statuses[:, 2]
     own = np.full(len(rows), "", object)
+    named = lay.page_urls[pages]                # each click's URL, as a Referer names it
     if b.urls:
         clicks, texts = zip(*b.urls)
         at = (np.cumsum(per_click) - per_click)[list(clicks)]
-        own[at] = texts
+        own[at] = named[list(clicks)] = texts
         for i, click, text in zip(at.tolist(), clicks, texts):
-            law = laws.get(int(pages[click]))
+            law = lay.laws.get(int(pages[click]))
             if law is not None:                 # a URL's percentile: the same URL, one size
                 size[i] = law[zlib.crc32(text.encode()) * len(law) >> 32]
+    before = np.r_[-1, np.arange(len(pages) - 1)]
+    before[b.click_ptr[:-1]] = -1               # a session's first click comes from nowhere
+    linked = (before >= 0) & np.isin(pages[before] * len(lay.page_urls) + pages, lay.links)
+    came = np.where(linked, named[before], "")
+    referer = np.where(is_page, came[rows], named[rows])
+    agent = (np.repeat(b.agents, counts)[rows] if b.agents is not None
+             else np.full(len(rows), -1, np.int64))
     asked = ~(is_page & fetch.page_absent[row[rows]])      # a page shown from a cache: not
     return Requests(time, sid[rows], cls[rows], url, is_page,
-                    np.where(status == 200, size, 0), status, own).take(asked)
+                    np.where(status == 200, size, 0), status, own, referer, agent).take(asked)
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
                      ) -> Iterator[Requests]:
     """Time-ordered chunks of all the scenario's requests; ``batches``: its sessions when the
     caller reads them already (``sc.batches()`` by default)."""
-    fetch = sc.site.fetches()
+    lay = _Layout.of(sc.site)
     delays = sc.object_delays
     seed = sc.header.get("seed")
-    page_sizes = np.array(sc.site.page_sizes, np.int64)
-    object_sizes = np.array(sc.site.object_sizes, np.int64)
-    follows = np.asarray(sc.site.object_follows, bool)
     batches = iter(sc.batches() if batches is None else batches)
     pending: Requests | None = None
     chunk = next(batches, None)
     while chunk is not None:
         nxt = next(batches, None)
-        part = _expand(chunk, fetch, page_sizes, object_sizes, follows, delays, sc.delay_rho,
-                       sc.speedup,
+        part = _expand(chunk, lay, delays, sc.delay_rho, sc.speedup,
                        np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
-                                              else 0, 0xDE1A, int(chunk.ids[0])]),
-                       sc.site.page_size_laws)
+                                              else 0, 0xDE1A, int(chunk.ids[0])]))
         pending = part if pending is None else Requests.concat([pending, part])
         horizon = float(nxt.starts[0]) if nxt is not None else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))

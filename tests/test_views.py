@@ -22,11 +22,12 @@ from wagon.logs.delays import pair_spearman
 from wagon.replay import ReplayOptions, replay
 
 from .conftest import ELASTIC, NASA, require_tool
-from .loop import synth_export
+from .loop import synth_export, wagon_ok
 from .servers import apache, nginx
 
 _STATUS = re.compile(rb'" (\d{3}) ')
 _CLF = re.compile(r'^(\S+) - - \[([^]]+)\] "GET (\S+) HTTP/1\.0" (\d{3}) (\d+)$')
+_COMBINED = re.compile(r'^\S+ - - \[[^]]+\] "GET (\S+) HTTP/1\.0" \d{3} \d+ "([^"]*)" "([^"]*)"$')
 
 
 def _statuses(lines: list[bytes]) -> collections.Counter:
@@ -230,7 +231,9 @@ def test_a_click_on_a_page_from_a_cache_is_a_view_without_it_through_the_loop(tm
     from a cache). The model has /p.html clicked 60 times, half of them in a view with the
     page absent, and takes neither object for a page. Synthesized and exported, the page is
     asked for exactly in the clicks whose view has it (counted from the scenario's lines
-    here), and the objects in every click."""
+    here), and the objects in every click; exported as a combined log, every object names
+    the page as its Referer, each line has an agent, and fitting it finds as many views from
+    a cache as the scenario has clicks without their page."""
     t0 = datetime(2015, 5, 17).timestamp()
     lines = []
     for h in range(60):
@@ -261,6 +264,14 @@ def test_a_click_on_a_page_from_a_cache_is_a_view_without_it_through_the_loop(tm
     urls = collections.Counter(_CLF.match(x).group(3) for x in exported.read_text().splitlines())
     assert urls == {"/p.html": len(clicks) - without, "/o.css": len(clicks),
                     "/i.png": len(clicks)}
+    wagon_ok("export", str(tmp_path / "s.jsonl"), "--to", "combined", "--target",
+             "http://example.com/", "-o", str(tmp_path / "c.log"))
+    combined = [_COMBINED.match(x).groups() for x in
+                (tmp_path / "c.log").read_text().splitlines()]
+    assert all(ref == "http://example.com/p.html" and agent != "-"
+               for url, ref, agent in combined if url != "/p.html")
+    r = wagon_ok("fit", str(tmp_path / "c.log"), "-o", str(tmp_path / "m2.json"))
+    assert f"(views of a page from a cache {without})" in r.output
 
 
 def test_a_replay_asks_for_a_cached_pages_objects_alone_naming_it(tmp_path):

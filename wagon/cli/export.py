@@ -1,4 +1,4 @@
-"""``wagon export``: a scenario for httperf, Tsung, or as a Common Log Format log."""
+"""``wagon export``: a scenario for httperf, Tsung, or as a Common (or combined) Log Format log."""
 from __future__ import annotations
 
 import click
@@ -12,17 +12,21 @@ from .common import Count, Finite, WagonError, write_error
 
 @click.command("export")
 @click.argument("scenario")
-@click.option("--to", "fmt", type=click.Choice(["httperf", "tsung", "clf"]), required=True,
-              help="The tool or format to write for.")
+@click.option("--to", "fmt", type=click.Choice(["httperf", "tsung", "clf", "combined"]),
+              required=True,
+              help="The tool or format to write for (combined: clf with each request's "
+                   "Referer, on --target, and User-Agent).")
 @click.option("-o", "--output", required=True, help="Where to write it.")
 @click.option("--target", default="http://127.0.0.1:8080/", show_default=True,
               help="Server the httperf or Tsung run will load.")
 @click.option("--max-sessions", type=Count(), default=None,
               help=f"Export only the first N sessions (Tsung: default {TSUNG_MAX_SESSIONS}).")
 @click.option("--start", "start_epoch", type=Finite(0, 1e11), default=CLF_EPOCH, show_default=True,
-              help="clf: Unix time of the scenario's time 0 (2001-08-01 00:00:00 UTC).")
+              help="clf, combined: Unix time of the scenario's time 0 (2001-08-01 00:00:00 "
+                   "UTC).")
 def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
-    """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common Log Format log."""
+    """Export SCENARIO to httperf (--wsesslog), Tsung XML or a Common (or combined) Log
+    Format log."""
     sc = inputs.scenario(scenario)
     try:
         with atomic_write(output) as out:
@@ -32,7 +36,8 @@ def command(scenario, fmt, output, target, max_sessions, start_epoch) -> None:
                 n = export_tsung(sc, out, target, max_sessions or TSUNG_MAX_SESSIONS)
                 what = f"{n:,} sessions"
             else:
-                what = f"{export_clf(sc, out, start_epoch):,} log lines"
+                n = export_clf(sc, out, start_epoch, target if fmt == "combined" else None)
+                what = f"{n:,} log lines"
     except ScenarioError as e:
         raise WagonError(str(e)) from None
     except OverflowError:                       # a start or think time of 1e308 s
