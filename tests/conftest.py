@@ -34,7 +34,8 @@ set_hypothesis_home_dir(tempfile.mkdtemp(prefix="wagon-hypothesis-"))
 
 
 #: modules whose tests time real servers, emulated networks or the generator's own lag: they
-#: run alone, after the others (README's test command runs those two at a time, pytest-xdist)
+#: run alone, after the others (README's test command runs those two at a time, pytest-xdist);
+#: a test of theirs marked ``untimed`` times nothing (a fit on a cluster) and runs with the others
 TIMED = frozenset(("test_replay", "test_netpath", "test_protocols", "test_sweep", "test_window",
                    "test_closed_loop", "test_generator_health", "test_cluster", "test_progress",
                    "test_compare_speedup", "test_resolution", "test_walltime"))
@@ -42,7 +43,8 @@ TIMED = frozenset(("test_replay", "test_netpath", "test_protocols", "test_sweep"
 
 def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
-        if item.module.__name__.rsplit(".", 1)[-1] in TIMED:
+        if (item.module.__name__.rsplit(".", 1)[-1] in TIMED
+                and item.get_closest_marker("untimed") is None):
             item.add_marker(pytest.mark.timed)
 
 

@@ -123,6 +123,7 @@ def _wagon_layout_log(path, starts: np.ndarray, thinks: list[np.ndarray], tick: 
     path.write_text("\n".join(line for _, line in sorted(lines)) + "\n")
 
 
+@pytest.mark.untimed                # two fits of written logs, nothing timed
 def test_fit_speedup_reads_a_fast_log_in_the_scenario_seconds(tmp_path):
     """The same sessions logged at modeled speed (times on a 10 ms grid) and 10 times faster
     (on a 1 ms grid): wagon fit --speedup 10 of the fast log gives the model of the other."""

@@ -92,6 +92,7 @@ def test_single_machine_use_never_loads_dask():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.untimed                # a model compared, nothing timed
 def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa, tmp_path):
     log = tmp_path / "nasa.log"                      # plain: cut into byte ranges on workers
     log.write_bytes(gzip.decompress(nasa.read_bytes()))
@@ -114,6 +115,7 @@ def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa,
     assert len(by_stage["bootstrap_stage"]) == 2
 
 
+@pytest.mark.untimed
 def test_fit_on_a_local_cluster_from_the_command_line(nasa, nasa_model, tmp_path):
     two = CliRunner().invoke(main, ["fit", str(nasa), "-o", str(tmp_path / "b.json"),
                                     "--cluster", "local:2"])

@@ -259,6 +259,22 @@ def test_asymptotic_p_values_with_estimated_parameters():
         assert gof.weighted_chi2_sf(w2, lam_w) == pytest.approx(p, rel=0.05), w2
 
 
+@pytest.mark.parametrize("frozen", [stats.invgauss(0.001, scale=500), stats.weibull_min(0.7),
+                                    stats.norm(-3, 2), stats.pareto(1.5, scale=2)],
+                         ids=["invgauss small mu", "weibull", "normal", "pareto"])
+def test_grid_quantiles_are_scipys(frozen):
+    """The kernel's quantiles, found all at once by halving brackets, are SciPy's ppf below the
+    median and isf above it (SciPy's own root search for the inverse Gaussian of mu 0.001,
+    one point at a time: every 16th point of the grid)."""
+    from wagon.fitting.likelihood import grid_quantiles
+    t, _ = gof.logit_grid()
+    x = grid_quantiles(frozen, t)
+    at = np.arange(0, len(t), 16)
+    want = np.where(t[at] > 0.5, frozen.isf(1 - t[at]), frozen.ppf(t[at]))
+    assert x[at] == pytest.approx(want, rel=1e-8)
+    assert np.all(np.diff(x) > 0)
+
+
 def test_weighted_chi2_against_simulation():
     lam = np.array([0.5, 0.2, 0.05, 0.01])
     q = (np.random.default_rng(1).standard_normal((400_000, 4)) ** 2) @ lam

@@ -109,7 +109,8 @@ def test_what_the_scenario_reader_refuses_the_schemas_refuse(schemas, valid, tmp
     assert tried >= 80                      # every value of the lists, in its place
 
 
-@settings(max_examples=300, deadline=None)
+# 100 mutants a run, drawn anew each run; bench/mutations_audit.py checks thousands
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_what_the_model_reader_refuses_the_schema_refuses(schemas, sample_model, data):
     doc = json.loads(sample_model[0].read_text())

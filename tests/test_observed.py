@@ -73,15 +73,14 @@ def test_a_model_variable_names_its_parent_and_its_recorded_law():
     assert think.observed.latent.mean() == pytest.approx(draws.mean(), rel=0.05)
 
 
-def test_report_of_a_log_shows_the_laws_fit_chose(tmp_path, nasa):
-    run = CliRunner().invoke
-    r = run(main, ["fit", str(nasa), "-o", str(tmp_path / "m.json")])
-    assert r.exit_code == 0, r.output
-    r = run(main, ["report", str(nasa), "--fit", "-o", str(tmp_path / "r.html")])
+def test_report_of_a_log_shows_the_laws_fit_chose(tmp_path, nasa, nasa_model):
+    """``wagon report LOG --fit`` shows the laws and parameters ``wagon fit LOG`` wrote (the
+    session's fit of the NASA trace)."""
+    r = CliRunner().invoke(main, ["report", str(nasa), "--fit", "-o", str(tmp_path / "r.html")])
     assert r.exit_code == 0, r.output
     text = (tmp_path / "r.html").read_text()
     shown = dict(re.findall(r"<h2>(\w+): (\w+) \(", text))
-    model = load_model(tmp_path / "m.json")
+    model = load_model(nasa_model[0])
     assert shown == {name: v.law for name, v in model.variables.items()}
     for name, v in model.variables.items():
         for key, value in v.params.items():
