@@ -14,7 +14,6 @@ released, and only the requests of sessions still running stay in memory.
 """
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -62,15 +61,14 @@ class Requests:
 @dataclass(frozen=True)
 class _Layout:
     """What a scenario's site gives the requests of every batch: ``follows``, per object,
-    whether it comes with the request before it (``SiteSpec.object_follows``); ``laws``, a
-    template page's sizes (``SiteSpec.page_size_laws``), each concrete URL its own;
-    ``links``, the followed links as sorted keys ``from · pages + to``."""
+    whether it comes with the request before it (``SiteSpec.object_follows``); ``site``, for
+    a template page's concrete URLs' sizes (``SiteSpec.concrete_size``); ``links``, the followed links as sorted keys ``from · pages + to``."""
 
     fetch: FetchTable
     page_sizes: np.ndarray
     object_sizes: np.ndarray
     follows: np.ndarray
-    laws: dict[int, tuple[int, ...]]
+    site: SiteSpec
     page_urls: np.ndarray
     links: np.ndarray
 
@@ -79,7 +77,7 @@ class _Layout:
         n = len(site.page_urls)
         return cls(site.fetches(), np.array(site.page_sizes, np.int64),
                    np.array(site.object_sizes, np.int64), np.asarray(site.object_follows, bool),
-                   site.page_size_laws, np.array(site.page_urls, object),
+                   site, np.array(site.page_urls, object),
                    np.sort(np.array([a * n + b for a, to in enumerate(site.page_links)
                                      for b in to], np.int64)))
 
@@ -125,9 +123,7 @@ def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float
         at = (np.cumsum(per_click) - per_click)[list(clicks)]
         own[at] = named[list(clicks)] = texts
         for i, click, text in zip(at.tolist(), clicks, texts):
-            law = lay.laws.get(int(pages[click]))
-            if law is not None:                 # a URL's percentile: the same URL, one size
-                size[i] = law[zlib.crc32(text.encode()) * len(law) >> 32]
+            size[i] = lay.site.concrete_size(int(pages[click]), text)   # the URL's own
     before = np.r_[-1, np.arange(len(pages) - 1)]
     before[b.click_ptr[:-1]] = -1               # a session's first click comes from nowhere
     linked = (before >= 0) & np.isin(pages[before] * len(lay.page_urls) + pages, lay.links)

@@ -9,6 +9,17 @@ from click.testing import CliRunner, Result
 from wagon.cli import main
 
 
+def scenario_header(version: int, site: dict) -> dict:
+    """A hand-written scenario's header: ``site``, one LAN class of one HTTP/1.1 connection."""
+    return {"format": "wagon-scenario", "version": version, "seed": 0, "model": {},
+            "options": {}, "site": site,
+            "classes": [{"name": "lan/http11", "weight": 1.0,
+                         "network": {"name": "lan", "rtt_ms": 0, "down_kbps": 1e6,
+                                     "up_kbps": 1e6},
+                         "protocol": {"name": "http11", "connections": 1,
+                                      "persistent": True}}]}
+
+
 def wagon_ok(*args: str) -> Result:
     """``wagon ARGS``, which must exit 0."""
     r = CliRunner().invoke(main, list(args))

@@ -27,3 +27,13 @@ def test_a_symbolic_link_is_followed_and_kept(tmp_path):
     with atomic_write(link) as f:
         f.write("new")
     assert link.is_symlink() and (tmp_path / "real.json").read_text() == "new"
+
+
+def test_a_name_at_the_file_systems_limit_is_written(tmp_path):
+    """A 255-byte name (the kernel's NAME_MAX, what a site's longest URL segment may be): the
+    temporary file beside it must fit the limit too (``.name.PID.tmp`` did not: ENAMETOOLONG),
+    and nothing is left beside the file."""
+    path = tmp_path / ("a" * 255)
+    with atomic_write(path) as f:
+        f.write("x")
+    assert path.read_text() == "x" and os.listdir(tmp_path) == ["a" * 255]

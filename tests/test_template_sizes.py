@@ -10,7 +10,7 @@ from datetime import datetime
 import numpy as np
 from scipy import stats
 
-from .loop import synth_export, wagon_ok
+from .loop import scenario_header, synth_export, wagon_ok
 
 _CLF = re.compile(r'^\S+ - - \[[^]]+\] "GET (\S+) HTTP/1\.0" 200 (\d+)$')
 
@@ -48,3 +48,25 @@ def test_a_templates_sizes_are_its_urls_and_each_url_keeps_one(tmp_path):
     assert len(per_url) > 100 and all(len(s) == 1 for s in per_url.values())
     distinct = [s for one in per_url.values() for s in one]          # a URL once, as logged:
     assert stats.ks_2samp(distinct, sizes[sorted(set(logged_ids))]).pvalue > 0.01
+
+
+def test_a_site_build_writes_the_concrete_urls_a_scenario_asks_for(tmp_path):
+    """A scenario whose clicks ask for ``/d/1.html``, ``/d/2.html`` (a path template with
+    sizes) and ``/q?id=5``, ``/q?id=6`` (a query template): site build writes a file at each
+    concrete path, of the size the documented rule gives it (the percentile CRC-32 · 101 / 2³²
+    picks, computed here with zlib), and one file for the query template's path, which a
+    static server serves whatever the query."""
+    import zlib
+    sizes = list(range(2000, 2000 + 101 * 300, 300))
+    header = scenario_header(6, {
+        "pages": [{"url": "/d/{n}.html", "size": 900, "objects": [], "sizes": sizes},
+                  {"url": "/q?id={id}", "size": 700, "objects": []}], "objects": []})
+    session = {"id": 0, "start": 0.0, "class": 0,
+               "clicks": [[0, 0.0], [0, 1.0], [1, 1.0], [1, 1.0]],
+               "urls": [[0, "/d/1.html"], [1, "/d/2.html"], [2, "/q?id=5"], [3, "/q?id=6"]]}
+    (tmp_path / "s.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(session) + "\n")
+    wagon_ok("site", "build", str(tmp_path / "site"), "--scenario", str(tmp_path / "s.jsonl"))
+    for url in ("/d/1.html", "/d/2.html"):
+        size = sizes[zlib.crc32(url.encode()) * 101 >> 32]
+        assert (tmp_path / "site" / url[1:]).stat().st_size == size
+    assert (tmp_path / "site" / "q").stat().st_size == 700

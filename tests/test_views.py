@@ -22,7 +22,7 @@ from wagon.logs.delays import pair_spearman
 from wagon.replay import ReplayOptions, replay
 
 from .conftest import ELASTIC, NASA, require_tool
-from .loop import synth_export, wagon_ok
+from .loop import scenario_header, synth_export, wagon_ok
 from .servers import apache, nginx
 
 _STATUS = re.compile(rb'" (\d{3}) ')
@@ -109,15 +109,9 @@ def _first_two_delays(lines: list[bytes], pages: set[str]) -> list[tuple[float, 
 def _scenario(path, views: list[dict], clicks: list[list], delays=None) -> dict:
     """A hand-written scenario (version 4): one page of three objects with ``views``, one
     session of ``clicks``; returns its header."""
-    header = {"format": "wagon-scenario", "version": 4, "seed": 0, "model": {}, "options": {},
-              "classes": [{"name": "lan/http11", "weight": 1.0,
-                           "network": {"name": "lan", "rtt_ms": 0, "down_kbps": 1e6,
-                                       "up_kbps": 1e6},
-                           "protocol": {"name": "http11", "connections": 1,
-                                        "persistent": True}}],
-              "site": {"pages": [{"url": "/a.html", "size": 900, "objects": [0, 1, 2],
-                                  "views": views}],
-                       "objects": [{"url": f"/o{i}.gif", "size": 300 + i} for i in range(3)]}}
+    header = scenario_header(4, {
+        "pages": [{"url": "/a.html", "size": 900, "objects": [0, 1, 2], "views": views}],
+        "objects": [{"url": f"/o{i}.gif", "size": 300 + i} for i in range(3)]})
     if delays is not None:
         header["object_delays"] = {"quantiles": delays}
     path.write_text(json.dumps(header) + "\n" + json.dumps(

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 
+from ..formats.scenario import Scenario, ScenarioError
 from ..formats.site import build_site
 from ..synth import SynthOptions, resolve_site
 from . import inputs
@@ -12,6 +13,19 @@ from .common import Count, Finite, Given, WagonError, default, write_error
 @click.group("site")
 def command() -> None:
     """The modeled site."""
+
+
+def _concrete(sc: Scenario) -> dict[str, int]:
+    """The paths of the concrete URLs ``sc``'s clicks ask for of its GET template pages (path
+    → page): a static server has a file for each (one for all the queries of a path: it
+    serves a path whatever the query)."""
+    out = {}
+    for b in sc.batches():
+        for click, url in b.urls or ():
+            page = int(b.pages[click])
+            if sc.site.page_methods[page] == "GET":
+                out.setdefault(url.split("?", 1)[0], page)
+    return out
 
 
 @command.command("build")
@@ -29,10 +43,12 @@ def build(outdir, scenario, model, pages, zipf) -> None:
     bytes ``wagon serve`` serves for the same --scenario or --model."""
     if (scenario is None) == (model is None):
         raise WagonError("give exactly one of --scenario and --model")
-    site = (inputs.scenario(scenario).site if scenario
-            else resolve_site(inputs.model(model), pages, zipf).spec)
+    sc = inputs.scenario(scenario) if scenario else None
+    site = sc.site if sc else resolve_site(inputs.model(model), pages, zipf).spec
     try:
-        report = build_site(site, outdir)
+        report = build_site(site, outdir, _concrete(sc) if sc else None)
+    except ScenarioError as e:                 # a session line read for its URLs
+        raise WagonError(str(e)) from None
     except OSError as e:
         raise write_error(f"the site under {outdir}", e) from None
     skipped = ", ".join(f"{why} {n}" for why, n in report.skipped.items())

@@ -16,7 +16,11 @@ import contextlib
 import errno
 import os
 import stat
+import zlib
 from typing import IO, Iterator
+
+#: the longest file name (bytes) a file system takes (Linux's NAME_MAX)
+NAME_MAX = 255
 
 __all__ = ["atomic_path", "atomic_write", "DISK_FULL"]
 
@@ -36,7 +40,10 @@ def atomic_path(path: str | os.PathLike, sync: bool = True) -> Iterator[str]:
         return
     path = os.path.realpath(path)
     head, name = os.path.split(path)
-    tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
+    mine = f".{name}.{os.getpid()}.tmp"
+    if len(os.fsencode(mine)) > NAME_MAX:       # a name near the limit: a hash of it instead
+        mine = f".{zlib.crc32(os.fsencode(name)):08x}.{os.getpid()}.tmp"
+    tmp = os.path.join(head, mine)
     try:
         yield tmp
         if sync:

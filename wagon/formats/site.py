@@ -19,13 +19,14 @@ import functools
 import html
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 import numpy as np
 
-from .atomic import atomic_write
+from .atomic import NAME_MAX, atomic_write
 
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
@@ -113,6 +114,14 @@ class SiteSpec:
     def templates(self) -> list[re.Pattern | None]:
         """Each page's ``template_pattern`` (None: a page of one URL)."""
         return [template_pattern(u) for u in self.page_urls]
+
+    def concrete_size(self, page: int, url: str) -> int:
+        """The size of ``url``, a concrete URL of template ``page``: the percentile of the
+        page's ``page_size_laws`` a hash of the URL picks (the same URL, one size), else the
+        page's size."""
+        law = self.page_size_laws.get(page)
+        return self.page_sizes[page] if law is None else law[
+            zlib.crc32(url.encode()) * len(law) >> 32]
 
     def view(self, page: int, view: int) -> PageView:
         """What a click on ``page`` fetching ``view`` asks for (0: all the page's objects)."""
@@ -320,9 +329,11 @@ def check_indices(d: dict, key: str, where: str, n: int, required: bool = True) 
     return got
 
 
-def page_html(site: SiteSpec, page: int) -> bytes:
-    """The HTML of ``page``: exactly its size, unless its references need more room."""
-    url = site.page_urls[page]
+def page_html(site: SiteSpec, page: int, url: str | None = None) -> bytes:
+    """The HTML of ``page`` (at ``url``, one of a template page's concrete URLs): exactly its
+    size, unless its references need more room."""
+    size = site.page_sizes[page] if url is None else site.concrete_size(page, url)
+    url = site.page_urls[page] if url is None else url
     head = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(url)}"
             f"</title></head>\n<body>\n<h1>{html.escape(url)}</h1>\n")
     imgs = "".join(f'<img src="{html.escape(site.object_urls[o])}" alt="">\n'
@@ -331,7 +342,7 @@ def page_html(site: SiteSpec, page: int) -> bytes:
                     for t in site.page_links[page])
     tail = "</body></html>\n"
     text = (head + imgs + links).encode()
-    room = int(site.page_sizes[page]) - len(text) - len(tail) - len("<!--  -->\n")
+    room = int(size) - len(text) - len(tail) - len("<!--  -->\n")
     pad = b"<!-- " + (b"x" * max(room, 0)) + b" -->\n" if room >= 0 else b""
     return text + pad + tail.encode()
 
@@ -342,8 +353,6 @@ def object_bytes(size: int) -> bytes:
     return _FILL * reps + _FILL[:rest]
 
 
-#: the longest file name (bytes) a file system takes (Linux's NAME_MAX)
-NAME_MAX = 255
 
 
 def url_path(url: str) -> str | None:
@@ -417,20 +426,28 @@ STATUS_APACHE = "RewriteEngine On\n" + "\n".join(
     for c in STATUS_CODES)
 
 
-def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
+def build_site(site: SiteSpec, outdir: str | os.PathLike,
+               concrete: dict[str, int] | None = None) -> BuildReport:
     """Write every page and object under ``outdir``; unmappable URLs are counted, not fatal.
     A page whose path is also a folder is written as the folder's index.html (served at its
-    URL by ``FOLDER_NGINX`` or ``FOLDER_APACHE``)."""
+    URL by ``FOLDER_NGINX`` or ``FOLDER_APACHE``). ``concrete``: the concrete URLs a scenario
+    asks for of its GET template pages (URL → page), each written as its page at that URL."""
     outdir = Path(outdir)
     report = BuildReport()
     entries = [(url_path(u), True, i) for i, u in enumerate(site.page_urls)] + \
               [(url_path(u), False, i) for i, u in enumerate(site.object_urls)]
+    at = {}                                 # a concrete URL's entry: its URL
+    known = {p for p, _, _ in entries}
+    for url, i in sorted((concrete or {}).items()):
+        if url_path(url) not in known:      # a template of a query: its path is a page's
+            entries.append((url_path(url), True, i))
+            at[len(entries) - 1] = url
     files = {p for p, _, _ in entries if p}
     dirs = {"/".join(p.split("/")[:k]) for p in files for k in range(1, p.count("/") + 1)}
     seen: set[str] = set()
     pages = {p for p, is_page, _ in entries if is_page and p}
-    for path, is_page, i in entries:
-        if is_page and site.templates[i] is not None:
+    for k, (path, is_page, i) in enumerate(entries):
+        if is_page and site.templates[i] is not None and k not in at:
             report.skip("a page of an application (a URL template)")
             continue
         if path is None:
@@ -448,10 +465,11 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike) -> BuildReport:
             report.skip("path is also a directory" if path in dirs else "duplicate path")
             continue
         seen.add(path)
-        data = page_html(site, i) if is_page else object_bytes(site.object_sizes[i])
+        data = page_html(site, i, at.get(k)) if is_page else object_bytes(site.object_sizes[i])
         if is_page:
             report.pages += 1
-            report.grown += len(data) > site.page_sizes[i]
+            report.grown += len(data) > (site.page_sizes[i] if k not in at
+                                         else site.concrete_size(i, at[k]))
         else:
             report.objects += 1
         target = outdir / path
