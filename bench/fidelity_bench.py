@@ -76,7 +76,7 @@ from wagon.analysis.compare import compare
 from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import NGINX_TEMPLATE, start
-from wagon.logs.sessions import human_requests
+from wagon.logs.sessions import sessionize_kept
 from wagon.logs.windows import from_recorded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -307,7 +307,7 @@ def main() -> None:
     for log in LOGS + a.log:
         log_req, _ = parse_bytes(read(log))
         lines = len(log_req)
-        log_req = log_req.take(np.flatnonzero(human_requests(log_req)))   # robots out, as fit
+        log_req = log_req.take(np.flatnonzero(sessionize_kept(log_req)[1]))   # robots out, as fit
         with tempfile.TemporaryDirectory() as tmp:
             model = Path(tmp) / "model.json"
             fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))

@@ -18,8 +18,8 @@ import numpy as np
 from ..logs.parse import Chunk, Requests
 from ..logs.partition import Shared, merge_cleaning, partition_requests, shared_context
 from ..logs.pieces import PIECE_BYTES, plan
-from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, human_requests,
-                             merge_partials, sessionize_requests)
+from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
+                             sessionize_kept)
 from ..modeling.allocator import give_back_freed_memory
 from ..modeling.options import FitOptions
 from ..modeling.stages import LocalRunner
@@ -45,11 +45,10 @@ def _partition_stage(chunks: list[Chunk], options: Any, shared: Shared
     """One partition's sessions (without the samples compare does not read), the tally of its
     requests but the robots', and what its cleaning left out (``partition.merge_cleaning``)."""
     req, cleaned = partition_requests(chunks, shared, options.speedup)
-    partial = sessionize_requests(req, options.rules)
+    partial, human = sessionize_kept(req, options.rules)
     partial.samples = {k: partial.samples[k] for k in ("clicks", "think")}
-    human = req.take(np.flatnonzero(human_requests(req, options.rules)))
-    return partial, _request_tally(human), (cleaned.time_outliers, cleaned.duplicates,
-                                          cleaned.left_out)
+    return partial, _request_tally(req.take(np.flatnonzero(human))), (
+        cleaned.time_outliers, cleaned.duplicates, cleaned.left_out)
 
 
 def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = None,

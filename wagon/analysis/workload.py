@@ -12,7 +12,8 @@ from ..formats.kind import what_is
 from ..formats.results import PAGE_COLUMNS, pages_path, read_results
 from ..formats.scenario import ScenarioError, SessionBatch, read_scenario
 from ..logs.parse import parse_logs
-from ..logs.sessions import OBJECT_EXTENSIONS, dilate, extension_flags, human_requests, sessionize
+from ..logs.sessions import (OBJECT_EXTENSIONS, dilate, extension_flags, merge_partials,
+                             sessionize_kept)
 from ..synth.timeline import offered_requests
 
 __all__ = ["Workload", "load_workload", "workload_kind", "WorkloadError"]
@@ -85,8 +86,8 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
               ) -> Workload:
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     req = dilate(req, speedup)
-    s = sessionize(req)
-    human = human_requests(req)             # robots out: what a model is made of
+    partial, human = sessionize_kept(req)   # robots out: what a model is made of
+    s = merge_partials([partial])
     req = req.take(np.flatnonzero(human))
     is_obj = extension_flags(req.urls, OBJECT_EXTENSIONS)[req.url]
     return Workload(", ".join(Path(p).name for p in paths), "log", req.time, req.url, req.urls,

@@ -38,7 +38,7 @@ from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
 from .site import (METHODS, PERCENTILES, STATUS_CODES, check_indices, check_size, check_url,
-                   template_pattern)
+                   is_size_law, template_pattern)
 from .strict_json import dumps
 
 if TYPE_CHECKING:
@@ -436,12 +436,10 @@ def _check_views(page: dict, where: str, path: str) -> None:
 
 
 def _check_sizes(sizes: object, where: str, path: str) -> None:
-    """A page's ``sizes`` (version 7, optional): DELAY_QUANTILES sizes in bytes, in order (the
-    percentiles of its concrete URLs' sizes)."""
-    _check(sizes is None or (isinstance(sizes, list) and len(sizes) == DELAY_QUANTILES
-                             and all(_count(s) for s in sizes)
-                             and all(a <= b for a, b in zip(sizes, sizes[1:]))), path,
-           f"{where}.sizes must be {DELAY_QUANTILES} sizes in bytes, in order")
+    """A page's ``sizes`` (version 7, optional): the percentiles of its concrete URLs' sizes
+    (``is_size_law``)."""
+    _check(sizes is None or is_size_law(sizes), path,
+           f"{where}.sizes must be {PERCENTILES} sizes in bytes, in order")
 
 
 def _check_delays(delays: object, path: str) -> None:

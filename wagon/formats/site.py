@@ -32,7 +32,7 @@ __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable"
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
            "STATUS_NGINX", "STATUS_APACHE", "METHODS", "PLACEHOLDER", "template_pattern",
-           "fill_template", "PERCENTILES"]
+           "fill_template", "PERCENTILES", "is_size_law"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -199,14 +199,20 @@ class SiteSpec:
                     if law is not None})
 
 
+def is_size_law(sizes: object) -> bool:
+    """Whether ``sizes`` is a page's ``sizes`` (model and scenario alike): PERCENTILES whole
+    numbers of bytes ≥ 0, in order."""
+    return (isinstance(sizes, list) and len(sizes) == PERCENTILES
+            and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 63
+                    for s in sizes) and all(a <= b for a, b in zip(sizes, sizes[1:])))
+
+
 def _size_law(page: dict, where: str) -> tuple[int, ...] | None:
     """A header page's ``sizes``: its concrete URLs' percentiles 0..100 (None when absent)."""
     sizes = page.get("sizes")
     if sizes is None:
         return None
-    if not (isinstance(sizes, list) and len(sizes) == PERCENTILES
-            and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 1 << 63
-                    for s in sizes) and all(a <= b for a, b in zip(sizes, sizes[1:]))):
+    if not is_size_law(sizes):
         raise ValueError(f"{where}.sizes must be {PERCENTILES} sizes in bytes, in order "
                          f"(got {sizes!r:.60})")
     return tuple(sizes)

@@ -54,7 +54,7 @@ from .templates import KEPT_METHODS
 from .windows import recording_windows
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
-           "human_requests",
+           "sessionize_kept",
            "THINK_BINS", "think_edges", "think_bins",
            "dilate",
            "merge_partials", "OBJECT_EXTENSIONS",
@@ -432,28 +432,24 @@ def sessionize(req: Requests, rules: SessionRules = SessionRules(), seed: int = 
     return merge_partials([sessionize_requests(req, rules)], rules, seed)
 
 
-def _robots(req: Requests, rules: SessionRules, client: np.ndarray
-            ) -> tuple[np.ndarray, dict[str, int]]:
-    """The client codes of robots, and how many each rule caught (none with ``keep_robots``)."""
-    if rules.keep_robots:
-        return np.zeros(0, np.int64), {}
-    return robot_clients(client, req.url, req.urls, req.agent, req.agents,
-                         robot_rules(rules.robots))
-
-
-def human_requests(req: Requests, rules: SessionRules = SessionRules()) -> np.ndarray:
-    """Per request: whether a client the sessions keep sent it (not a robot): the requests a
-    model is made of, and so what a synthetic workload is compared with."""
-    client = _client_codes(req, rules.identity)
-    return ~np.isin(client, _robots(req, rules, client)[0])
-
-
 def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> Partial:
     """Sessions of ``req`` as a ``Partial``: what merges with the partials of other clients
     (``merge_partials``), with each click's time, session and URL."""
+    return sessionize_kept(req, rules)[0]
+
+
+def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
+                    ) -> tuple[Partial, np.ndarray]:
+    """``sessionize_requests``'s partial, and per request whether a client the sessions keep
+    sent it (not a robot): the requests a model is made of, and so what a synthetic workload
+    is compared with."""
     client = _client_codes(req, rules.identity)
     counts: dict = {"requests": len(req), "clients": int(np.count_nonzero(np.bincount(client)))}
-    robots, by_rule = _robots(req, rules, client)
+    if rules.keep_robots:
+        robots, by_rule = np.zeros(0, np.int64), {}
+    else:
+        robots, by_rule = robot_clients(client, req.url, req.urls, req.agent, req.agents,
+                                        robot_rules(rules.robots))
     keep = ~np.isin(client, robots)
     counts["robot_clients"] = int(len(robots))
     counts["robot_requests"] = int((~keep).sum())
@@ -542,25 +538,26 @@ def sessionize_requests(req: Requests, rules: SessionRules = SessionRules()) -> 
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
     full = ok200 & (size > 0)                 # complete responses: their size is the object's
     first_agent = req.agent[order][cs][new_session] if n else np.zeros(0, np.int64)
-    return Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
-                   samples=samples, resolution=resolution,
-                   agents=_families(first_agent, req.agents),
-                   page_hits=_tally(page),
-                   page_objects=_tally(page[click_of][member], url[member],
-                                       distinct=click_of[member]),
-                   page_sizes=_tally(url[~member & full], size[~member & full]),
-                   object_sizes=_tally(url[member & full], size[member & full]),
-                   entry=_tally(page[new_session]),
-                   transitions=_tally(page[:-1][moved], page[1:][moved]),
-                   thinks=_tally(page[:-1][moved][thought], page[1:][moved][thought],
-                                 think_bins(inside[thought], rules)),
-                   views=_click_views(url, status == 304, page, cached[cs], cs, click_of, member,
-                                      session, len(req.urls)),
-                   delays=_delays(t, cs, click_of, member),
-                   delay_pairs=_delay_pairs(t, cs, click_of, member),
-                   statuses=_tally(url, status),
-                   joined=_tally(url[member & ~is_object]),
-                   clicks=(t[cs], np.cumsum(new_session) - 1, page))
+    partial = Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
+                      samples=samples, resolution=resolution,
+                      agents=_families(first_agent, req.agents),
+                      page_hits=_tally(page),
+                      page_objects=_tally(page[click_of][member], url[member],
+                                          distinct=click_of[member]),
+                      page_sizes=_tally(url[~member & full], size[~member & full]),
+                      object_sizes=_tally(url[member & full], size[member & full]),
+                      entry=_tally(page[new_session]),
+                      transitions=_tally(page[:-1][moved], page[1:][moved]),
+                      thinks=_tally(page[:-1][moved][thought], page[1:][moved][thought],
+                                    think_bins(inside[thought], rules)),
+                      views=_click_views(url, status == 304, page, cached[cs], cs, click_of, member,
+                                         session, len(req.urls)),
+                      delays=_delays(t, cs, click_of, member),
+                      delay_pairs=_delay_pairs(t, cs, click_of, member),
+                      statuses=_tally(url, status),
+                      joined=_tally(url[member & ~is_object]),
+                      clicks=(t[cs], np.cumsum(new_session) - 1, page))
+    return partial, keep
 
 
 def _click_views(url: np.ndarray, revalidated: np.ndarray, page: np.ndarray,
