@@ -68,20 +68,25 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
     where.update({u: ("object", i) for i, u in enumerate(site.object_urls) if u not in where})
     pages: dict[int, bytes] = {}
 
+    templates = [(i, t) for i, t in enumerate(site.templates) if t is not None]
+
     async def handle(request: web.Request) -> web.Response:
-        hit = where.get(request.path)
+        marked = _marked(request)
+        if marked is not None:                   # a logged answer (site.status_url), as
+            return web.Response(status=marked, headers={"Location": request.path}  # nginx's
+                                if 300 <= marked < 400 else None)                    # ``if``
+        hit, url = where.get(request.path), None
+        if hit is None:                          # a template page's concrete URL (site build
+            url = request.raw_path               # writes a file for each a scenario asks for)
+            hit = next((("page", i) for i, t in templates if t.fullmatch(url)), None)
         if hit is None:
             raise web.HTTPNotFound()
         kind, i = hit
-        marked = _marked(request)
-        if marked is not None:                   # a logged answer (site.status_url)
-            return web.Response(status=marked, headers={"Location": request.path}
-                                if 300 <= marked < 400 else None)
         since = request.if_modified_since
         if since is not None and since.timestamp() >= SITE_MTIME:    # a revalidation
             return web.Response(status=304, headers=_MODIFIED)
         if kind == "page":
-            body = pages.get(i)
+            body = pages.get(i) if url is None else page_html(site, i, url)
             if body is None:
                 body = pages[i] = page_html(site, i)
             return web.Response(body=body, content_type="text/html", headers=_MODIFIED)

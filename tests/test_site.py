@@ -2,9 +2,11 @@
 ``wagon site build`` give exactly its bytes, whether they start from the scenario or the model."""
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import pytest
@@ -26,6 +28,21 @@ def _run(*args) -> None:
 def _served(port: int, urls: list[str]) -> dict[str, bytes]:
     return {u: urllib.request.urlopen(f"http://127.0.0.1:{port}{u}", timeout=10).read()
             for u in urls}
+
+
+@contextlib.contextmanager
+def _serving(scenario):
+    """``wagon serve --scenario`` on a free port (yielded), stopped after."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario", str(scenario),
+                             "--port", str(port), "--max-time", "60"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 @pytest.fixture(scope="module")
@@ -51,16 +68,8 @@ def test_site_build_and_serve_give_the_scenario_site_byte_for_byte(tmp_path, mod
         assert len(built[u]) == size
     for u, size in zip(site.page_urls, site.page_sizes):
         assert len(built[u]) >= size
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "wagon", "serve", "--scenario", str(scenario),
-                             "--port", str(port), "--max-time", "60"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
+    with _serving(scenario) as port:
         assert _served(port, urls) == built
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def test_the_model_path_gives_the_same_site_as_the_scenario(tmp_path, model_and_scenario):
@@ -98,3 +107,32 @@ def test_a_url_whose_name_the_file_system_refuses_is_a_counted_skip(tmp_path):
     assert (report.pages, report.objects) == (1, 1)
     assert report.skipped == {"URL cannot be a file path": 1}
     assert (tmp_path / "site" / "o.gif").stat().st_size == 200
+
+
+def test_serve_answers_a_templates_concrete_urls_as_site_build_wrote_them(tmp_path):
+    """The concrete URLs a scenario's template clicks ask for (a path template's, a query
+    template's): ``wagon serve`` answers each with the bytes ``site build`` wrote for it (a
+    query's file under ``QUERY_DIR``, the one nginx and Apache serve), a URL of no page 404,
+    and a marked one its status whatever its URL (as nginx's ``if`` before any file)."""
+    from wagon.formats.site import query_path
+    from .loop import scenario_header
+    header = scenario_header(6, {
+        "pages": [{"url": "/d/{n}.html", "size": 900, "objects": [],
+                   "sizes": list(range(2000, 2000 + 101 * 30, 30))},
+                  {"url": "/q?id={id}", "size": 700, "objects": [],
+                   "sizes": list(range(5000, 5000 + 101 * 10, 10))}], "objects": []})
+    urls = ["/d/1.html", "/d/2.html", "/q?id=5", "/q?id=6"]
+    session = {"id": 0, "start": 0.0, "class": 0, "clicks": [[0, 0.0], [0, 1.0], [1, 1.0],
+                                                            [1, 1.0]],
+               "urls": [[k, u] for k, u in enumerate(urls)]}
+    scenario = tmp_path / "s.jsonl"
+    scenario.write_text(json.dumps(header) + "\n" + json.dumps(session) + "\n")
+    _run("site", "build", tmp_path / "built", "--scenario", scenario)
+    built = {u: (tmp_path / "built" / (query_path(u) or url_path(u))).read_bytes() for u in urls}
+    assert len({len(b) for b in built.values()}) == 4       # each URL its own size
+    with _serving(scenario) as port:
+        assert _served(port, urls) == built
+        for url, status in (("/e/1.html", 404), ("/e/1.html?wagon_status=410", 410)):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{url}", timeout=10)
+            assert e.value.code == status

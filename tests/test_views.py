@@ -297,21 +297,37 @@ def test_a_page_fetched_within_a_click_is_served_by_its_page(tmp_path):
     assert (tmp_path / "site" / "b.html").read_bytes() == page_html(site, 1)
 
 
-def test_a_page_that_is_also_a_folder_is_answered_200_by_nginx_and_apache(tmp_path):
+def test_a_folder_page_and_each_query_of_a_template_are_answered_by_nginx_and_apache(tmp_path):
     """/ksc.html beside /ksc.html/x.gif (NASA's most clicked page is one): site build writes
     the page as the folder's index.html, and nginx and Apache, configured as wagon's servers
-    are, answer its URL 200 with the page (their default: a 301 to /ksc.html/)."""
+    are, answer its URL 200 with the page (their default: a 301 to /ksc.html/). A query
+    template's concrete URLs (netnea's ``/MailHandler?attachmentId=…``) are each answered with
+    their own size (the percentile CRC-32 · 101 / 2³² picks, computed here with zlib; before,
+    one file at the path answered them all), a query not built with the path's file."""
     import urllib.request
-    site = SiteSpec.from_dict({"pages": [{"url": "/ksc.html", "size": 900, "objects": [0]}],
+    import zlib
+    sizes = list(range(2000, 2000 + 101 * 300, 300))
+    site = SiteSpec.from_dict({"pages": [{"url": "/ksc.html", "size": 900, "objects": [0]},
+                                         {"url": "/q?id={id}", "size": 700, "objects": [],
+                                          "sizes": sizes}],
                                "objects": [{"url": "/ksc.html/x.gif", "size": 300}]})
-    report = build_site(site, tmp_path / "site")
-    assert (report.pages, report.objects, report.folders, report.skipped) == (1, 1, 1, {})
+    queries = ["/q?id=5", "/q?id=6", "/q?id=a%40b/c"]
+    report = build_site(site, tmp_path / "site", {u: 1 for u in queries})
+    assert (report.pages, report.objects, report.folders, report.skipped) == (
+        5, 1, 1, {"a page of an application (a URL template)": 1})   # /q?id={id} itself
     (tmp_path / "site").chmod(0o755)
     for serve in (nginx, apache):
         with serve(tmp_path / "site", tmp_path / serve.__name__) as server:
-            with urllib.request.urlopen(server.url.rstrip("/") + "/ksc.html") as r:
+            base = server.url.rstrip("/")
+            with urllib.request.urlopen(base + "/ksc.html") as r:
                 assert (r.status, r.url.endswith("/ksc.html"), r.read()) == (
                     200, True, page_html(site, 0))
+            for url in queries + ["/q?id=7"]:
+                with urllib.request.urlopen(base + url) as r:
+                    expected = sizes[zlib.crc32((url if url != "/q?id=7" else queries[0]
+                                                 ).encode()) * 101 >> 32]
+                    assert (serve.__name__, url, r.status, len(r.read())) == (
+                        serve.__name__, url, 200, expected)
 
 
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=3, max_size=60))

@@ -16,15 +16,14 @@ def command() -> None:
 
 
 def _concrete(sc: Scenario) -> dict[str, int]:
-    """The paths of the concrete URLs ``sc``'s clicks ask for of its GET template pages (path
-    → page): a static server has a file for each (one for all the queries of a path: it
-    serves a path whatever the query)."""
+    """The concrete URLs ``sc``'s clicks ask for of its GET template pages (URL → page): a
+    static server has a file for each (``build_site``)."""
     out = {}
     for b in sc.batches():
         for click, url in b.urls or ():
             page = int(b.pages[click])
             if sc.site.page_methods[page] == "GET":
-                out.setdefault(url.split("?", 1)[0], page)
+                out.setdefault(url, page)
     return out
 
 

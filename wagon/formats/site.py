@@ -31,7 +31,7 @@ from .atomic import NAME_MAX, atomic_write
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
            "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
            "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
-           "STATUS_NGINX", "STATUS_APACHE", "METHODS", "PLACEHOLDER", "template_pattern",
+           "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR", "query_path", "METHODS", "PLACEHOLDER", "template_pattern",
            "fill_template", "PERCENTILES", "is_size_law"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
@@ -379,6 +379,19 @@ def url_path(url: str) -> str | None:
     return "/".join(parts + ["index.html"] if folder else parts)
 
 
+def query_path(url: str) -> str | None:
+    """The file of a concrete URL with a query (``QUERY_DIR``), or None when it has none or
+    cannot have one (``url_path``'s rules, on each segment of the query too)."""
+    path, _, query = url.partition("?")
+    base = url_path(path)
+    if not query or base is None or path.endswith("/"):
+        return None
+    parts = [p for p in f"@{query}".split("/") if p not in ("", ".")]
+    if "\0" in query or ".." in parts or any(len(p.encode()) > NAME_MAX for p in parts):
+        return None
+    return "/".join([QUERY_DIR, base, *parts])
+
+
 @dataclass
 class BuildReport:
     pages: int = 0
@@ -393,12 +406,20 @@ class BuildReport:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
 
+#: where a built site keeps the concrete URLs with a query of its template pages, a file each
+#: (``/item?id=5``: QUERY_DIR/item/@id=5, the query as sent), so that a static server answers
+#: each with its own size (``query_path``)
+QUERY_DIR = ".wagon-query"
 #: how a server answers a page that is also a folder (/a beside /a/b.html) with 200, as the
-#: logged server did, instead of a redirect to /a/: its file is the folder's index.html
-FOLDER_NGINX = "try_files $uri $uri/index.html =404;"
-FOLDER_APACHE = """DirectorySlash Off
+#: logged server did, instead of a redirect to /a/: its file is the folder's index.html; and a
+#: concrete URL with a query from its own file when the site has one
+FOLDER_NGINX = f"try_files /{QUERY_DIR}$uri/@$args $uri $uri/index.html =404;"
+FOLDER_APACHE = f"""DirectorySlash Off
 RewriteEngine On
-RewriteCond "%{DOCUMENT_ROOT}%{REQUEST_URI}" -d
+RewriteCond "%{{QUERY_STRING}}" "."
+RewriteCond "%{{DOCUMENT_ROOT}}/{QUERY_DIR}%{{REQUEST_URI}}/@%{{QUERY_STRING}}" -f
+RewriteRule "^(.*)$" "/{QUERY_DIR}$1/@%{{QUERY_STRING}}?" [L]
+RewriteCond "%{{DOCUMENT_ROOT}}%{{REQUEST_URI}}" -d
 RewriteRule "^(.*[^/])$" "$1/index.html" [L]"""
 
 
@@ -445,8 +466,13 @@ def build_site(site: SiteSpec, outdir: str | os.PathLike,
     at = {}                                 # a concrete URL's entry: its URL
     known = {p for p, _, _ in entries}
     for url, i in sorted((concrete or {}).items()):
-        if url_path(url) not in known:      # a template of a query: its path is a page's
-            entries.append((url_path(url), True, i))
+        path = url_path(url.split("?", 1)[0])
+        if path not in known:               # a template of a query: its path is a page's too
+            known.add(path)
+            entries.append((path, True, i))
+            at[len(entries) - 1] = url
+        if query_path(url) is not None:     # and each of its queries a file of its own
+            entries.append((query_path(url), True, i))
             at[len(entries) - 1] = url
     files = {p for p, _, _ in entries if p}
     dirs = {"/".join(p.split("/")[:k]) for p in files for k in range(1, p.count("/") + 1)}
