@@ -64,3 +64,9 @@ def test_elastics_hourly_minutes_are_fitted_at_the_rate_they_were_recorded_at(tm
     sessions = model["provenance"]["sessions"]
     assert abs(a["rate_per_s"] / (sessions / recorded) - 1) < 0.05, (a["rate_per_s"], recorded)
     assert a["rate_per_s"] > 30 * sessions / (t[-1] - t[0])
+    # no think time outlasts the window it was seen in: the law as observed stops at the
+    # longest window (its last second included), not at Tmax (a synthetic think of minutes
+    # would go on past the window's end)
+    longest = float(np.max(np.r_[t[cut], t[-1]] - np.r_[t[0], t[cut + 1]])) + 1
+    think = model["variables"]["think"]
+    assert think["max"] < longest == think["observation"]["upper"] < 1800

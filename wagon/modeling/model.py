@@ -205,11 +205,14 @@ def observations(sessions: Sessions) -> dict[str, Observation]:
     of a request — is taken as exact: its recording error of up to a cell is not modelled
     (docs/methods.md)."""
     r, rules, samples = sessions.resolution, sessions.rules, sessions.samples
-    gaps, think = Observation.exact(), Observation.exact(rules.tmin, rules.tmax)
+    w = sessions.windows                # a log recorded in windows: no think outlasts one
+    longest = 0.0 if w is None else float(np.max(w[:, 1] - w[:, 0]))
+    tmax = min(rules.tmax, longest) if longest > rules.tmin else rules.tmax
+    gaps, think = Observation.exact(), Observation.exact(rules.tmin, tmax)
     if _on_grid(samples.get("interarrival", np.zeros(0)), r):
         gaps = Observation.grid(r, lower=0.0)
     if _on_grid(samples.get("think", np.zeros(0)), r):
-        think = Observation.grid(r, lower=rules.tmin, upper=rules.tmax)
+        think = Observation.grid(r, lower=rules.tmin, upper=tmax)
     return {"interarrival": gaps, "clicks": Observation.counts(1), "think": think,
             "page_size": Observation.exact(), "objects_per_page": Observation.counts(0),
             "object_size": Observation.exact()}
