@@ -10,15 +10,28 @@ and with ``--replay`` its other half, against a real server:
 
     wagon synth model.json ... --speedup K                        (the same sessions, K× faster)
     wagon site build SITE --scenario scenario-K.jsonl
-    nginx serving SITE on a free loopback port, logging the layout ``wagon`` ($msec)
+    nginx serving SITE on a free loopback port, its log combined with $msec as the time
     wagon replay scenario-K.jsonl --target http://127.0.0.1:PORT/ --no-follow --no-emulation
-    compare LOG with nginx's own log, its times multiplied by K (``wagon compare --speedup``'s
-    reading, applied to nginx's log only: the library's ``load_digest``)
+    compare LOG with the server's own log, its times multiplied by K from the log's first second
 
-nginx is stopped by its PID (``wagon.experiment.servers.start``), whatever happens. K is
-``--speedup``, by default the log's span over ``--replay-seconds`` (100 s: each replay within
-5 min); redirects are answers (``--no-follow``: the log holds the requests its clients sent
-after one), no network is emulated (a modeled millisecond is K of the replay's).
+The server is nginx unless its clock (a millisecond) times K would be coarser than a quarter
+of the smallest octave measured (0.5 s: K > 500, netnea's month in 100 s): then Apache, whose
+``%{usec_frac}t`` stamps to the microsecond. Each is stopped by its PID
+(``wagon.experiment.servers.start``), whatever happens. K is ``--speedup``, by default the log's
+span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most ``--max-speedup``
+(2,500): a request and its answer take about a millisecond on loopback, K ms of the model's,
+and the replay's own timing must stay finer than the octaves it is judged on (netnea's month in
+100 s, K = 26,411: the octaves 2 s–1 h of its replay 0.8–2.6 log₂ units low, its think time,
+acf(1) and Hurst differing; at K = 2,641, 1,000 s: 0.6–1.3 low, none of those differing);
+redirects are answers (``--no-follow``: the log holds the requests its clients sent after one), no network is
+emulated (a modeled millisecond is K of the replay's).
+
+A log recorded in windows (elastic's: the first minute of every hour) is a sample of its site's
+time. Its model's time is recorded time (the windows end to end); each synthetic traffic, export
+and replay alike, is put back in the windows (``wagon.logs.windows.from_recorded``), and the
+sessions that this splits across two windows are counted: a synthetic session longer than the
+time its window had left goes on in the next window, an hour later, where the log's recorder
+had cut its own sessions at the window's end (the model does not know of those cuts yet).
 
 Printed per log and seed, for the export (and the replay): requests against the log's (the
 requests the model was fitted on, robots left out), requests per click, the compare rows that
@@ -64,7 +77,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -75,9 +88,10 @@ from wagon import parse_bytes, sessionize
 from wagon.analysis.compare import compare
 from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
-from wagon.experiment.servers import NGINX_TEMPLATE, start
+from wagon.experiment.servers import APACHE_TEMPLATE, NGINX_TEMPLATE, start
 from wagon.logs.sessions import sessionize_kept
 from wagon.logs.windows import from_recorded
+from wagon.synth.export import clf_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = [ROOT / "tests/data/nasa-aug95-morning.log.gz", ROOT / "tests/data/epa-http-aug95-half.log.gz",
@@ -87,13 +101,21 @@ LAGS = np.arange(1, 11)             # s
 STATUS_CLASSES = {"304": lambda s: s == 304, "3xx": lambda s: (s // 100 == 3) & (s != 304),
                   "404": lambda s: s == 404, "4xx": lambda s: (s // 100 == 4) & (s != 404),
                   "5xx": lambda s: s // 100 == 5}
-#: nginx as ``wagon experiment`` runs it, logging the layout ``wagon fit`` reads as ``wagon``
-REPLAY_NGINX = NGINX_TEMPLATE.replace(
-    "log_format wagon '$msec $remote_addr $remote_port $connection $connection_requests '\n"
-    "                   '$status $body_bytes_sent $request_time $request_uri';",
-    "log_format wagon '$remote_addr - $remote_user [$msec] \"$request\" $status $body_bytes_sent "
-    "\"$http_referer\" \"$http_user_agent\" $request_time $connection $connection_requests';")
-assert REPLAY_NGINX != NGINX_TEMPLATE
+#: the finest time a server's clock times K may step by: a quarter of the smallest octave (2 s)
+FINEST = 0.5
+#: nginx and Apache as ``wagon experiment`` runs them, logging NCSA combined with an epoch stamp
+#: (nginx's to the millisecond, Apache's to the microsecond), which the bench turns into CLF's
+REPLAY_CONF = {
+    "nginx": NGINX_TEMPLATE.replace(
+        "log_format wagon '$msec $remote_addr $remote_port $connection $connection_requests '\n"
+        "                   '$status $body_bytes_sent $request_time $request_uri';",
+        "log_format wagon '$remote_addr - $remote_user [$msec] \"$request\" $status "
+        "$body_bytes_sent \"$http_referer\" \"$http_user_agent\"';"),
+    "apache": APACHE_TEMPLATE.replace(
+        'LogFormat "%a %{remote}p %k %>s %B %D %{msec}t %X %U" wagon',
+        'LogFormat "%a %l %u [%{sec}t.%{usec_frac}t] \\"%r\\" %>s %b \\"%{Referer}i\\" '
+        '\\"%{User-Agent}i\\"" wagon')}
+assert REPLAY_CONF["nginx"] != NGINX_TEMPLATE and REPLAY_CONF["apache"] != APACHE_TEMPLATE
 
 
 def wagon(*args: str) -> str:
@@ -146,6 +168,19 @@ def status_shares(status: np.ndarray) -> dict[str, float]:
     return {k: float(np.mean(f(status))) for k, f in STATUS_CLASSES.items()}
 
 
+def first_gap(times: np.ndarray, hosts: np.ndarray) -> float:
+    """The median time (s) from a client's first request to its second: a page's to its first
+    object's, mostly, in the log; in a replay at speedup K the server's own gap times K, so it
+    shows the time the exchange itself took, multiplied (``--speedup`` too high for the log)."""
+    order = np.lexsort((times, hosts))
+    t, h = times[order], hosts[order]
+    first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+    second = first + 1
+    ok = second < len(t)
+    ok[ok] &= h[second[ok]] == h[first[ok]]
+    return float(np.median(t[second[ok]] - t[first[ok]])) if ok.any() else float("nan")
+
+
 def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int,
             clicks: int) -> dict:
     """The figures of one synthetic traffic (an export, or nginx's log of a replay with its
@@ -170,7 +205,9 @@ def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int
             "statuses": shares, "status_gap": max(abs(shares[1][k] - shares[0][k])
                                                   for k in STATUS_CLASSES),
             "stack_mu": [stack.get("stack distance: lognormal mu", {}).get(k)
-                         for k in ("a", "b", "verdict")]}
+                         for k in ("a", "b", "verdict")],
+            "first_gap": [first_gap(t, np.asarray(r.host)) for t, r in ((times, log),
+                                                                        (syn_times, syn))]}
 
 
 def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) -> dict:
@@ -181,54 +218,87 @@ def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) 
                              "--json"))
     wagon("export", str(scenario), "--to", "combined", "-o", str(synthetic), "--start",
           f"{np.floor(np.min(log_req.time)):.0f}")
-    recorded = fit["arrivals"].get("recorded")
-    if recorded:                # a log recorded in windows: the export sampled as it was
-        into_windows(synthetic, np.asarray(recorded["windows"], float))
+    split = 0
+    if windows(fit) is not None:        # a log recorded in windows: the export put back in them
+        data, split = as_logged(synthetic.read_bytes(), lambda t: t, windows(fit))
+        synthetic.write_bytes(data)
     rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
     syn, _ = parse_bytes(synthetic.read_bytes())
-    return measure(log_req, syn, np.asarray(syn.time, float), rows,
-                   fit["counts"]["requests_used"], synth.get("clicks", 0))
+    return {**measure(log_req, syn, np.asarray(syn.time, float), rows,
+                      fit["counts"]["requests_used"], synth.get("clicks", 0)), "split": split}
 
 
-CLF_TIME = re.compile(rb"\[(\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d) \+0000\]")
+#: a line's time stamp: its first bracket (CLF's, or a server's epoch seconds)
+STAMP = re.compile(rb"\[([^\]]+)\]")
 
 
-def into_windows(path: Path, windows: np.ndarray) -> None:
-    """The export's times (recorded time, from the first window's start) put back in the
-    windows the log was recorded in (``wagon.logs.windows.from_recorded``), in place."""
-    def moved(m: re.Match) -> bytes:
-        t = datetime.strptime(m.group(1).decode(), "%d/%b/%Y:%H:%M:%S").replace(
-            tzinfo=timezone.utc).timestamp()
-        u = float(from_recorded(np.array([t]), windows)[0])
-        return datetime.fromtimestamp(u, timezone.utc).strftime(
-            "[%d/%b/%Y:%H:%M:%S +0000]").encode()
-    path.write_bytes(CLF_TIME.sub(moved, path.read_bytes()))
+def stamp_seconds(text: bytes) -> float:
+    """Seconds since the epoch of a CLF stamp (``01/Aug/1995:00:00:01 +0000``) or an epoch
+    one (nginx's ``$msec``, Apache's ``%{sec}t.%{usec_frac}t``)."""
+    try:
+        return float(text)
+    except ValueError:
+        return datetime.strptime(text.decode(), "%d/%b/%Y:%H:%M:%S %z").timestamp()
+
+
+def as_logged(data: bytes, scale, recorded: np.ndarray | None) -> tuple[bytes, int]:
+    """A synthetic log (lines of a session's host or address first, a stamp in brackets) with
+    its times ``scale``d and written as CLF stamps; for a log ``recorded`` in windows, each
+    request put back in its window (module docstring). Returns the lines and how many sessions
+    that put back split across windows."""
+    lines = data.splitlines(keepends=True)
+    found = [STAMP.search(line) for line in lines]
+    t = scale(np.array([stamp_seconds(m.group(1)) for m in found]))
+    split = 0
+    if recorded is not None and len(t):
+        _, session = np.unique([line.split(b" ", 1)[0] for line in lines], return_inverse=True)
+        window = np.searchsorted(recorded[:, 0], from_recorded(t, recorded), side="right")
+        first, last = (np.full(session.max() + 1, v) for v in (len(recorded), -1))
+        np.minimum.at(first, session, window)
+        np.maximum.at(last, session, window)
+        split, t = int(np.sum(first != last)), from_recorded(t, recorded)
+    out = [line[:m.start()] + b"[" + clf_timestamp(u).encode() + b"]" + line[m.end():]
+           for line, m, u in zip(lines, found, t.tolist())]
+    return b"".join(out), split
+
+
+def windows(fit: dict) -> np.ndarray | None:
+    """The windows the log was recorded in (``wagon fit``'s ``arrivals.recorded``), or None."""
+    recorded = fit["arrivals"].get("recorded")
+    return np.asarray(recorded["windows"], float) if recorded else None
 
 
 def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path, log_req,
              first: float) -> dict:
-    """The same sessions K× faster, replayed against nginx serving the built site; nginx's
-    log read back (times × K from ``first``, the export's first request) and measured."""
-    scenario, site, ng = work / f"r{seed}.jsonl", work / "site", work / "nginx"
+    """The same sessions K× faster, replayed against nginx (or Apache: module docstring)
+    serving the built site; the server's log read back (times × K from ``first``, the log's
+    first second) and measured."""
+    scenario, site, run = work / f"r{seed}.jsonl", work / "site", work / "server"
     synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
                              "model", "--seed", str(seed), "--speedup", f"{k:g}", "-o",
                              str(scenario), "--force", "--json"))
     wagon("site", "build", str(site), "--scenario", str(scenario))
-    template = work / "nginx.conf.in"
-    template.write_text(REPLAY_NGINX)
-    work.chmod(0o755)                   # nginx's workers (www-data) read the site
-    with start("nginx", {}, site, ng, template=template) as server:
+    kind = server_for(k)
+    template = work / "server.conf.in"
+    template.write_text(REPLAY_CONF[kind])
+    work.chmod(0o755)                   # the server's workers (www-data) read the site
+    with start(kind, {}, site, run, template=template) as server:
         wagon("replay", str(scenario), "--target", server.url, "--no-follow", "--no-emulation")
         served = server.access_log.read_bytes()
-    out = work / "nginx.log"
-    out.write_bytes(served)
-    rows = compare(load_digest([str(log)]), load_digest([str(out)], log_speedup=k),
-                   CompareOptions())
-    syn, _ = parse_bytes(served)
-    t = np.asarray(syn.time, float)
-    r = measure(log_req, syn, first + (t - t.min()) * k, rows, fit["counts"]["requests_used"],
+    t = np.array([stamp_seconds(m) for m in STAMP.findall(served)])
+    data, split = as_logged(served, lambda u: first + (u - t.min()) * k, windows(fit))
+    out = work / "server.log"
+    out.write_bytes(data)
+    rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())
+    syn, _ = parse_bytes(data)
+    r = measure(log_req, syn, np.asarray(syn.time, float), rows, fit["counts"]["requests_used"],
                 synth.get("clicks", 0))
-    return {**r, "speedup": k, "replay_s": float(t.max() - t.min())}
+    return {**r, "speedup": k, "server": kind, "split": split, "replay_s": float(t.max() - t.min())}
+
+
+def server_for(k: float) -> str:
+    """nginx, unless its millisecond clock times K is coarser than ``FINEST`` (then Apache)."""
+    return "nginx" if k * 1e-3 <= FINEST else "apache"
 
 
 def chance_range(log_req, fit: dict) -> float:
@@ -287,9 +357,15 @@ def line(name: str, seed: int, half: str, r: dict, log_per_click: float) -> str:
             + f"; octaves off {bad or 'none'}; acf 1-10 gap {r['acf_gap']:.3f}; hour gap "
             f"{100 * r['hour_gap']:.1f} pt; p99 size {r['p99_ratio']:.2f}; statuses "
             + " ".join(f"{k} {100 * st[1][k]:.2f}" for k in STATUS_CLASSES)
-            + f" (gap {100 * r['status_gap']:.2f} pt); stack mu {r['stack_mu']}\n"
+            + f" (gap {100 * r['status_gap']:.2f} pt); stack mu {r['stack_mu']}; a client's "
+            f"first gap {r['first_gap'][1]:.2f} s / {r['first_gap'][0]:.2f} s\n"
             f"{'':28s}   differs: {', '.join(r['differs']) or 'none'}; undecided: "
             f"{', '.join(r['undecided']) or 'none'}")
+
+
+def split_note(r: dict) -> str:
+    """How many synthetic sessions a log's recording windows split, when it has them."""
+    return f" [{r['split']:,} sessions split across windows]" if r["split"] else ""
 
 
 def main() -> None:
@@ -299,6 +375,9 @@ def main() -> None:
     ap.add_argument("--replay", action="store_true", help="also the replay half, against nginx")
     ap.add_argument("--speedup", type=float, help="the replay's (default: span / --replay-seconds)")
     ap.add_argument("--replay-seconds", type=float, default=100.0)
+    ap.add_argument("--max-speedup", type=float, default=2500.0,
+                    help="K at most this: an exchange's millisecond on loopback is K ms of the "
+                         "model's (module docstring)")
     ap.add_argument("--plot", type=Path)
     ap.add_argument("--json", type=Path, help="every run's figures, a JSON line each")
     a = ap.parse_args()
@@ -313,7 +392,8 @@ def main() -> None:
             fit = json.loads(wagon("fit", str(log), "-o", str(model), "--json"))
             counts = fit["counts"]
             log_per_click = counts["requests_used"] / counts["clicks"]
-            k = a.speedup or max(1.0, round(span(fit) / a.replay_seconds))
+            k = a.speedup or min(max(1.0, round(span(fit) / a.replay_seconds)),
+                                 round(span(fit) / np.ceil(span(fit) / a.max_speedup)))
             chance = chance_range(log_req, fit)
             print(f"{log.name}: {counts['requests_used']:,} requests fitted (of "
                   f"{lines:,} lines), span {span(fit):,.0f} s, per click "
@@ -325,12 +405,14 @@ def main() -> None:
                 r = {"log": log.name, "seed": seed, "log_requests": counts["requests_used"],
                      "log_per_click": log_per_click, "chance": chance,
                      "export": exported(log, model, fit, seed, work, log_req)}
-                print(line(log.name, seed, "export", r["export"], log_per_click), flush=True)
+                print(line(log.name, seed, "export", r["export"], log_per_click)
+                      + split_note(r["export"]), flush=True)
                 if a.replay:
                     first = float(np.floor(np.min(log_req.time)))
                     r["replay"] = replayed(log, model, fit, seed, k, work, log_req, first)
                     print(line(log.name, seed, "replay", r["replay"], log_per_click)
-                          + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g}]", flush=True)
+                          + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g} on "
+                          f"{r['replay']['server']}]" + split_note(r["replay"]), flush=True)
                 runs.append(r)
                 if out:
                     out.write(json.dumps(r) + "\n")
