@@ -13,7 +13,9 @@ the delay and does the rest (handshake, slow start, retransmission, send buffer,
 Runs as its own process (``python -m wagon.replay.relay CONFIG CLIENT_FD SERVER_FD BEAT_FD``)
 holding the two TUN devices' descriptors: when it ends the devices, and their routes, are gone.
 It writes a heartbeat byte on BEAT_FD every ``beat_s`` seconds of its loop (``watchdog``: the
-parent stops the run when they stop), stops when its standard input closes (the parent ends,
+parent stops the run when they stop): ``!`` instead of ``.`` when over 1 % of the packets it put
+out since the last one went out ``LAG_STOP`` or more after they were due (the watchdog stops the
+run when a whole bound of heartbeats says so: a relay that lagging cannot give its paths), stops when its standard input closes (the parent ends,
 however it ends) and writes its counts on standard output as one JSON line.
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = ["Hop", "Relay", "main"]
 
 BATCH = 256               # packets read from one device before the other is looked at
 LATE = 0.001              # a packet put out later than this after it was due is counted late
+LAG_STOP = 0.05           # a heartbeat says "lagging" when over 1 % of its packets were this late
 LAG_BIN = 1e-4            # the lag histogram's bins (s): its p99 to 0.1 ms, for 2 s at most
 LAG_BINS = 20_000         # (a later packet falls in the last bin; the p99 is then the max)
 NICE = -10                # the relay's priority: its lag is every client's (root may raise it)
@@ -70,6 +73,7 @@ class Relay:
         self.lag_max = 0.0
         self.lag_sum = 0.0
         self.lag_bins = [0] * LAG_BINS
+        self.beat_packets = self.beat_late = 0      # since the last heartbeat
 
     @classmethod
     def from_config(cls, cfg: dict, outs: tuple[int, int]) -> "Relay":
@@ -137,10 +141,20 @@ class Relay:
             self.lag_bins[min(int(lag / LAG_BIN), LAG_BINS - 1)] += 1
             if lag > LATE:
                 self.counts["late"] += 1
+                if lag >= LAG_STOP:
+                    self.beat_late += 1
+            self.beat_packets += 1
             if lag > self.lag_max:
                 self.lag_max = lag
             self.counts["packets"] += 1
             self.counts["bytes"] += len(packet)
+
+    def beat_sign(self) -> bytes:
+        """The next heartbeat: ``!`` when over 1 % of the packets put out since the last one
+        were ``LAG_STOP`` or more late (their p99 at least that), else ``.``."""
+        lagging = self.beat_late * 100 > self.beat_packets
+        self.beat_packets = self.beat_late = 0
+        return b"!" if lagging else b"."
 
     def lag_p99(self) -> float:
         """The 99th percentile of the packets' lag (s), to a bin's width above (its upper
@@ -173,9 +187,9 @@ class Relay:
         return out
 
 
-def _beat(fd: int) -> None:
+def _beat(fd: int, sign: bytes) -> None:
     try:
-        os.write(fd, b".")
+        os.write(fd, sign)
     except OSError:             # a full pipe (the parent frozen) or none: nothing to tell
         pass
 
@@ -189,7 +203,7 @@ def run(relay: Relay, client: int, server: int, stop: int, beat: int, every: flo
     while True:
         due = relay.due
         if clock() >= next_beat:
-            _beat(beat)
+            _beat(beat, relay.beat_sign())
             next_beat = clock() + every
         timeout = min(due[0][0] if due else next_beat, next_beat) - clock()
         ready = select.select(watch, [], [], max(timeout, 0.0))[0]

@@ -6,7 +6,9 @@ pipe only it writes. The parent's ``Watchdog`` thread reads them all, every ``bo
 seconds. A process is lost when it dies (its pipe reads EOF: the kernel closed it) or stays
 silent for ``bound`` seconds (stopped by SIGSTOP, or frozen; before its first beat, while
 Python starts, ``START_S``): a silent one is killed (SIGKILL works on a stopped process), so
-nothing of it outlives the run. Each loss is kept with its cause (killed by signal N, exit
+nothing of it outlives the run. A process whose heartbeats say it is lagging (``!``: the
+packet relay behind its packets' schedule) for a whole bound of them in a row is lost too: it
+is alive, but the run it serves is no longer the one asked for. Each loss is kept with its cause (killed by signal N, exit
 status N, silent for X s) and signalled on ``alarm``, a pipe the runner waits on: it stops the
 run within 1.2 × the bound. The watchdog only detects and reports; what a loss does to the run
 is the runner's.
@@ -65,6 +67,7 @@ class Watched:
     death: bool = True
     last: float = 0.0
     beating: bool = False       # it has beaten once (before, START_S applies)
+    lagging: int = 0            # heartbeats in a row that said "lagging"
 
 
 def cause_of_exit(code: int | None) -> str:
@@ -87,16 +90,23 @@ def beat(send: Callable[[], object], every: float) -> None:
     threading.Thread(target=run, name="wagon-heartbeat", daemon=True).start()
 
 
-def _drain(beats: Connection | int) -> bool:
-    """Read the heartbeats waiting on ``beats``; False at EOF (the writer died or closed)."""
+def _drain(beats: Connection | int) -> bytes | None:
+    """The heartbeats waiting on ``beats``; None at EOF (the writer died or closed)."""
     try:
         if isinstance(beats, Connection):
+            got = b""
             while beats.poll():
-                beats.recv_bytes()
-            return True
-        return os.read(beats, 4096) != b""
+                got += beats.recv_bytes()
+            return got
+        return os.read(beats, 4096) or None
     except (EOFError, OSError):
-        return False
+        return None
+
+
+def _lagging(w: Watched, beats: bytes) -> int:
+    """``w``'s heartbeats in a row that said "lagging", ``beats`` read after the others."""
+    calm = beats.rfind(b".")
+    return beats.count(b"!") + w.lagging if calm < 0 else len(beats) - calm - 1
 
 
 class Watchdog:
@@ -166,8 +176,12 @@ class Watchdog:
             now = time.monotonic()
             for w in watched:
                 if w.beats in ready:
-                    if _drain(w.beats):
-                        w.last, w.beating = now, True
+                    if (beats := _drain(w.beats)) is not None:
+                        w.last, w.beating, w.lagging = now, True, _lagging(w, beats)
+                        if w.lagging >= BEATS:
+                            self._lose(w, f"lagging: {w.lagging} heartbeats in a row "
+                                          f"({w.lagging * self.tick:.1f} s) said over 1 % of "
+                                          "its packets went out late", why="lagged")
                     elif w.death:
                         self._lose(w, cause_of_exit(_reaped(w)))
                     else:
@@ -182,9 +196,9 @@ class Watchdog:
                 except (OSError, ValueError):
                     self._beat = None
 
-    def _lose(self, w: Watched, cause: str, kill: bool = False) -> None:
+    def _lose(self, w: Watched, cause: str, kill: bool = False, why: str = "died") -> None:
         """Record the loss (before the kill, so the runner that sees the death finds its
-        cause), kill a silent process, ring the alarm."""
+        cause), kill a silent process, ring the alarm (the run stops: ``KIND_WHY``)."""
         self.lost[w.name] = Loss(w.kind, w.name, w.pid, cause)
         self.forget(w.name)
         if kill:
@@ -193,7 +207,7 @@ class Watchdog:
             except ProcessLookupError:
                 pass
         try:
-            self._ring.send(("stop", f"{w.kind}_died"))
+            self._ring.send(("stop", f"{w.kind}_{why}"))
         except OSError:
             pass
 

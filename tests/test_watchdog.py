@@ -7,8 +7,10 @@ run) and the test's own wall clock; the run is ``wagon replay`` in a process of 
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,9 +18,12 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wagon import read_results
 from wagon.cli import main
+from wagon.replay.watchdog import Watched, _lagging
 
 from .conftest import IN_CI
 from .procs import alive, children, cmdline
@@ -174,6 +179,49 @@ def test_a_lost_relay_stops_the_run_at_once_and_leaves_no_namespace(tmp_path,
     assert summary["stopped_by"] == "relay_died"
     _accounted(results, scenario, summary, cut)
     assert _gone_soon([relay]) == [] and inside not in _namespaces() - before
+
+
+@needs_root
+def test_a_lagging_relay_stops_the_run_with_its_reason(tmp_path, site_and_scenario):
+    """The packet relay kept alive but behind its schedule (the test stops it 150 ms of every
+    200: the packets due meanwhile on 90-ms WAN paths go out up to 150 ms late): its
+    heartbeats say so, and after a bound of them the run stops, ``relay_lagged``, the relay
+    named with its cause and lag, every due request settled; the relay is not killed, it ends
+    with the run."""
+    scenario = site_and_scenario("wan/http11", sessions=300, rate=30.0, think=(-1.0, 0.3))
+    results = tmp_path / "r.csv"
+    with nginx(tmp_path / "site", tmp_path / "ng") as server:
+        proc = _start(scenario, server, results, "--network", "packet")
+        _playing(results, 1)
+        relay = _relay_of(proc.pid)
+        start, cut = time.monotonic(), time.time()      # what was due by now was played
+        with contextlib.suppress(ProcessLookupError):       # until the relay ends
+            while proc.poll() is None and time.monotonic() - start < 20:
+                os.kill(relay, signal.SIGSTOP)
+                time.sleep(0.15)
+                os.kill(relay, signal.SIGCONT)
+                time.sleep(0.05)
+        took = time.monotonic() - start
+        out, err = proc.communicate(timeout=30)
+        summary = json.loads(out)
+    assert proc.returncode == 5 and "Traceback" not in err, err
+    assert summary["stopped_by"] == "relay_lagged"
+    assert [(p["kind"], p["pid"]) for p in summary["dead_processes"]] == [("relay", relay)]
+    assert "lagging" in summary["dead_processes"][0]["cause"]
+    assert summary["network"]["relay"]["lag_p99_ms"] >= 50
+    assert took < 10                       # the bound is 1 s: not the whole run (20 s or more)
+    _accounted(results, scenario, summary, cut)
+    assert _gone_soon([relay]) == []
+
+
+@given(st.lists(st.text("!.", max_size=6), max_size=8))
+def test_a_processs_lagging_heartbeats_are_counted_in_a_row(reads):
+    """However the heartbeats come in reads, the count of "lagging" ones (``!``) is those
+    since the last calm one (``.``): the trailing run of the bytes read, by a regex here."""
+    w = Watched("relay", "relay", 0, -1, lambda: None)
+    for chunk in reads:
+        w.lagging = _lagging(w, chunk.encode())
+    assert w.lagging == len(re.search(r"!*$", "".join(reads)).group())
 
 
 def test_a_stopped_cluster_worker_is_lost_through_dasks_heartbeats(tmp_path, site_and_scenario):

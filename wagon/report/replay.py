@@ -84,7 +84,8 @@ def _verdict(summary: dict | None) -> str:
     stop = summary.get("stopped_by")
     how = {None: "ran to its end", "max_time": "ended at --max-time (planned)",
            "duration": "ended at its steady duration (planned)", "signal": "was interrupted",
-           "worker_died": "lost a worker"}.get(stop, f"stopped ({stop})")
+           "worker_died": "lost a worker", "relay_died": "lost its packet relay",
+           "relay_lagged": "was stopped: its packet relay lagged"}.get(stop, f"stopped ({stop})")
     head = (f"FAILED {len(failed)} of {len(checks)} thresholds" if failed else
             f"passed its {len(checks)} threshold{'s' * (len(checks) != 1)}")
     return (f"<h2 id='verdict'>Verdict: the run {html.escape(how)} and {head}</h2>"
