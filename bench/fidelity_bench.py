@@ -241,6 +241,11 @@ def stamp_seconds(text: bytes) -> float:
         return datetime.strptime(text.decode(), "%d/%b/%Y:%H:%M:%S %z").timestamp()
 
 
+def stamps(data: bytes) -> np.ndarray:
+    """Each line's time (its first bracket: an agent may hold more, ``[en]``), in seconds."""
+    return np.array([stamp_seconds(STAMP.search(line).group(1)) for line in data.splitlines()])
+
+
 def as_logged(data: bytes, scale, recorded: np.ndarray | None) -> tuple[bytes, int]:
     """A synthetic log (lines of a session's host or address first, a stamp in brackets) with
     its times ``scale``d and written as CLF stamps; for a log ``recorded`` in windows, each
@@ -248,7 +253,7 @@ def as_logged(data: bytes, scale, recorded: np.ndarray | None) -> tuple[bytes, i
     that put back split across windows."""
     lines = data.splitlines(keepends=True)
     found = [STAMP.search(line) for line in lines]
-    t = scale(np.array([stamp_seconds(m.group(1)) for m in found]))
+    t = scale(stamps(data))
     split = 0
     if recorded is not None and len(t):
         _, session = np.unique([line.split(b" ", 1)[0] for line in lines], return_inverse=True)
@@ -285,7 +290,7 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     with start(kind, {}, site, run, template=template) as server:
         wagon("replay", str(scenario), "--target", server.url, "--no-follow", "--no-emulation")
         served = server.access_log.read_bytes()
-    t = np.array([stamp_seconds(m) for m in STAMP.findall(served)])
+    t = stamps(served)
     data, split = as_logged(served, lambda u: first + (u - t.min()) * k, windows(fit))
     out = work / "server.log"
     out.write_bytes(data)
