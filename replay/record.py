@@ -468,14 +468,18 @@ def summary_text(s: dict) -> str:
         lines.append(f"network: every packet through its client's path; "
                      f"relayed {relay.get('packets', 0):,} packets, lost "
                      f"{relay.get('lost', 0):,}, dropped by full queues "
-                     f"{relay.get('queue_drops', 0):,}; relay lag mean "
+                     f"{relay.get('queue_drops', 0) - relay.get('early_drops', 0):,}"
+                     + (f", early (RED) {relay['early_drops']:,}" if relay.get("early_drops")
+                        else "") + "; relay lag mean "
                      f"{relay.get('lag_mean_ms', 0):.2f} ms, p99 {relay.get('lag_p99_ms', 0):.1f} ms, max "
                      f"{relay.get('lag_max_ms', 0):.1f} ms, {relay.get('late', 0):,} packets over "
                      f"1 ms late; relay CPU {relay.get('cpu_s', 0):.1f} s")
         for name, sides in relay.get("links", {}).items():
             lines.append(f"  shared link {name}: " + "; ".join(
                 f"{side} {c['packets']:,} packets, lost {c['lost']:,}, dropped by the full "
-                f"queue {c['queue_drops']:,}" for side, c in sides.items()))
+                f"queue {c['queue_drops'] - c.get('early_drops', 0):,}"
+                + (f", early (RED) {c['early_drops']:,}" if c.get("early_drops") else "")
+                for side, c in sides.items()))
     for th in s.get("thresholds", []):
         got = "not measured" if th["value"] is None else f"{th['value']:,.4g}"
         lines.append(f"threshold {th['threshold']}: {got} -> {'FAILED' if th['failed'] else 'ok'}")

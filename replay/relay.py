@@ -177,6 +177,7 @@ class Relay:
         every += [link for _, up, down in self.shared for link in (up, down)]
         out = {**self.counts, "lost": sum(link.lost for link in every),
                "queue_drops": sum(link.queue_drops for link in every),
+               "early_drops": sum(link.early_drops for link in every),
                "lag_max_ms": round(self.lag_max * 1000, 3),
                "lag_mean_ms": round(self.lag_sum / n * 1000, 4) if n else 0.0,
                "lag_p99_ms": round(self.lag_p99() * 1000, 3),

@@ -85,6 +85,53 @@ def test_a_burst_is_dropped_only_past_the_queue_bound():
     assert all(calm.enter(SIZE, k * 2 * SIZE / 1e6) is not None for k in range(1000))
 
 
+def test_red_spreads_its_drops_evenly_at_a_steady_average():
+    """RED with its average held (weight ~0, avg set mid-way: p_b = 0.05): the packets from one
+    drop to the next are uniform on 1 … 1/p_b = 20 (Floyd & Jacobson 1993, section 7; SciPy's
+    chi-square, a false failure once in 1,000 runs), a drop fraction of 2·p_b/(1 + p_b)."""
+    from scipy import stats
+    red = {"min": 30e3, "max": 90e3, "max_p": 0.1, "weight": 1e-12}
+    link = Link(1.25e6, 1e12, 0.0, 0.0, random.Random(7).random, red)
+    link.red.avg = 60e3
+    n = 100_000
+    out = np.array([link.enter(SIZE, k * 0.01) is not None for k in range(n)])
+    between = np.diff(np.r_[-1, np.flatnonzero(~out)])
+    assert between.min() == 1 and between.max() == 20
+    assert stats.chisquare(np.bincount(between)[1:]).pvalue > 0.001
+    assert (~out).mean() == pytest.approx(2 * 0.05 / 1.05, rel=0.03)
+    assert link.early_drops == link.queue_drops == n - out.sum()
+
+
+@pytest.mark.parametrize("rho", [0.5, 1.5])
+def test_red_keeps_an_overloaded_queue_near_its_max_threshold_not_at_the_bound(rho):
+    """Poisson arrivals into a link whose FIFO holds 180 kB, with RED (min 30 kB, max 90 kB):
+    at ρ = 0.5 nothing is dropped (the queue of M/D/1 hardly reaches 30 kB); at ρ = 1.5 the
+    link still carries its rate and drops the rest (1 − 1/ρ, flow balance, within 2 %), early
+    but while its average catches up at the start (the first 1,000 packets: a weight of 0.002
+    follows the queue over ~500): the queue no longer reaches the tail, and packets wait about
+    max/rate, where a tail-drop FIFO of the same bound keeps them the bound's time."""
+    rate = 1.25e6
+    arrivals = poisson(rho * rate / SIZE, 60_000, 13)
+    waits = {}
+    for name, red in (("red", {"min": 30e3, "max": 90e3, "max_p": 0.1, "weight": 0.002}),
+                      ("tail", None)):
+        link = Link(rate, 180e3, 0.0, 0.0, random.Random(5).random, red)
+        out = np.array([link.enter(SIZE, t) or np.nan for t in arrivals[:1000]])
+        tail = link.queue_drops - link.early_drops
+        out = np.r_[out, [link.enter(SIZE, t) or np.nan for t in arrivals[1000:]]]
+        kept = ~np.isnan(out)
+        waits[name] = np.mean((out - arrivals)[kept][len(out) // 3:])
+        if name == "red":
+            assert link.queue_drops - link.early_drops == tail
+            if rho < 1:
+                assert link.early_drops == 0
+            else:
+                assert 1 - kept.mean() == pytest.approx(1 - 1 / rho, rel=0.02)
+    if rho > 1:
+        assert waits["red"] == pytest.approx(90e3 / rate, rel=0.15)
+        assert waits["tail"] == pytest.approx(180e3 / rate, rel=0.05)
+
+
 def packet(client: int, upward: bool) -> bytes:
     ends = (BASE + client).to_bytes(4, "big"), bytes([127, 0, 0, 1])
     return bytes([0x45]) + bytes(11) + b"".join(ends if upward else ends[::-1]) + bytes(20)
@@ -127,6 +174,19 @@ def test_mean_and_burst_become_the_chain_that_has_them(tmp_path):
     assert (link.up.rate, link.down.rate) == (250_000, 1_000_000)
 
 
+def test_a_links_red_reaches_the_relays_queue_in_bytes(tmp_path):
+    """``red = {min_kb, max_kb}`` (max_p and weight by Floyd & Jacobson's defaults, 0.1 and
+    0.002): each direction of the relay's shared link drops early by those thresholds."""
+    from wagon.replay.topology import link_from, relay_links
+    f = tmp_path / "t.toml"
+    f.write_text('[[link]]\nname = "x"\nrate = "8Mbit"\nclasses = ["lan"]\nqueue_kb = 90\n'
+                 'red = {min_kb = 15, max_kb = 45}\n')
+    links, _ = relay_links(read_topology(f), [("lan", "lan")])
+    for side in ("up", "down"):
+        red = link_from(links[0][side], random.random).red
+        assert (red.min, red.max, red.max_p, red.weight) == (15e3, 45e3, 0.1, 0.002)
+
+
 @pytest.mark.parametrize("text, says", [
     ('[[link]]\nname = "x"\nrate = "fast"\nclasses = ["lan"]\n', "not a rate"),
     ('[[link]]\nname = "x"\nrate = "1Mbit"\nup = "1Mbit"\nclasses = ["lan"]\n',
@@ -138,6 +198,11 @@ def test_mean_and_burst_become_the_chain_that_has_them(tmp_path):
     ('[[link]]\nname = "x"\nrate = "1Mbit"\nclasses = ["lan"]\nloss = {p = 0.1}\n',
      "Gilbert–Elliott loss is"),
     ('[access.lan]\nloss = 1\n', "lets nothing through"),
+    ('[[link]]\nname = "x"\nrate = "1Mbit"\nclasses = ["lan"]\nred = {min_kb = 50, max_kb = 20}\n',
+     "min_kb must be below max_kb"),
+    ('[[link]]\nname = "x"\nrate = "1Mbit"\nclasses = ["lan"]\nred = {min_kb = 5}\n', "RED is"),
+    ('[[link]]\nname = "x"\nrate = "1Mbit"\nclasses = ["lan"]\nqueue_kb = 10\n'
+     'red = {min_kb = 5, max_kb = 20}\n', "max_kb: 20 is not a number in"),
     ('[links]\n', "unknown key 'links'"),
     ('[[link]\n', "not TOML"),
 ])

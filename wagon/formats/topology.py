@@ -13,6 +13,8 @@ links of the classes whose class or network is NAME); docs/formats.md gives the 
     share = 1.0                # of each named class's sessions (file order splits a class)
     loss = {mean = 0.01, burst = 4}
 
+    red = {min_kb = 10, max_kb = 30}    # optional: Random Early Detection on that queue
+
     [access.modem]
     loss = {p = 0.002, r = 0.25, k = 1.0, h = 0.0}
 
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 from ..source import read_toml
 
-__all__ = ["TopologyError", "Topology", "SharedLink", "Direction", "GilbertElliott",
+__all__ = ["TopologyError", "Topology", "SharedLink", "Direction", "GilbertElliott", "Red",
            "read_topology", "parse_rate"]
 
 
@@ -59,13 +61,28 @@ Loss = float | GilbertElliott
 
 
 @dataclass(frozen=True)
+class Red:
+    """Random Early Detection on a queue (Floyd & Jacobson 1993): below ``min`` bytes of
+    average queue nothing is dropped early, between ``min`` and ``max`` a packet with
+    probability ``max_p`` · (avg − min)/(max − min) spread by the packets since the last drop,
+    at ``max`` or above every one; the average is an EWMA of weight ``weight`` per packet."""
+
+    min: float
+    max: float
+    max_p: float = 0.1
+    weight: float = 0.002
+
+
+@dataclass(frozen=True)
 class Direction:
-    """One direction of a shared link: rate (bytes/s), queue (bytes), one-way delay (s)."""
+    """One direction of a shared link: rate (bytes/s), queue (bytes), one-way delay (s), and
+    RED on its queue when ``red`` (else a tail-drop FIFO only)."""
 
     rate: float
     queue: float
     delay: float
     loss: Loss = 0.0
+    red: Red | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +106,9 @@ class Topology:
 
 _RATE = re.compile(r"\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*(bit|kbit|mbit|gbit)(?:/s)?\s*", re.I)
 _UNIT = {"bit": 1.0, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
-LINK_KEYS = {"name", "rate", "up", "down", "delay_ms", "queue_kb", "classes", "share", "loss"}
+LINK_KEYS = {"name", "rate", "up", "down", "delay_ms", "queue_kb", "classes", "share", "loss",
+             "red"}
+RED_KEYS = {"min_kb", "max_kb", "max_p", "weight"}
 LOSS_KEYS = ({"p", "r", "k", "h"}, {"mean", "burst"})
 
 
@@ -135,6 +154,20 @@ def _loss(where: str, value: object) -> Loss:
                         f"{{mean, burst}}, not {{{', '.join(sorted(keys))}}}")
 
 
+def _red(where: str, value: object, queue: float) -> Red | None:
+    """RED's thresholds (kB, min < max ≤ the queue), max_p and weight, or None."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not {"min_kb", "max_kb"} <= set(value) <= RED_KEYS:
+        raise TopologyError(f"{where}: RED is {{min_kb, max_kb}} (max_p, weight optional)")
+    low, high = (_number(f"{where}.{k}", value[k], 0, queue / 1000) * 1000
+                 for k in ("min_kb", "max_kb"))
+    if not low < high:
+        raise TopologyError(f"{where}: min_kb must be below max_kb")
+    return Red(low, high, _number(f"{where}.max_p", value.get("max_p", 0.1), 1e-6, 1),
+               _number(f"{where}.weight", value.get("weight", 0.002), 1e-6, 1))
+
+
 def _link(where: str, t: object) -> SharedLink:
     if not isinstance(t, dict):
         raise TopologyError(f"{where}: a table")
@@ -156,13 +189,14 @@ def _link(where: str, t: object) -> SharedLink:
     delay = _number(f"{where} delay_ms", t.get("delay_ms", 0), 0, 1e5) / 1000
     queue = _number(f"{where} queue_kb", t.get("queue_kb", 64), 1.5, 1e6) * 1000
     loss = _loss(f"{where} loss", t.get("loss", 0.0))
+    red = _red(f"{where} red", t.get("red"), queue)
     classes = t.get("classes")
     if not isinstance(classes, list) or not classes or not all(
             isinstance(c, str) and c for c in classes):
         raise TopologyError(f"{where}: classes is a list of class or network names")
     share = _number(f"{where} share", t.get("share", 1.0), 0, 1)
-    return SharedLink(name, Direction(up, queue, delay, loss), Direction(down, queue, delay, loss),
-                      tuple(classes), share)
+    return SharedLink(name, Direction(up, queue, delay, loss, red),
+                      Direction(down, queue, delay, loss, red), tuple(classes), share)
 
 
 def read_topology(path: str | os.PathLike) -> Topology:
