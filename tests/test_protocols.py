@@ -133,6 +133,20 @@ def test_tls_handshakes_cost_their_round_trips_on_the_wire(tmp_path):
             assert abs(mine - on_wire) < 0.1 * rtt, (version, ours, theirs)
 
 
+def test_an_insecure_context_loads_no_certificate_store(tmp_path):
+    """``--insecure`` verifies nothing, so it loads no certificate (OpenSSL's own store
+    counts: the system's CA store, 50-150 ms of CPU a process, was loaded all the same); a
+    verifying context has the system's, and ``--ca-file`` that file's one certificate."""
+    from wagon.replay.tls import TlsConfig
+    cert, _ = certificate(tmp_path)
+    stats = {name: TlsConfig("localhost", **kw).context(("http/1.1",)).cert_store_stats()
+             for name, kw in (("insecure", {"insecure": True}), ("verify", {}),
+                              ("file", {"ca_file": str(cert)}))}
+    system = ssl.create_default_context().cert_store_stats()["x509_ca"]
+    assert (stats["insecure"]["x509"], stats["verify"]["x509_ca"], stats["file"]["x509"]) == (
+        0, system, 1)
+
+
 def test_certificates_are_verified_unless_insecure(tmp_path):
     """A self-signed certificate: the pre-flight check stops the run at once with one line
     (exit 3); --ca-file or --insecure let it run (and a Secure cookie is kept and sent back
