@@ -18,7 +18,7 @@ from ..formats.classes import ClientClass, Protocol
 from ..formats.scenario import Scenario, SessionBatch, copula_uniform, in_click_order
 from ..formats.site import FetchTable
 
-__all__ = ["WallTime", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
+__all__ = ["WallTime", "WallTally", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
 
 HEADER_BYTES = 250        # a response's status line and headers, about (nginx: 230–260)
 REQUEST_BYTES = 300       # a request's line and headers, about (with identity: agent, referer)
@@ -146,23 +146,47 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
     return busy + np.add.reduceat(b.thinks, b.click_ptr[:-1]), busy
 
 
+class WallTally:
+    """The expected wall time summed batch by batch: of a file's sessions as they are read
+    (``expected_wall_time``), or of a scenario's as they are written (``wagon synth``, which
+    then does not read it back). ``classes``: as played (a ``--protocol`` override; the
+    header's by default), ``emulation`` False: no network, ``paced``: objects wait for their
+    delays (``--objects paced``)."""
+
+    def __init__(self, sc: Scenario, classes: list[ClientClass] | None = None,
+                 emulation: bool = True, paced: bool = True) -> None:
+        self.sc, self.emulation, self.paced = sc, emulation, paced
+        self.classes = sc.classes if classes is None else classes
+        self.fetch = sc.site.fetches()
+        self.per_row = _click_bytes(sc, self.fetch)
+        self.last, self.end = 0.0, 0.0
+        self.total, self.busy, self.count = (np.zeros(len(self.classes)) for _ in range(3))
+
+    def add(self, b: SessionBatch) -> None:
+        """Count the sessions of ``b`` (its times as the file holds them)."""
+        k = len(self.classes)
+        if not len(b):
+            return
+        length, network = _batch_lengths(self.sc, b, self.classes, self.fetch, self.per_row,
+                                         self.emulation, self.paced)
+        self.last = max(self.last, float(b.starts[-1]))
+        self.end = max(self.end, float((b.starts + length).max()))
+        self.total += np.bincount(b.classes, length, k)
+        self.busy += np.bincount(b.classes, network, k)
+        self.count += np.bincount(b.classes, minlength=k)
+
+    def result(self) -> WallTime:
+        """The run's expected length from the sessions added."""
+        seen = self.count > 0
+        return WallTime(self.last, self.end, *(
+            {c.name: float(x / n) for c, x, n, k in zip(self.classes, sums, self.count, seen)
+             if k} for sums in (self.total, self.busy)))
+
+
 def expected_wall_time(sc: Scenario, classes: list[ClientClass] | None = None,
                        emulation: bool = True, paced: bool = True) -> WallTime:
-    """The run's expected length against an idle server; ``classes``: as played (a
-    ``--protocol`` override; the header's by default), ``emulation`` False: no network,
-    ``paced``: objects wait for their delays (``--objects paced``)."""
-    classes = sc.classes if classes is None else classes
-    fetch = sc.site.fetches()
-    per_row = _click_bytes(sc, fetch)
-    last, end = 0.0, 0.0
-    total, busy, count = (np.zeros(len(classes)) for _ in range(3))
+    """The run's expected length against an idle server (``WallTally``'s options)."""
+    tally = WallTally(sc, classes, emulation, paced)
     for b in sc.batches():
-        length, network = _batch_lengths(sc, b, classes, fetch, per_row, emulation, paced)
-        last = max(last, float(b.starts[-1]))
-        end = max(end, float((b.starts + length).max()))
-        total += np.bincount(b.classes, length, len(classes))
-        busy += np.bincount(b.classes, network, len(classes))
-        count += np.bincount(b.classes, minlength=len(classes))
-    seen = count > 0
-    return WallTime(last, end, *({c.name: float(x / n) for c, x, n, k in
-                                  zip(classes, sums, count, seen) if k} for sums in (total, busy)))
+        tally.add(b)
+    return tally.result()

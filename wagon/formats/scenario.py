@@ -27,6 +27,7 @@ them with ``site.status_url`` and a built site answers so; an export writes the 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -51,6 +52,7 @@ from .streams import streams
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
+           "as_written",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest", "click_delays", "in_click_order", "copula_uniform"]
 
@@ -291,7 +293,14 @@ class ScenarioWriter:
     def __init__(self, out: TextIO, header: dict) -> None:
         self.out = out
         doc = json_ready({"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION, **header})
-        out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
+        self.line = json.dumps(doc, separators=(",", ":"), allow_nan=False)    # strict
+        out.write(self.line + "\n")
+
+    @functools.cached_property
+    def scenario(self) -> Scenario:
+        """The header written, as a reader sees it (with no sessions: give it those written,
+        ``as_written``)."""
+        return _checked(self.line.encode(), "<written>")
 
     def write(self, batch: SessionBatch) -> None:
         marked = (batch.statuses is not None and len(batch.statuses) > 0) or bool(batch.urls)
@@ -311,6 +320,20 @@ class ScenarioWriter:
             lines = (_SESSION_AGENT % (*h, g, ",".join(clicks[a:b]))
                      for h, g, a, b in zip(heads, batch.agents.tolist(), ptr[:-1], ptr[1:]))
         self.out.write("".join(_with_marks(lines, batch) if marked else lines))
+
+
+def as_written(b: SessionBatch) -> SessionBatch:
+    """``b`` with its times as its lines hold them (``%.6f`` starts, ``%.3f`` think times),
+    the values a reader of them gets."""
+    return dataclasses.replace(b, starts=_rounded(b.starts, 6), thinks=_rounded(b.thinks, 3))
+
+
+def _rounded(x: np.ndarray, places: int) -> np.ndarray:
+    """``float("%.{places}f" % v)`` for each ``v`` of ``x``."""
+    k = nt.scaled(np.asarray(x, float), places)
+    if k is None:
+        return np.array([float(f"{v:.{places}f}") for v in x.tolist()])
+    return k / 10.0 ** places
 
 
 def _per_session(batch: SessionBatch, rows: list[list]) -> dict[int, list[list]]:
