@@ -17,6 +17,7 @@ import numpy as np
 from ..formats.classes import ClientClass, Protocol
 from ..formats.scenario import Scenario, SessionBatch, copula_uniform, in_click_order
 from ..formats.site import FetchTable
+from ..formats.streams import normals
 
 __all__ = ["WallTime", "WallTally", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
 
@@ -85,30 +86,42 @@ def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool,
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
     run); 0 when objects are not paced. ``follows``: per object fetched, in click order,
     whether it comes with the request before it (``SiteSpec.object_follows``). A click of n
-    objects draws a normal for itself then n for its objects (``click_delays``); consecutive
-    draws of one stream are one draw of their sum, so a session takes one call and the copula
-    and percentiles go over the whole batch."""
+    objects draws a normal for itself then n for its objects (``click_delays``); a draw of a
+    session's stream is a function of its place in it (``formats.streams``), so the batch's
+    are drawn at once, and the copula and percentiles go over the batch."""
     out = np.zeros(len(objects))
-    if not paced or sc.object_delays is None:
+    if not paced or sc.object_delays is None or not len(objects):
         return out
-    has = objects > 0
-    per_click = np.where(has, 1 + objects, 0)
-    drawn = np.add.reduceat(per_click, b.click_ptr[:-1]) if len(objects) else per_click
-    normals = np.concatenate([rng.standard_normal(k) for rng, k in
-                              zip(sc.pacings(b.ids), drawn.tolist())] or [np.zeros(0)])
-    clicks = np.flatnonzero(has)
+    per_click = np.where(objects > 0, 1 + objects, 0)
+    before = np.cumsum(per_click) - per_click              # the batch's draws before each click
+    session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
+    at = before - before[b.click_ptr[:-1]][session]        # its own normal's place in its stream
+    clicks = np.flatnonzero(objects)
     n = objects[clicks]
-    start = np.concatenate(([0], np.cumsum(1 + n)[:-1]))        # each click's own normal
     click = np.repeat(np.arange(len(clicks)), n)
-    rank = np.arange(len(click)) - np.repeat(start - np.arange(len(clicks)), n)
-    eps = normals[np.repeat(start + 1, n) + rank]
-    u = copula_uniform(normals[start][click], eps, sc.delay_rho)
+    rank = np.arange(len(click)) - np.repeat(np.cumsum(n) - n, n)        # from 0 in its click
+    keys = sc.pacing_keys(b.ids)[session[clicks]]
+    u = copula_uniform(normals(keys, at[clicks])[click],
+                       normals(keys[click], at[clicks][click] + 1 + rank), sc.delay_rho)
     q = sc.object_delays
-    late = in_click_order(q[np.minimum(rank + 1, len(q)) - 1,
-                            np.ceil(u * (q.shape[1] - 1)).astype(np.int64)], click,
-                          follows)
-    out[clicks] = late[np.cumsum(n) - 1] / sc.speedup          # each click's last, in order
+    drawn = q[np.minimum(rank + 1, len(q)) - 1, np.ceil(u * (q.shape[1] - 1)).astype(np.int64)]
+    out[clicks] = _last(drawn, click, n, follows) / sc.speedup
     return out
+
+
+def _last(drawn: np.ndarray, click: np.ndarray, n: np.ndarray, follows: np.ndarray | None
+          ) -> np.ndarray:
+    """Each click's last delay once ``in_click_order`` orders them: its largest, unless its
+    last object follows (then ``in_click_order`` of that click's)."""
+    ends = np.cumsum(n) - 1
+    last = np.maximum.reduceat(drawn, ends - n + 1)
+    odd = np.flatnonzero(follows[ends]) if follows is not None else ()
+    if len(odd):
+        mine = np.zeros(len(n), bool)
+        mine[odd] = True
+        sel = mine[click]
+        last[odd] = in_click_order(drawn[sel], click[sel], follows[sel])[np.cumsum(n[odd]) - 1]
+    return last
 
 
 def _follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray, objects: np.ndarray
