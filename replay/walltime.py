@@ -80,48 +80,55 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
         ~fetch.page_absent + np.diff(fetch.ptr))
 
 
-def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool,
-            follows: np.ndarray | None = None) -> np.ndarray:
+def _pacing(sc: Scenario, b: SessionBatch, fetch: FetchTable, rows: np.ndarray, paced: bool
+            ) -> np.ndarray:
     """When each click's last object is due after its page (played seconds), drawn as the
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
-    run); 0 when objects are not paced. ``follows``: per object fetched, in click order,
-    whether it comes with the request before it (``SiteSpec.object_follows``). A click of n
-    objects draws a normal for itself then n for its objects (``click_delays``); a draw of a
+    run); 0 when objects are not paced. ``rows``: each click's fetch row. A click of n objects
+    draws a normal for itself then n for its objects (``click_delays``); a draw of a
     session's stream is a function of its place in it (``formats.streams``), so the batch's
     are drawn at once, and the copula and percentiles go over the batch."""
+    objects = fetch.sizes(rows)
     out = np.zeros(len(objects))
-    if not paced or sc.object_delays is None or not len(objects):
+    if not paced or sc.object_delays is None or not objects.any():
         return out
     per_click = np.where(objects > 0, 1 + objects, 0)
     before = np.cumsum(per_click) - per_click              # the batch's draws before each click
     session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
-    at = before - before[b.click_ptr[:-1]][session]        # its own normal's place in its stream
     clicks = np.flatnonzero(objects)
     n = objects[clicks]
-    click = np.repeat(np.arange(len(clicks)), n)
-    rank = np.arange(len(click)) - np.repeat(np.cumsum(n) - n, n)        # from 0 in its click
+    at = (before - before[b.click_ptr[:-1]][session])[clicks]   # its normal's place in its stream
     keys = sc.pacing_keys(b.ids)[session[clicks]]
-    u = copula_uniform(normals(keys, at[clicks])[click],
-                       normals(keys[click], at[clicks][click] + 1 + rank), sc.delay_rho)
+    first = np.cumsum(n) - n                               # its first object among the batch's
+    place = np.arange(int(first[-1] + n[-1]))
+    rank = place - np.repeat(first, n)                     # from 0 in its click
+    own = normals(np.repeat(keys, n), place + np.repeat(at + 1 - first, n))
+    u = copula_uniform(np.repeat(normals(keys, at), n), own, sc.delay_rho)
     q = sc.object_delays
-    drawn = q[np.minimum(rank + 1, len(q)) - 1, np.ceil(u * (q.shape[1] - 1)).astype(np.int64)]
-    out[clicks] = _last(drawn, click, n, follows) / sc.speedup
+    pick = np.minimum(rank, len(q) - 1) * q.shape[1] + np.ceil(u * (q.shape[1] - 1)).astype(
+        np.int64)
+    drawn = q.ravel()[pick]
+    last = np.maximum.reduceat(drawn, first)               # each click's last once in order,
+    odd = np.flatnonzero(_last_follows(sc, fetch, rows[clicks]))   # but where that follows
+    if len(odd):
+        last[odd] = _ordered_last(drawn, first[odd], n[odd],
+                                  _follows(sc, fetch, rows[clicks[odd]], n[odd]))
+    out[clicks] = last / sc.speedup
     return out
 
 
-def _last(drawn: np.ndarray, click: np.ndarray, n: np.ndarray, follows: np.ndarray | None
-          ) -> np.ndarray:
-    """Each click's last delay once ``in_click_order`` orders them: its largest, unless its
-    last object follows (then ``in_click_order`` of that click's)."""
-    ends = np.cumsum(n) - 1
-    last = np.maximum.reduceat(drawn, ends - n + 1)
-    odd = np.flatnonzero(follows[ends]) if follows is not None else ()
-    if len(odd):
-        mine = np.zeros(len(n), bool)
-        mine[odd] = True
-        sel = mine[click]
-        last[odd] = in_click_order(drawn[sel], click[sel], follows[sel])[np.cumsum(n[odd]) - 1]
-    return last
+def _ordered_last(drawn: np.ndarray, first: np.ndarray, n: np.ndarray, follows: np.ndarray
+                  ) -> np.ndarray:
+    """The last delay of each click whose ``n`` delays start at ``first`` in ``drawn``, once
+    ``in_click_order`` orders them (``follows``: of their objects, in click order)."""
+    start = np.cumsum(n) - n
+    at = np.repeat(first - start, n) + np.arange(int(n.sum()))
+    return in_click_order(drawn[at], np.repeat(np.arange(len(n)), n), follows)[start + n - 1]
+
+
+def _last_follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray) -> np.ndarray:
+    """Whether the last object of each of ``rows`` (each with one at least) follows."""
+    return np.asarray(sc.site.object_follows, bool)[fetch.objects[fetch.ptr[rows + 1] - 1]]
 
 
 def _follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray, objects: np.ndarray
@@ -151,8 +158,7 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on], asked[on])
                        * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (asked[on] + objects[on]) * 8 / (n.up_kbps * 1e3))
-    follows = _follows(sc, fetch, rows, objects)
-    click = np.maximum(network, _pacing(sc, b, objects, paced, follows))
+    click = np.maximum(network, _pacing(sc, b, fetch, rows, paced))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))
     busy = np.add.reduceat(click, b.click_ptr[:-1])

@@ -37,10 +37,15 @@ def _wrap(v: int) -> int:
 def _steps(start, at, wrap: Callable = _same):
     """Output ``at`` (from 0) of SplitMix64 from each state ``start``: uint64 arrays, or
     Python ints with ``wrap=_wrap``."""
-    z = wrap(start + (at + 1) * GOLDEN)
-    z = wrap((z ^ (z >> 30)) * MIX_1)
-    z = wrap((z ^ (z >> 27)) * MIX_2)
-    return z ^ (z >> 31)
+    z = wrap(start + (at + 1) * GOLDEN)            # then in place: arrays of a batch are big
+    z ^= z >> 30
+    z *= MIX_1
+    z = wrap(z)
+    z ^= z >> 27
+    z *= MIX_2
+    z = wrap(z)
+    z ^= z >> 31
+    return z
 
 
 def _key(seed: int, session):
@@ -59,9 +64,17 @@ def normals(keys: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Draw ``at`` (from 0) of the stream of each key, as float32 (NumPy's SIMD logarithm and
     cosine: 4 times faster than in float64; the normals only pick one of 100 percentiles)."""
     x = _steps(np.asarray(keys, np.uint64), np.asarray(at, np.int64).astype(np.uint64))
-    u = ((x >> HIGH24).astype(np.float32) + np.float32(0.5)) * np.float32(2.0 ** -24)
-    angle = (x & LOW24).astype(np.float32) * np.float32(2.0 ** -24 * 2 * math.pi)
-    return np.sqrt(np.float32(-2.0) * np.log(u)) * np.cos(angle)
+    r = (x >> HIGH24).astype(np.float32)
+    r += np.float32(0.5)
+    r *= np.float32(2.0 ** -24)                    # (0, 1)
+    np.log(r, out=r)
+    r *= np.float32(-2.0)
+    np.sqrt(r, out=r)
+    x &= LOW24
+    angle = x.astype(np.float32)
+    angle *= np.float32(2.0 ** -24 * 2 * math.pi)
+    r *= np.cos(angle, out=angle)
+    return r
 
 
 class Pacing:
