@@ -80,22 +80,31 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
         ~fetch.page_absent + np.diff(fetch.ptr))
 
 
-def _pacing(sc: Scenario, b: SessionBatch, fetch: FetchTable, rows: np.ndarray, paced: bool
-            ) -> np.ndarray:
+def _pacing(sc: Scenario, b: SessionBatch, fetch: FetchTable, rows: np.ndarray, paced: bool,
+            network: np.ndarray | None = None) -> np.ndarray:
     """When each click's last object is due after its page (played seconds), drawn as the
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
-    run); 0 when objects are not paced. ``rows``: each click's fetch row. A click of n objects
-    draws a normal for itself then n for its objects (``click_delays``); a draw of a
-    session's stream is a function of its place in it (``formats.streams``), so the batch's
-    are drawn at once, and the copula and percentiles go over the batch."""
+    run); 0 when objects are not paced, and for a click whose ``network`` time is as long as
+    its objects can be late (its length is that time whatever they draw). ``rows``: each
+    click's fetch row. A click of n objects draws a normal for itself then n for its objects
+    (``click_delays``); a draw of a session's stream is a function of its place in it
+    (``formats.streams``), so the batch's are drawn at once, and the copula and percentiles
+    go over the batch."""
     objects = fetch.sizes(rows)
     out = np.zeros(len(objects))
-    if not paced or sc.object_delays is None or not objects.any():
+    q = sc.object_delays
+    if not paced or q is None or not objects.any():
         return out
     per_click = np.where(objects > 0, 1 + objects, 0)
     before = np.cumsum(per_click) - per_click              # the batch's draws before each click
     session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
-    clicks = np.flatnonzero(objects)
+    latest = np.maximum.accumulate(q[:, -1]) / sc.speedup  # by rank: the latest so far
+    late = objects > 0
+    if network is not None:
+        late &= network < latest[np.minimum(objects, len(q)) - 1]
+    clicks = np.flatnonzero(late)
+    if not len(clicks):
+        return out
     n = objects[clicks]
     at = (before - before[b.click_ptr[:-1]][session])[clicks]   # its normal's place in its stream
     keys = sc.pacing_keys(b.ids)[session[clicks]]
@@ -104,7 +113,6 @@ def _pacing(sc: Scenario, b: SessionBatch, fetch: FetchTable, rows: np.ndarray, 
     rank = place - np.repeat(first, n)                     # from 0 in its click
     own = normals(np.repeat(keys, n), place + np.repeat(at + 1 - first, n))
     u = copula_uniform(np.repeat(normals(keys, at), n), own, sc.delay_rho)
-    q = sc.object_delays
     pick = np.minimum(rank, len(q) - 1) * q.shape[1] + np.ceil(u * (q.shape[1] - 1)).astype(
         np.int64)
     drawn = q.ravel()[pick]
@@ -158,7 +166,7 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on], asked[on])
                        * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (asked[on] + objects[on]) * 8 / (n.up_kbps * 1e3))
-    click = np.maximum(network, _pacing(sc, b, fetch, rows, paced))
+    click = np.maximum(network, _pacing(sc, b, fetch, rows, paced, network))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))
     busy = np.add.reduceat(click, b.click_ptr[:-1])

@@ -73,3 +73,8 @@ def test_the_batch_pacing_is_the_replays_own_draw_of_each_click():
                     expected[k] = sc.object_offsets(mine.tolist(), rng).max()
         assert objects.max() > 3 and expected.max() > 0
         assert np.array_equal(_pacing(sc, b, fetch, rows, True), expected)
+        # a click whose network time outlasts what its objects could draw is not drawn
+        network = np.random.default_rng(1).exponential(expected.mean() + 1e-9, len(rows))
+        pruned = _pacing(sc, b, fetch, rows, True, network)
+        assert np.array_equal(np.maximum(network, pruned), np.maximum(network, expected))
+        assert 0 < np.count_nonzero(pruned < expected) < np.count_nonzero(expected)
