@@ -17,8 +17,9 @@ import numpy as np
 from ..formats.classes import ClientClass, Protocol
 from ..formats.scenario import Scenario, SessionBatch, copula_uniform, in_click_order
 from ..formats.site import FetchTable
+from ..formats.streams import normals
 
-__all__ = ["WallTime", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
+__all__ = ["WallTime", "WallTally", "expected_wall_time", "HEADER_BYTES", "REQUEST_BYTES"]
 
 HEADER_BYTES = 250        # a response's status line and headers, about (nginx: 230–260)
 REQUEST_BYTES = 300       # a request's line and headers, about (with identity: agent, referer)
@@ -79,36 +80,63 @@ def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
         ~fetch.page_absent + np.diff(fetch.ptr))
 
 
-def _pacing(sc: Scenario, b: SessionBatch, objects: np.ndarray, paced: bool,
-            follows: np.ndarray | None = None) -> np.ndarray:
+def _pacing(sc: Scenario, b: SessionBatch, fetch: FetchTable, rows: np.ndarray, paced: bool,
+            network: np.ndarray | None = None) -> np.ndarray:
     """When each click's last object is due after its page (played seconds), drawn as the
     replay draws it (each session's own stream, ``Scenario.pacing``: the same delays in every
-    run); 0 when objects are not paced. ``follows``: per object fetched, in click order,
-    whether it comes with the request before it (``SiteSpec.object_follows``). A click of n
-    objects draws a normal for itself then n for its objects (``click_delays``); consecutive
-    draws of one stream are one draw of their sum, so a session takes one call and the copula
-    and percentiles go over the whole batch."""
+    run); 0 when objects are not paced, and for a click whose ``network`` time is as long as
+    its objects can be late (its length is that time whatever they draw). ``rows``: each
+    click's fetch row. A click of n objects draws a normal for itself then n for its objects
+    (``click_delays``); a draw of a session's stream is a function of its place in it
+    (``formats.streams``), so the batch's are drawn at once, and the copula and percentiles
+    go over the batch."""
+    objects = fetch.sizes(rows)
     out = np.zeros(len(objects))
-    if not paced or sc.object_delays is None:
-        return out
-    has = objects > 0
-    per_click = np.where(has, 1 + objects, 0)
-    drawn = np.add.reduceat(per_click, b.click_ptr[:-1]) if len(objects) else per_click
-    normals = np.concatenate([rng.standard_normal(k) for rng, k in
-                              zip(sc.pacings(b.ids), drawn.tolist())] or [np.zeros(0)])
-    clicks = np.flatnonzero(has)
-    n = objects[clicks]
-    start = np.concatenate(([0], np.cumsum(1 + n)[:-1]))        # each click's own normal
-    click = np.repeat(np.arange(len(clicks)), n)
-    rank = np.arange(len(click)) - np.repeat(start - np.arange(len(clicks)), n)
-    eps = normals[np.repeat(start + 1, n) + rank]
-    u = copula_uniform(normals[start][click], eps, sc.delay_rho)
     q = sc.object_delays
-    late = in_click_order(q[np.minimum(rank + 1, len(q)) - 1,
-                            np.ceil(u * (q.shape[1] - 1)).astype(np.int64)], click,
-                          follows)
-    out[clicks] = late[np.cumsum(n) - 1] / sc.speedup          # each click's last, in order
+    if not paced or q is None or not objects.any():
+        return out
+    per_click = np.where(objects > 0, 1 + objects, 0)
+    before = np.cumsum(per_click) - per_click              # the batch's draws before each click
+    session = np.repeat(np.arange(len(b)), np.diff(b.click_ptr))
+    latest = np.maximum.accumulate(q[:, -1]) / sc.speedup  # by rank: the latest so far
+    late = objects > 0
+    if network is not None:
+        late &= network < latest[np.minimum(objects, len(q)) - 1]
+    clicks = np.flatnonzero(late)
+    if not len(clicks):
+        return out
+    n = objects[clicks]
+    at = (before - before[b.click_ptr[:-1]][session])[clicks]   # its normal's place in its stream
+    keys = sc.pacing_keys(b.ids)[session[clicks]]
+    first = np.cumsum(n) - n                               # its first object among the batch's
+    place = np.arange(int(first[-1] + n[-1]))
+    rank = place - np.repeat(first, n)                     # from 0 in its click
+    own = normals(np.repeat(keys, n), place + np.repeat(at + 1 - first, n))
+    u = copula_uniform(np.repeat(normals(keys, at), n), own, sc.delay_rho)
+    pick = np.minimum(rank, len(q) - 1) * q.shape[1] + np.ceil(u * (q.shape[1] - 1)).astype(
+        np.int64)
+    drawn = q.ravel()[pick]
+    last = np.maximum.reduceat(drawn, first)               # each click's last once in order,
+    odd = np.flatnonzero(_last_follows(sc, fetch, rows[clicks]))   # but where that follows
+    if len(odd):
+        last[odd] = _ordered_last(drawn, first[odd], n[odd],
+                                  _follows(sc, fetch, rows[clicks[odd]], n[odd]))
+    out[clicks] = last / sc.speedup
     return out
+
+
+def _ordered_last(drawn: np.ndarray, first: np.ndarray, n: np.ndarray, follows: np.ndarray
+                  ) -> np.ndarray:
+    """The last delay of each click whose ``n`` delays start at ``first`` in ``drawn``, once
+    ``in_click_order`` orders them (``follows``: of their objects, in click order)."""
+    start = np.cumsum(n) - n
+    at = np.repeat(first - start, n) + np.arange(int(n.sum()))
+    return in_click_order(drawn[at], np.repeat(np.arange(len(n)), n), follows)[start + n - 1]
+
+
+def _last_follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray) -> np.ndarray:
+    """Whether the last object of each of ``rows`` (each with one at least) follows."""
+    return np.asarray(sc.site.object_follows, bool)[fetch.objects[fetch.ptr[rows + 1] - 1]]
 
 
 def _follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray, objects: np.ndarray
@@ -138,31 +166,54 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
         network[on] = (_round_trips(c.protocol, objects[on], first[on], asked[on])
                        * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
                        + REQUEST_BYTES * (asked[on] + objects[on]) * 8 / (n.up_kbps * 1e3))
-    follows = _follows(sc, fetch, rows, objects)
-    click = np.maximum(network, _pacing(sc, b, objects, paced, follows))
+    click = np.maximum(network, _pacing(sc, b, fetch, rows, paced, network))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))
     busy = np.add.reduceat(click, b.click_ptr[:-1])
     return busy + np.add.reduceat(b.thinks, b.click_ptr[:-1]), busy
 
 
+class WallTally:
+    """The expected wall time summed batch by batch: of a file's sessions as they are read
+    (``expected_wall_time``), or of a scenario's as they are written (``wagon synth``, which
+    then does not read it back). ``classes``: as played (a ``--protocol`` override; the
+    header's by default), ``emulation`` False: no network, ``paced``: objects wait for their
+    delays (``--objects paced``)."""
+
+    def __init__(self, sc: Scenario, classes: list[ClientClass] | None = None,
+                 emulation: bool = True, paced: bool = True) -> None:
+        self.sc, self.emulation, self.paced = sc, emulation, paced
+        self.classes = sc.classes if classes is None else classes
+        self.fetch = sc.site.fetches()
+        self.per_row = _click_bytes(sc, self.fetch)
+        self.last, self.end = 0.0, 0.0
+        self.total, self.busy, self.count = (np.zeros(len(self.classes)) for _ in range(3))
+
+    def add(self, b: SessionBatch) -> None:
+        """Count the sessions of ``b`` (its times as the file holds them)."""
+        k = len(self.classes)
+        if not len(b):
+            return
+        length, network = _batch_lengths(self.sc, b, self.classes, self.fetch, self.per_row,
+                                         self.emulation, self.paced)
+        self.last = max(self.last, float(b.starts[-1]))
+        self.end = max(self.end, float((b.starts + length).max()))
+        self.total += np.bincount(b.classes, length, k)
+        self.busy += np.bincount(b.classes, network, k)
+        self.count += np.bincount(b.classes, minlength=k)
+
+    def result(self) -> WallTime:
+        """The run's expected length from the sessions added."""
+        seen = self.count > 0
+        return WallTime(self.last, self.end, *(
+            {c.name: float(x / n) for c, x, n, k in zip(self.classes, sums, self.count, seen)
+             if k} for sums in (self.total, self.busy)))
+
+
 def expected_wall_time(sc: Scenario, classes: list[ClientClass] | None = None,
                        emulation: bool = True, paced: bool = True) -> WallTime:
-    """The run's expected length against an idle server; ``classes``: as played (a
-    ``--protocol`` override; the header's by default), ``emulation`` False: no network,
-    ``paced``: objects wait for their delays (``--objects paced``)."""
-    classes = sc.classes if classes is None else classes
-    fetch = sc.site.fetches()
-    per_row = _click_bytes(sc, fetch)
-    last, end = 0.0, 0.0
-    total, busy, count = (np.zeros(len(classes)) for _ in range(3))
+    """The run's expected length against an idle server (``WallTally``'s options)."""
+    tally = WallTally(sc, classes, emulation, paced)
     for b in sc.batches():
-        length, network = _batch_lengths(sc, b, classes, fetch, per_row, emulation, paced)
-        last = max(last, float(b.starts[-1]))
-        end = max(end, float((b.starts + length).max()))
-        total += np.bincount(b.classes, length, len(classes))
-        busy += np.bincount(b.classes, network, len(classes))
-        count += np.bincount(b.classes, minlength=len(classes))
-    seen = count > 0
-    return WallTime(last, end, *({c.name: float(x / n) for c, x, n, k in
-                                  zip(classes, sums, count, seen) if k} for sums in (total, busy)))
+        tally.add(b)
+    return tally.result()

@@ -21,8 +21,8 @@ from ..fitting.likelihood import draw_latent, latent_mean
 from ..formats.classes import ClientClass, parse_classes
 from ..formats.limits import MAX_RUN_S
 from ..formats.model import Model, load_model
-from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, model_digest,
-                                scenario_from_bytes)
+from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, as_written,
+                                model_digest, scenario_from_bytes)
 from ..formats.site import FetchTable
 from .agents import AgentMix
 from .arrivals import Arrivals, resolve_arrivals
@@ -411,8 +411,11 @@ class SynthSummary:
 
 
 def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
-               progress: Callable[[int], None] | None = None) -> SynthSummary:
-    """Write ``gen``'s scenario (header, then every session) to ``out``; returns its summary."""
+               progress: Callable[[int], None] | None = None,
+               watch: Callable[[Scenario, SessionBatch], None] | None = None) -> SynthSummary:
+    """Write ``gen``'s scenario (header, then every session) to ``out``; returns its summary.
+    ``watch`` sees each batch as a reader of the file would (``as_written``), with the
+    scenario's header: what the file holds, without reading it back."""
     o = gen.options
     writer = ScenarioWriter(out, gen.header(model_name))
     horizon = o.duration if o.duration is not None else o.sessions / gen.rate
@@ -421,6 +424,8 @@ def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
     for batch in gen.batches():
         writer.write(batch)
         summary.add(batch, fetch)
+        if watch is not None:
+            watch(writer.scenario, as_written(batch))
         if progress is not None:
             progress(len(batch))
     return summary

@@ -71,13 +71,15 @@ class OncePool:
 
     def __post_init__(self) -> None:
         self.used_pages = np.zeros(len(self.pages), np.int64)
-        self._slot = {int(p): i for i, p in enumerate(self.pages.tolist())}
+        self._slot = np.full(int(self.pages.max(initial=0)) + 1, -1, np.int64)
+        self._slot[self.pages] = np.arange(len(self.pages))     # page → its place in pages
 
     def pages_of(self, pages: np.ndarray) -> np.ndarray:
         """The clicks' pages with each click on a one-time page moved to the next URL of its
         family, or to the URL clicked once most recently when one more URL clicked once would
         pass ``keep`` of the clicks or ``cap``."""
-        slot = np.array([self._slot.get(int(p), -1) for p in pages.tolist()], np.int64)
+        inside = pages < len(self._slot)
+        slot = np.where(inside, self._slot[np.where(inside, pages, 0)], -1)
         hit = np.flatnonzero(slot >= 0)
         out = pages.copy()
         for i, s in zip(hit.tolist(), slot[hit].tolist()):

@@ -25,6 +25,7 @@ from wagon.formats.model import Model, save_model
 from wagon.formats.scenario import ScenarioError, read_scenario
 from wagon.formats.site import build_site, page_html, url_path
 from wagon.modeling import observations
+from wagon.replay.walltime import expected_wall_time
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.export import export_clf, export_httperf
 from wagon.synth.profiles import ProfileError, parse_profile
@@ -373,6 +374,8 @@ def test_cli_synth_export_and_site(tmp_path, sample_model):
     assert r.exit_code == 0, r.output
     info = json.loads(r.stdout)
     assert info["sessions"] > 0 and info["speedup"] == 4
+    # figured as it was written: what the replay figures from the file
+    assert info["expected_wall_s"] == expected_wall_time(read_scenario(tmp_path / "s.jsonl")).end_s
     header = json.loads((tmp_path / "s.jsonl").read_text().splitlines()[0])
     assert header["model"]["digest"].startswith("sha256:") and header["seed"] == 1
     for fmt in ("httperf", "tsung", "clf"):

@@ -12,7 +12,7 @@ import pytest
 from wagon.formats.scenario import read_scenario, scenario_from_bytes
 from wagon.formats.site import build_site
 from wagon.replay import ReplayOptions, replay
-from wagon.replay.walltime import _follows, _pacing, expected_wall_time
+from wagon.replay.walltime import _pacing, expected_wall_time
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 
@@ -72,5 +72,9 @@ def test_the_batch_pacing_is_the_replays_own_draw_of_each_click():
                     mine = fetch.objects[fetch.ptr[rows[k]]:fetch.ptr[rows[k] + 1]]
                     expected[k] = sc.object_offsets(mine.tolist(), rng).max()
         assert objects.max() > 3 and expected.max() > 0
-        assert np.array_equal(_pacing(sc, b, objects, True, _follows(sc, fetch, rows, objects)),
-                              expected)
+        assert np.array_equal(_pacing(sc, b, fetch, rows, True), expected)
+        # a click whose network time outlasts what its objects could draw is not drawn
+        network = np.random.default_rng(1).exponential(expected.mean() + 1e-9, len(rows))
+        pruned = _pacing(sc, b, fetch, rows, True, network)
+        assert np.array_equal(np.maximum(network, pruned), np.maximum(network, expected))
+        assert 0 < np.count_nonzero(pruned < expected) < np.count_nonzero(expected)

@@ -11,7 +11,6 @@ import click
 
 from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
-from ..formats.scenario import read_scenario
 from ..formats.strict_json import dumps
 from ..synth import ProfileError, SynthOptions
 from ..synth.options import ARRIVALS
@@ -19,7 +18,8 @@ from . import inputs
 from .common import WagonError, default, write_error
 
 if TYPE_CHECKING:
-    from ..replay.walltime import WallTime
+    from ..formats.scenario import Scenario, SessionBatch
+    from ..replay.walltime import WallTally, WallTime
     from ..synth.generate import Generator
 
 PROGRESS_MIN_SESSIONS = 200_000
@@ -85,6 +85,7 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
         raise WagonError(str(e)) from None
     _check_size(gen, output, force)
     name = os.path.basename(model)
+    wall = _Wall()
     try:
         with atomic_write(output) as out:
             # a bar on a terminal only: elsewhere click prints its label alone ("sessions"),
@@ -92,12 +93,12 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
             if gen.expected_sessions() > PROGRESS_MIN_SESSIONS and sys.stderr.isatty():
                 with click.progressbar(length=gen.expected_sessions(), label="sessions",
                                        file=sys.stderr) as bar:
-                    summary = synthesize(gen, out, name, bar.update)
+                    summary = synthesize(gen, out, name, bar.update, wall.add)
             else:
-                summary = synthesize(gen, out, name)
+                summary = synthesize(gen, out, name, watch=wall.add)
     except OSError as e:
         raise write_error(output, e) from None
-    wall = _wall_time(output, opts)
+    wall = _wall_time(wall, opts)
     info = {**summary.as_dict(), "scenario": output, "rate": gen.rate, "speedup": speedup,
             "real_network": real_network, "deterministic": deterministic,
             "expected_wall_s": wall.end_s}
@@ -121,11 +122,28 @@ def command(model, output, duration, sessions, rate, rate_scale, profile, arriva
         click.echo(text)
 
 
-def _wall_time(output: str, opts: SynthOptions) -> WallTime:
+class _Wall:
+    """The expected wall time of the scenario being written, batch by batch as synthesis
+    writes it (``replay.walltime.WallTally``: what reading the file back would give)."""
+
+    def __init__(self) -> None:
+        self.tally: WallTally | None = None
+
+    def add(self, sc: Scenario, batch: SessionBatch) -> None:
+        from ..replay.walltime import WallTally  # lazy: not for --help
+        if self.tally is None:
+            self.tally = WallTally(sc)
+        self.tally.add(batch)
+
+    def result(self) -> WallTime:
+        from ..replay.walltime import WallTime  # lazy: not for --help
+        return self.tally.result() if self.tally is not None else WallTime(0.0, 0.0, {}, {})
+
+
+def _wall_time(tally: _Wall, opts: SynthOptions) -> WallTime:
     """The expected wall time of replaying the written scenario; with ``--real-network`` at a
     speedup, said on stderr with what it does (transfers and delays at their real length)."""
-    from ..replay.walltime import expected_wall_time  # lazy: not for --help
-    wall = expected_wall_time(read_scenario(output))
+    wall = tally.result()
     if opts.real_network and opts.speedup != 1:
         nominal = (f"{opts.duration / opts.speedup:,.1f} s (--duration / --speedup) of "
                    "arrivals" if opts.duration is not None else f"{wall.arrivals_s:,.1f} s of "

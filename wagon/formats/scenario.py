@@ -27,6 +27,7 @@ them with ``site.status_url`` and a built site answers so; an export writes the 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import io
@@ -47,10 +48,11 @@ from .classes import ClientClass
 from .kind import SCENARIO_FORMAT, wrong_kind
 from .limits import MAX_RUN_S, SPEEDUP
 from .site import MAX_URL, STATUS_CODES, SiteSpec
-from .streams import streams
+from .streams import Pacing, session_keys
 from .strict_json import json_ready
 
 __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "ScenarioWriter",
+           "as_written",
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest", "click_delays", "in_click_order", "copula_uniform"]
 
@@ -64,15 +66,39 @@ _HEADS = (b'{"id":', b',"start":', b',"class":', b',"agent":')
 _CLICKS, _NEXT, _END = b',"clicks":[[', b"],[", b"]]}\n"
 BLOCK = 1 << 22                     # bytes of sessions read at a time
 
+#: erfc(x) = t·exp(−x² + P(t)), t = 1/(1 + x/2), x ≥ 0: Numerical Recipes' ``erfcc``
+#: (Press et al. 1992, §6.2), its error below 1.2·10⁻⁷ of the value; checked against math.erfc
+ERFC_P = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.27886807,
+          -1.13520398, 1.48851587, -0.82215223, 0.17087277)
 
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function of each value, with NumPy (in place over a batch's
+    big arrays)."""
+    z = np.abs(x)
+    t = z * 0.5
+    t += 1.0
+    np.reciprocal(t, out=t)
+    p = np.full_like(t, ERFC_P[-1])
+    for c in reversed(ERFC_P[:-1]):                 # Horner
+        p *= t
+        p += c
+    z *= z
+    p -= z
+    np.exp(p, out=p)
+    p *= t
+    np.subtract(2.0, p, out=p, where=x < 0)
+    return p
 
 
 def copula_uniform(factor: np.ndarray, own: np.ndarray, rho: float) -> np.ndarray:
     """Φ(√ρ·factor + √(1 − ρ)·own): a request's uniform from its click's normal and its own."""
-    z = math.sqrt(rho) * factor + math.sqrt(1.0 - rho) * own
-    return 0.5 * (1.0 + _ERF(z / math.sqrt(2.0)).astype(float))
+    z = factor * math.sqrt(rho)
+    z += own * math.sqrt(1.0 - rho)
+    z *= -math.sqrt(0.5)
+    u = _erfc(z)
+    u *= 0.5
+    return u
 
 
 def _copula(click: np.ndarray, clicks: int, rho: float, rng: np.random.Generator
@@ -291,7 +317,14 @@ class ScenarioWriter:
     def __init__(self, out: TextIO, header: dict) -> None:
         self.out = out
         doc = json_ready({"format": SCENARIO_FORMAT, "version": SCENARIO_VERSION, **header})
-        out.write(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n")   # strict
+        self.line = json.dumps(doc, separators=(",", ":"), allow_nan=False)    # strict
+        out.write(self.line + "\n")
+
+    @functools.cached_property
+    def scenario(self) -> Scenario:
+        """The header written, as a reader sees it (with no sessions: give it those written,
+        ``as_written``)."""
+        return _checked(self.line.encode(), "<written>")
 
     def write(self, batch: SessionBatch) -> None:
         marked = (batch.statuses is not None and len(batch.statuses) > 0) or bool(batch.urls)
@@ -311,6 +344,20 @@ class ScenarioWriter:
             lines = (_SESSION_AGENT % (*h, g, ",".join(clicks[a:b]))
                      for h, g, a, b in zip(heads, batch.agents.tolist(), ptr[:-1], ptr[1:]))
         self.out.write("".join(_with_marks(lines, batch) if marked else lines))
+
+
+def as_written(b: SessionBatch) -> SessionBatch:
+    """``b`` with its times as its lines hold them (``%.6f`` starts, ``%.3f`` think times),
+    the values a reader of them gets."""
+    return dataclasses.replace(b, starts=_rounded(b.starts, 6), thinks=_rounded(b.thinks, 3))
+
+
+def _rounded(x: np.ndarray, places: int) -> np.ndarray:
+    """``float("%.{places}f" % v)`` for each ``v`` of ``x``."""
+    k = nt.scaled(np.asarray(x, float), places)
+    if k is None:
+        return np.array([float(f"{v:.{places}f}") for v in x.tolist()])
+    return k / 10.0 ** places
 
 
 def _per_session(batch: SessionBatch, rows: list[list]) -> dict[int, list[list]]:
@@ -399,20 +446,20 @@ class Scenario:
         d = self.header.get("object_delays")
         return None if d is None else np.array(d["quantiles"], float)
 
-    def pacing(self, session: int) -> np.random.Generator:
-        """The draws of ``object_offsets`` for ``session``: its own, seeded by the scenario's
-        seed and its id (a session plays the same delays in every run)."""
-        return np.random.default_rng([*self._pacing_prefix, session])
+    def pacing(self, session: int) -> Pacing:
+        """The draws of ``object_offsets`` for ``session``: its own stream, from the scenario's
+        seed and its id (``formats.streams``: a session plays the same delays in every run)."""
+        return Pacing(self._pacing_seed, session)
 
-    def pacings(self, sessions: np.ndarray) -> Iterator[np.random.Generator]:
-        """``pacing`` of each of ``sessions`` in turn, made faster (``streams``): draw from
-        each before taking the next."""
-        return streams(self._pacing_prefix, sessions)
+    def pacing_keys(self, sessions: np.ndarray) -> np.ndarray:
+        """The keys of the streams of ``pacing`` (``formats.streams.normals`` draws from them
+        many sessions' at once)."""
+        return session_keys(self._pacing_seed, sessions)
 
     @property
-    def _pacing_prefix(self) -> list[int]:
+    def _pacing_seed(self) -> int:
         seed = self.header.get("seed")
-        return [seed if isinstance(seed, int) and seed >= 0 else 0, 0xDE1A, 1]
+        return seed if isinstance(seed, int) and seed >= 0 else 0
 
     def object_offsets(self, objects: Sequence[int], rng: np.random.Generator) -> np.ndarray:
         """When each of a click's embedded requests (``objects``: their indices in the site,
