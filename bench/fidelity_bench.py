@@ -16,7 +16,11 @@ and with ``--replay`` its other half, against a real server:
 
 The server is nginx unless its clock (a millisecond) times K would be coarser than a quarter
 of the smallest octave measured (0.5 s: K > 500, netnea's month in 100 s): then Apache, whose
-``%{usec_frac}t`` stamps to the microsecond. Each is stopped by its PID
+``%{usec_frac}t`` stamps to the microsecond. Each stamp is spread uniformly inside its tick
+before it is multiplied (as ``wagon fit`` spreads a log's grid times): nginx's millisecond is
+0.4 s at K = 400, and 0.4-s steps counted in whole seconds alias into burstiness at the finest
+octave (NASA and EPA, 3 seeds each: +0.3 to +0.9 log₂ units at 2 s and acf(1) differing in 6
+of 6, where their exports were −0.5 to −0.05 and differed in none). Each is stopped by its PID
 (``wagon.experiment.servers.start``), whatever happens. K is ``--speedup``, by default the log's
 span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most ``--max-speedup``
 (2,500): a request and its answer take about a millisecond on loopback, K ms of the model's,
@@ -103,6 +107,8 @@ STATUS_CLASSES = {"304": lambda s: s == 304, "3xx": lambda s: (s // 100 == 3) & 
                   "5xx": lambda s: s // 100 == 5}
 #: the finest time a server's clock times K may step by: a quarter of the smallest octave (2 s)
 FINEST = 0.5
+#: each server's clock tick (s) in the layouts below
+CLOCK = {"nginx": 1e-3, "apache": 1e-6}
 #: nginx and Apache as ``wagon experiment`` runs them, logging NCSA combined with an epoch stamp
 #: (nginx's to the millisecond, Apache's to the microsecond), which the bench turns into CLF's
 REPLAY_CONF = {
@@ -291,7 +297,11 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
         wagon("replay", str(scenario), "--target", server.url, "--no-follow", "--no-emulation")
         served = server.access_log.read_bytes()
     t = stamps(served)
-    data, split = as_logged(served, lambda u: first + (u - t.min()) * k, windows(fit))
+    # each time spread uniformly inside its clock's tick, as wagon fit spreads a log's grid
+    # times: K ticks of nginx's millisecond are 0.4 s at K = 400, which put in whole seconds
+    # alias (two requests' seconds, then three) into burstiness at the finest octave
+    tick = np.random.default_rng(seed).uniform(0.0, CLOCK[kind], len(t))
+    data, split = as_logged(served, lambda u: first + (u + tick - t.min()) * k, windows(fit))
     out = work / "server.log"
     out.write_bytes(data)
     rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())
