@@ -2,9 +2,9 @@
 
 A session lasts its clicks' think times plus each click's network time; a click's network time
 is its round trips (as its class' protocol fetches: a connect per new connection, a request
-round per wave of objects) plus its bytes (bodies and HEADER_BYTES of response headers a
-request) over its class' bandwidths, or when its last paced object is due, if that is later
-(the replay's own draw of it).
+round per wave of objects, one for a redirected form's follow-up) plus its bytes (bodies and
+HEADER_BYTES of response headers a request) over its class' bandwidths, or when its last
+paced object is due, if that is later (the replay's own draw of it).
 The run's expected end is the latest session start plus duration; the server is taken as idle
 (its service times are not in the scenario), TLS handshakes as free.
 """
@@ -147,6 +147,20 @@ def _follows(sc: Scenario, fetch: FetchTable, rows: np.ndarray, objects: np.ndar
     return np.asarray(sc.site.object_follows, bool)[fetch.objects[at]]
 
 
+def _follow_ups(sc: Scenario, b: SessionBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Per click of ``b``: 1 when it is a redirected form the browser follows
+    (``SiteSpec.followed``: one more request, a round trip after the form's, at once: the
+    replay follows the server's Location), and the follow-up's expected bytes (its body by
+    its targets' shares, and a header)."""
+    site = sc.site
+    follow = np.zeros(len(b.pages), np.int64)
+    nbytes = np.zeros(len(b.pages))
+    at = site.followed(b.pages, b.statuses)
+    follow[at] = 1
+    nbytes[at] = [site.page_redirects[p].mean_size() + HEADER_BYTES for p in b.pages[at].tolist()]
+    return follow, nbytes
+
+
 def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fetch: FetchTable,
                    per_row: np.ndarray, emulation: bool, paced: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -159,13 +173,16 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
     first = np.zeros(len(rows), bool)
     first[b.click_ptr[:-1]] = True
     cls = b.classes[session]
+    follow, follow_bytes = _follow_ups(sc, b)
+    size = size + follow_bytes
     network = np.zeros(len(rows))
     for i, c in enumerate(classes if emulation else ()):
         on = cls == i
         n = c.network
-        network[on] = (_round_trips(c.protocol, objects[on], first[on], asked[on])
+        network[on] = ((_round_trips(c.protocol, objects[on], first[on], asked[on]) + follow[on])
                        * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
-                       + REQUEST_BYTES * (asked[on] + objects[on]) * 8 / (n.up_kbps * 1e3))
+                       + REQUEST_BYTES * (asked[on] + objects[on] + follow[on]) * 8
+                       / (n.up_kbps * 1e3))
     click = np.maximum(network, _pacing(sc, b, fetch, rows, paced, network))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))

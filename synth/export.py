@@ -10,7 +10,9 @@
 - ``clf``: the requests as a server would have logged them at their offered times (transfer
   times unknown: the objects of a click after its page by the delays the log showed, at its
   second when the scenario has none; ``synth.timeline``), one host per session, a revalidated
-  request answered 304 with no body.
+  request answered 304 with no body, a form answered with a redirect followed by the
+  browser's request of its target (``SiteSpec.page_redirects``: as logged, its status and
+  size; the form's Referer).
 
 A click asks for its page (with the page's method; a template page at the click's own URL,
 ``ScenarioSession.url``) and the objects of its view (``SiteSpec.view``); Tsung asks for the
@@ -174,8 +176,8 @@ def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH,
     for req in offered_requests(sc):
         urls = [own or (sc.site.page_urls[u] if p else sc.site.object_urls[u])
                 for u, p, own in zip(req.url.tolist(), req.is_page.tolist(), req.own.tolist())]
-        methods = [sc.site.page_methods[u] if p else sc.site.object_methods[u]
-                   for u, p in zip(req.url.tolist(), req.is_page.tolist())]
+        methods = [m or (sc.site.page_methods[u] if p else sc.site.object_methods[u])
+                   for u, p, m in zip(req.url.tolist(), req.is_page.tolist(), req.method.tolist())]
         tails = ([f' "{_quoted(base + r) if r else "-"}" "{agents[a]}"'
                   for r, a in zip(req.referer.tolist(), req.agent.tolist())] if combined
                  else [""] * len(req))

@@ -23,7 +23,7 @@ from ..formats.limits import MAX_RUN_S
 from ..formats.model import Model, load_model
 from ..formats.scenario import (Scenario, ScenarioWriter, SessionBatch, as_written,
                                 model_digest, scenario_from_bytes)
-from ..formats.site import FetchTable
+from ..formats.site import FetchTable, SiteSpec
 from .agents import AgentMix
 from .arrivals import Arrivals, resolve_arrivals
 from .options import SynthOptions
@@ -364,9 +364,12 @@ class SynthSummary:
     bucket: float = 1.0
     offered: np.ndarray | None = None       # requests per bucket at their offered times
 
-    def add(self, batch: SessionBatch, fetch: FetchTable) -> None:
+    def add(self, batch: SessionBatch, fetch: FetchTable, site: SiteSpec) -> None:
+        """Count ``batch``: its clicks' requests (a redirected form's follow-up, which an
+        export writes and a replay's browser makes, once) at their offered times."""
         n_clicks = len(batch.pages)
         requests_per_click = fetch.asked(fetch.rows(batch.pages, batch.views))
+        requests_per_click[site.followed(batch.pages, batch.statuses)] += 1
         self.sessions += len(batch)
         self.clicks += n_clicks
         self.requests += int(requests_per_click.sum())
@@ -423,7 +426,7 @@ def synthesize(gen: Generator, out: TextIO, model_name: str | None = None,
     fetch = gen.site.spec.fetches()
     for batch in gen.batches():
         writer.write(batch)
-        summary.add(batch, fetch)
+        summary.add(batch, fetch, gen.site.spec)
         if watch is not None:
             watch(writer.scenario, as_written(batch))
         if progress is not None:

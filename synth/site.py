@@ -22,8 +22,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..formats.model import Model
-from ..formats.site import PLACEHOLDER, PageView, SiteSpec
+from ..formats.model import Model, status_key
+from ..formats.site import PLACEHOLDER, PageView, Redirect, SiteSpec
 from .once import OncePool, copies_for, once_url
 from .params import ParamDraw, fixed_url
 
@@ -353,6 +353,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                     object_urls, object_sizes, views, methods, object_methods, object_follows,
                     {p: tuple(page["sizes"]) for p, page in enumerate(head) if "sizes" in page})
     once = _once_pool(head, spec, scale)
+    spec.page_redirects = _redirects(site.get("redirects", []), head, once.origin.tolist())
     templates = {k: (spec.page_urls[k], head[p]["params"])      # copies of one-time templates too
                  for k, p in enumerate(once.origin.tolist()) if p < n and head[p].get("params")}
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
@@ -361,6 +362,23 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
                                 len(spec.page_urls)), once, balance_to, balance_p,
                      ParamDraw(templates) if templates else None,
                      TransitionThinks.of(site.get("thinks"), len(spec.page_urls)))
+
+
+def _redirects(rows: list[dict], head: list[dict], origin: list[int]) -> dict[int, Redirect]:
+    """The site's pages' ``Redirect`` (a one-time page's copies too, by ``origin``) from the
+    model's ``site.redirects``; each target's concrete URL drawn once, as an object's."""
+    by_key = {r["from"]: r for r in rows}
+    out = {}
+    for k, p in enumerate(origin):
+        r = by_key.get(status_key(head[p])) if p < len(head) else None
+        if r is not None:
+            to = r["to"]
+            out[k] = Redirect(tuple(fixed_url(concrete_url(t["url"], t.get("params", {})),
+                                              t.get("params", {})) for t in to),
+                              tuple(t.get("method", "GET") for t in to),
+                              tuple(t["share"] for t in to), tuple(t["status"] for t in to),
+                              tuple(t["size"] for t in to), r["delay"])
+    return out
 
 
 def _object_references(head: list[dict], objects: int) -> np.ndarray:

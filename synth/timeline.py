@@ -25,7 +25,7 @@ from ..formats.site import FetchTable, SiteSpec
 __all__ = ["Requests", "offered_requests"]
 
 _FIELDS = ("time", "session", "cls", "url", "is_page", "size", "status", "own", "referer",
-           "agent")
+           "agent", "method")
 
 
 @dataclass
@@ -34,7 +34,9 @@ class Requests:
     ``Scenario.object_urls`` for objects; ``own``: a template page's concrete URL (the click's,
     ``SessionBatch.urls``), else ""; ``referer``: the path a browser names as the Referer (an
     object's: its click's page; a page's: the previous click's when that page links to it;
-    else ""); ``agent``: the session's index into ``Scenario.agents`` (-1: none)."""
+    else ""); ``agent``: the session's index into ``Scenario.agents`` (-1: none);
+    ``method``: a form's follow-up's (its ``own`` URL, right after the form's request, ``url``
+    the form's page), else "" (the site's method of ``url``)."""
 
     time: np.ndarray
     session: np.ndarray
@@ -46,6 +48,7 @@ class Requests:
     own: np.ndarray
     referer: np.ndarray
     agent: np.ndarray
+    method: np.ndarray
 
     def __len__(self) -> int:
         return len(self.time)
@@ -107,6 +110,8 @@ def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float
                                        rng, lay.follows[obj[~is_page]]) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
+    follow = _follow_ups(lay.site, pages, b.statuses, rng)
+    np.maximum.at(done, follow.click, follow.delay / speedup)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
     busy[b.click_ptr[:-1]] = 0.0
     cum = np.cumsum(thinks + busy)
@@ -132,8 +137,44 @@ def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float
     agent = (np.repeat(b.agents, counts)[rows] if b.agents is not None
              else np.full(len(rows), -1, np.int64))
     asked = ~(is_page & fetch.page_absent[row[rows]])      # a page shown from a cache: not
-    return Requests(time, sid[rows], cls[rows], url, is_page,
-                    np.where(status == 200, size, 0), status, own, referer, agent).take(asked)
+    out = Requests(time, sid[rows], cls[rows], url, is_page, np.where(status == 200, size, 0),
+                   status, own, referer, agent, np.full(len(rows), "", object))
+    form = (np.cumsum(per_click) - per_click)[follow.click]  # each follow-up's form's row
+    after_form = Requests(time[form] + follow.delay / speedup, *(getattr(out, k)[form] for k in
+                          ("session", "cls", "url", "is_page")), follow.size, follow.status,
+                          follow.url, referer[form], agent[form], follow.method)
+    return Requests(*(np.insert(getattr(out, k), form + 1, getattr(after_form, k))
+                      for k in _FIELDS)).take(np.insert(asked, form + 1, True))
+
+
+@dataclass
+class _FollowUps:
+    """The follow-ups of a batch's redirected forms: each one's click, delay after its form
+    (modeled seconds), URL, method, status and size as logged."""
+
+    click: np.ndarray
+    delay: np.ndarray
+    url: np.ndarray
+    method: np.ndarray
+    status: np.ndarray
+    size: np.ndarray
+
+
+def _follow_ups(site: SiteSpec, pages: np.ndarray, marks: np.ndarray | None,
+                rng: np.random.Generator) -> _FollowUps:
+    """The follow-up of each click ``SiteSpec.followed`` names, its target drawn by the
+    shares of its form's ``Redirect``."""
+    click = site.followed(pages, marks)
+    u = rng.random(len(click))
+    rows = []
+    for c, x in zip(click.tolist(), u.tolist()):
+        r = site.page_redirects[int(pages[c])]
+        j = min(int(np.searchsorted(np.cumsum(r.shares), x, side="right")), len(r.urls) - 1)
+        rows.append((r.delay, r.urls[j], r.methods[j], r.statuses[j], r.sizes[j]))
+    delay, url, method, status, size = zip(*rows) if rows else ((),) * 5
+    return _FollowUps(click, np.array(delay, float), np.array(url, object),
+                      np.array(method, object), np.array(status, np.int64),
+                      np.array(size, np.int64))
 
 
 def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None

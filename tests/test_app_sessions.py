@@ -58,6 +58,30 @@ def test_a_form_is_a_click_and_its_redirects_follow_up_is_left_to_the_replay(swa
     assert s.counts["requests_used"] == 3
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_forms_of_one_second_each_get_their_own_follow_up(seed):
+    """A checkout without a login, as the shop's users make it in one logged second (in any
+    order of its lines): POST /checkout → 303 → the login form, the login → 303 → /cart, the
+    checkout again → 303 → its order. Three forms, each a click (a browser follows a 303
+    with a GET: the second checkout is the user's), each followed by the GET with its
+    Referer, and nothing else."""
+    lines = [_line(5, "POST", "/checkout", 303, f"{SITE}/cart"),
+             _line(5, "GET", "/login?next=/cart", 200, f"{SITE}/cart"),
+             _line(5, "POST", "/login?next=/cart", 303, f"{SITE}/login?next=/cart"),
+             _line(5, "GET", "/cart", 200, f"{SITE}/login?next=/cart"),
+             _line(5, "POST", "/checkout", 303, f"{SITE}/cart"),
+             _line(5, "GET", "/orders/12", 200, f"{SITE}/cart")]
+    order = np.random.default_rng(seed).permutation(len(lines)) if seed else range(len(lines))
+    s, pages = _clicks([_line(0, "GET", "/cart", 200)] + [lines[k] for k in order])
+    assert s.counts["clicks"] == 4 and s.counts["redirect_follows"] == 3
+    assert pages == {"/cart": 1, "POST /checkout": 2, "POST /login?next={next}": 1}
+    urls = s.site.urls
+    went = {(urls[a], urls[b]): n for a, b, _, _, n in s.site.follows.tolist()}
+    assert went == {("POST /checkout", "/login?next={next}"): 1,
+                    ("POST /checkout", "/orders/12"): 1,
+                    ("POST /login?next={next}", "/cart"): 1}
+
+
 def test_a_list_of_ids_is_a_length_law_and_its_members_law():
     """``ids=…`` lists: the lengths and the members' range as the test counts them; an
     object's one URL drawn from that law is a list of integers of that range and a length

@@ -252,7 +252,7 @@ def test_a_model_of_version_6_reads_and_synthesizes(sample_model, tmp_path):
     """A model written before pages had methods, laws and think times per transition: read,
     its pages plain GET pages, its sessions without URLs of their own."""
     doc = json.loads(sample_model[0].read_text())
-    assert doc["version"] == 7 and doc["site"]["thinks"]["transitions"]
+    assert doc["version"] == 8 and doc["site"]["thinks"]["transitions"]
     doc["version"] = 6
     del doc["site"]["thinks"]
     (tmp_path / "m6.json").write_text(json.dumps(doc))

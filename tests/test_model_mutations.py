@@ -23,6 +23,12 @@ APP_PAGE = {"url": "/item/{id}?q={q}&s={s}&sid={sid}", "method": "POST", "params
           "other": {"share": 0.3, "distinct": 4, "zipf": 1.0}},
     "sid": {"law": "opaque", "n": 40, "alphabet": "hex", "lengths": [[32, 40]]}}}
 
+#: where the template page's redirect went (version 8): a target with a law, one without
+REDIRECT = {"from": "POST " + APP_PAGE["url"], "requests": 30, "delay": 0.5, "to": [
+    {"url": "/done/{n}", "share": 0.75, "requests": 22, "status": 200, "size": 900,
+     "params": {"n": {"law": "int", "n": 22, "min": 1, "max": 50, "distinct": 20, "zipf": 0.5}}},
+    {"url": "/again", "method": "POST", "share": 0.25, "requests": 8, "status": 303, "size": 0}]}
+
 ODD = [None, -1, 0, 1e308, -1e308, "x", "", [], {}, True, 1.5, [1, 2], {"a": 1}, 10**20]
 
 
@@ -50,6 +56,7 @@ def _synth(tmp_path, doc) -> object:
 def model(sample_model) -> tuple[dict, list]:
     doc = json.loads(sample_model[0].read_text())
     doc["site"]["pages"][0].update(APP_PAGE)             # a template page's laws mutated too
+    doc["site"]["redirects"] = [REDIRECT]                # and where its redirect went
     return doc, [p for p in _paths(doc) if p]
 
 
@@ -88,6 +95,10 @@ def test_no_mutation_of_a_model_is_a_traceback(tmp_path_factory, model, data):
     (("variables", "interarrival", "observation", "step"), 0),
     (("variables", "think", "observation", "step"), 0),
     (("site", "object_delays", "dependence"), None),
+    (("site", "redirects", 0, "from"), "POST /nowhere"),     # a form the site does not have
+    (("site", "redirects", 0, "to", 1, "share"), 0.5),       # shares summing to 1.25
+    (("site", "redirects", 0, "to", 0, "size"), 10**12),     # an object's size is at most 2^36
+    (("site", "redirects", 0, "to", 0, "params", "m"), {"law": "int"}),   # no such placeholder
 ])
 def test_forbidden_model_values_are_refused(tmp_path, model, where, value):
     mutant = json.loads(json.dumps(model[0]))

@@ -127,18 +127,25 @@ def _from_scenario(path: str) -> Workload:
             think.append(b.thinks[later])
             yield b
 
+    # a redirected form's follow-up: a request of its own URL, no click (as a log's)
+    targets = {u: n for r in sc.site.page_redirects.values() for u, n in zip(r.urls, r.sizes)}
+    first = n_pages + len(sc.site.object_urls)
+    target_code = {u: first + i for i, u in enumerate(targets)}
     time, code = [], []
     for r in offered_requests(sc, noted(sc.batches())):
         time.append(r.time)
-        code.append(np.where(r.is_page, r.url, r.url + n_pages).astype(np.int32))
+        c = np.where(r.is_page, r.url, r.url + n_pages).astype(np.int32)
+        follow = np.flatnonzero(r.method != "")
+        c[follow] = [target_code[u] for u in r.own[follow].tolist()]
+        code.append(c)
     if not time:
         raise WorkloadError(f"{path}: the scenario has no session")
     code = np.concatenate(code)
-    sizes = np.array(sc.site.page_sizes + sc.site.object_sizes, float)
+    sizes = np.array(sc.site.page_sizes + sc.site.object_sizes + list(targets.values()), float)
     # a URL the site lists as a page and as an object (an image clicked, and embedded) is one
     # URL, as in a log
-    urls, url = np.unique(np.array(sc.site.page_urls + sc.site.object_urls, object),
-                          return_inverse=True)
+    urls, url = np.unique(np.array(sc.site.page_urls + sc.site.object_urls + list(targets),
+                                   object), return_inverse=True)
     return Workload(Path(path).name, "scenario", np.concatenate(time), url[code].astype(np.int32),
                     urls.tolist(), code < n_pages, None, sizes[code],
                     *map(np.concatenate, (starts, clicks, think)), 1e-3, path, sc.speedup)

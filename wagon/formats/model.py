@@ -20,8 +20,9 @@ the share of its requests the logged server answered with each status other than
 ``opaque``: never a raw value that may be a person's; ``wagon.modeling.params``; an object's
 placeholders too, ``/api/items?ids={ids}``); ``site.statuses`` keys a page
 of another method than GET as ``"POST /cart"`` (``status_key``); ``site.thinks`` holds the
-think times of the transitions the log supports (counts per log-spaced bin). Files of
-earlier versions,
+think times of the transitions the log supports (counts per log-spaced bin). Version 8 adds
+``site.redirects``: where each form's redirect sent the browser (the follow-up the sessions
+leave out of the clicks), with its share, status, size and delay. Files of earlier versions,
 without them, read as before.
 """
 from __future__ import annotations
@@ -48,7 +49,7 @@ __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "valid
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
            "PARAM_LAWS", "PARAM_ALPHABETS", "LIST_SEPARATORS", "MAX_DISTINCT", "status_key"]
 
-MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 8           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
@@ -58,7 +59,8 @@ MODEL_VERSION = 7           # 2 adds, all optional (version 1 models are read as
                             # variables.*.law_mean, near_ties (and table rows' refused, body);
                             # 6 adds, optional: url_space, site.statuses; 7 adds,
                             # optional: site.pages[].method, params, site.thinks,
-                            # site.pages[].views[].page_absent, site.pages[].sizes
+                            # site.pages[].views[].page_absent, site.pages[].sizes; 8
+                            # adds, optional: site.redirects
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -323,6 +325,7 @@ def validate(data: object, path: str = "model") -> None:
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)
     _check_thinks(site.get("thinks"), len(pages), path)
+    _check_redirects(site.get("redirects", []), {status_key(p) for p in pages}, path)
     for key, width in (("entry", 2), ("transitions", 3)):
         _check(isinstance(site.get(key, []), list), path, f"site {key} is not a list")
         for row in site.get(key, []):
@@ -508,6 +511,38 @@ def _check_thinks(thinks: object, pages: int, path: str) -> None:
                f"site.thinks row {r[:2]} is malformed: one count per bin")
         _check(r[0] < pages and r[1] < pages, path,
                f"site.thinks row {r[:2]} names a page that does not exist")
+
+
+def _check_redirects(redirects: object, forms: set[str], path: str) -> None:
+    """``site.redirects`` (version 8, optional): rows ``{from: a page's status_key, requests,
+    delay ≥ 0 (s), to: [{url, method (optional), share in (0, 1], requests, status, size,
+    params (optional)}]}``, each form once, its shares summing to 1."""
+    _check(isinstance(redirects, list), path, "site.redirects is not a list")
+    assert isinstance(redirects, list)
+    seen = set()
+    for r in redirects:
+        to = r.get("to") if isinstance(r, dict) else None
+        ok = (isinstance(to, list) and to and r.get("from") in forms and r["from"] not in seen
+              and _count(r.get("requests")) and _number(r.get("delay"))
+              and 0 <= r["delay"] < math.inf
+              and all(isinstance(t, dict) and _target_ok(t) for t in to)
+              and abs(sum(t["share"] for t in to) - 1) <= 1e-5)
+        _check(ok, path, f"site.redirects row {str(r)!r:.60} must name a page of the site "
+               "once ('from'), with 'requests', a 'delay' >= 0 (s) and 'to': targets with a "
+               "path 'url', a 'method', shares in (0, 1] summing to 1, 'requests', 'status' "
+               "and 'size'")
+        seen.add(r["from"])
+        for k, t in enumerate(to):
+            where = f"site.redirects[{r['from']!r:.40}].to[{k}]"
+            _check_site_entry(t, where, path)
+            _check_template(t, where, path)
+
+
+def _target_ok(t: dict) -> bool:
+    """A follow-up target of ``site.redirects``: its share, count, status and size (its URL,
+    size range, method and laws: as a page's)."""
+    return (_number(t.get("share")) and 0 < t["share"] <= 1 and _count(t.get("requests"))
+            and _count(t.get("status")) and 100 <= t["status"] < 600 and _count(t.get("size")))
 
 
 def _number(v: object) -> bool:

@@ -24,6 +24,8 @@ otherwise than with content, ``[click, position, status]`` (position 0: the clic
 k: the k-th object of its view; the status one of ``site.STATUS_CODES``), as in
 ``{"id": 3, ..., "clicks": [[4, 0.0, 1]], "status": [[0, 2, 404]]}``. A replay asks for
 them with ``site.status_url`` and a built site answers so; an export writes the status.
+A form's page may carry a ``redirect`` (version 7, ``site.Redirect``): a click of it marked
+with a redirect at position 0 is followed, in an export, by its target's request.
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ __all__ = ["ScenarioError", "Scenario", "ScenarioSession", "SessionBatch", "Scen
            "read_scenario", "scenario_from_bytes", "SCENARIO_FORMAT", "SCENARIO_VERSION",
            "model_digest", "click_delays", "in_click_order", "copula_uniform"]
 
-SCENARIO_VERSION = 6
+SCENARIO_VERSION = 7
 _SESSION = '{"id":%d,"start":%.6f,"class":%d,"clicks":[%s]}\n'
 _SESSION_AGENT = '{"id":%d,"start":%.6f,"class":%d,"agent":%d,"clicks":[%s]}\n'
 _PRINTABLE = re.compile(r"[\x20-\x7e]{1,512}")

@@ -28,11 +28,12 @@ import numpy as np
 
 from .atomic import NAME_MAX, atomic_write
 
-__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "FetchTable", "SITE_MTIME",
-           "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site", "BuildReport",
-           "check_url", "check_size", "check_indices", "STATUS_CODES", "STATUS_ARG", "status_url",
-           "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR", "query_path", "METHODS", "PLACEHOLDER", "template_pattern",
-           "fill_template", "PERCENTILES", "is_size_law"]
+__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "Redirect", "FetchTable",
+           "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site",
+           "BuildReport", "check_url", "check_size", "check_indices", "STATUS_CODES",
+           "STATUS_ARG", "status_url", "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR",
+           "query_path", "METHODS", "PLACEHOLDER", "template_pattern", "fill_template",
+           "PERCENTILES", "is_size_law"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 
@@ -54,6 +55,31 @@ class PageView:
         return ({"objects": list(self.objects), "revalidated": sorted(self.revalidated),
                  "page_revalidated": self.page_revalidated}
                 | ({"page_absent": True} if self.page_absent else {}))
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """Where a form's redirect sends the browser (the model's ``site.redirects``): its
+    follow-up's concrete URLs (each drawn once, as an object's), methods, shares (summing to
+    1), statuses and sizes as logged, and its delay after the form (s). Exports write the
+    follow-up; a replay follows the real Location instead."""
+
+    urls: tuple[str, ...]
+    methods: tuple[str, ...]
+    shares: tuple[float, ...]
+    statuses: tuple[int, ...]
+    sizes: tuple[int, ...]
+    delay: float
+
+    def to_dict(self) -> dict:
+        return {"delay": self.delay, "to": [
+            {"url": u, "share": p, "status": s, "size": n} | ({"method": m} if m != "GET" else {})
+            for u, m, p, s, n in zip(self.urls, self.methods, self.shares, self.statuses,
+                                     self.sizes)]}
+
+    def mean_size(self) -> float:
+        """The follow-up's expected body size (bytes)."""
+        return float(np.dot(self.shares, self.sizes))
 
 
 @dataclass
@@ -99,6 +125,7 @@ class SiteSpec:
                                         # it (a redirect's target, a frame: ``click_delays``)
     page_size_laws: dict[int, tuple[int, ...]] = field(default_factory=dict)   # a template
                                         # page's percentiles 0..100 of its concrete URLs' sizes
+    page_redirects: dict[int, Redirect] = field(default_factory=dict)   # a form's follow-up
 
     def __post_init__(self) -> None:
         if not self.page_views:
@@ -164,6 +191,8 @@ class SiteSpec:
                 page["method"] = method
             if i in self.page_size_laws:
                 page["sizes"] = list(self.page_size_laws[i])
+            if i in self.page_redirects:
+                page["redirect"] = self.page_redirects[i].to_dict()
         return {"pages": pages, "objects": [
             {"url": u, "size": s} | ({"method": m} if m != "GET" else {})
             | ({"follows": True} if f else {}) for u, s, m, f in
@@ -196,7 +225,21 @@ class SiteSpec:
                    [_method(o, w) for o, w in zip(objects, owhere)],
                    [_follows(o, w) for o, w in zip(objects, owhere)],
                    {i: law for i, law in enumerate(_size_law(p, w) for p, w in zip(pages, where))
-                    if law is not None})
+                    if law is not None},
+                   {i: r for i, r in enumerate(_page_redirect(p, w) for p, w in zip(pages, where))
+                    if r is not None})
+
+    def followed(self, pages: np.ndarray, marks: np.ndarray | None) -> np.ndarray:
+        """The clicks (positions in ``pages``) whose page, a form with a ``Redirect``, is
+        marked answered with a redirect (``marks``: (click, position, status) rows, a
+        ``SessionBatch``'s ``statuses``): those a browser follows with one more request."""
+        if marks is None or not len(marks) or not self.page_redirects:
+            return np.zeros(0, np.int64)
+        forms = np.zeros(len(self.page_urls), bool)
+        forms[list(self.page_redirects)] = True
+        click, status = marks[:, 0], marks[:, 2]
+        hit = (marks[:, 1] == 0) & (status >= 300) & (status < 400) & forms[pages[click]]
+        return np.unique(click[hit])
 
 
 def is_size_law(sizes: object) -> bool:
@@ -216,6 +259,30 @@ def _size_law(page: dict, where: str) -> tuple[int, ...] | None:
         raise ValueError(f"{where}.sizes must be {PERCENTILES} sizes in bytes, in order "
                          f"(got {sizes!r:.60})")
     return tuple(sizes)
+
+
+def _page_redirect(page: dict, where: str) -> Redirect | None:
+    """A header page's ``redirect`` (None when absent), every field checked (a target's URL,
+    size and method as an object's)."""
+    r = page.get("redirect")
+    if r is None:
+        return None
+    to = r.get("to") if isinstance(r, dict) else None
+    ok = (isinstance(to, list) and to and isinstance(r.get("delay"), (int, float))
+          and not isinstance(r["delay"], bool) and 0 <= r["delay"] < float("inf")
+          and all(isinstance(t, dict) and isinstance(t.get("share"), (int, float))
+                  and 0 < t["share"] <= 1 and isinstance(t.get("status"), int)
+                  and 100 <= t["status"] < 600 for t in to)
+          and abs(sum(t["share"] for t in to) - 1) <= 1e-5)
+    if not ok:
+        raise ValueError(f"{where}.redirect must be {{delay: seconds >= 0, to: [{{url: a path, "
+                         "share in (0, 1], status, size, method}}] with shares summing to 1}} "
+                         f"(got {r!r:.60})")
+    there = [f"{where}.redirect.to[{k}]" for k in range(len(to))]
+    return Redirect(tuple(check_url(t, w) for t, w in zip(to, there)),
+                    tuple(_method(t, w) for t, w in zip(to, there)),
+                    tuple(t["share"] for t in to), tuple(t["status"] for t in to),
+                    tuple(check_size(t, w) for t, w in zip(to, there)), float(r["delay"]))
 
 
 def _method(page: dict, where: str) -> str:

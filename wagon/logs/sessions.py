@@ -130,6 +130,12 @@ class Site:
     page_size_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (url, size, responses): every size of each page
                                             # (a template's concrete URLs: many)
+    follows: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
+                                            # (form url, follow-up url, status, size,
+                                            # follow-ups): where forms' redirects went
+    follow_delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (form url, delay in µs, follow-ups): how long
+                                            # after the form its follow-up began
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,11 @@ def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
 NO_CONTENT = 204
 #: the answers a browser follows at once (a page's request for the next URL)
 REDIRECTS = (301, 302, 303, 307, 308)
+#: the redirects a browser follows with the form's own method (RFC 9110 15.4: the others, a
+#: POST's 301, 302 and 303, with a GET): a form after another's 303 is a click of its own
+KEEP_METHOD = (307, 308)
+#: requests after a form looked at for its follow-up (those of one client in ``tmin``)
+FOLLOW_LOOKAHEAD = 64
 
 
 def _actions(req: Requests) -> np.ndarray:
@@ -285,19 +296,42 @@ def _actions(req: Requests) -> np.ndarray:
 
 def _redirect_follows(req: Requests, order: np.ndarray, client: np.ndarray,
                       is_object: np.ndarray, action: np.ndarray, within: float) -> np.ndarray:
-    """Per request in ``order``: the browser following its client's previous answer, a
-    redirect of a form's submission (``action``: per URL code, ``_actions``), within
-    ``within`` s. The replay follows it itself (it carries what the action made: an order's page, a login
-    form's next page), so the follow-up is neither a click nor an object. A GET's redirect
-    (a directory's missing slash) keeps its follow-up as the click's embedded request, as
-    the log shows it: an export and a replay that does not follow ask for it so."""
+    """Per request in ``order``: the position in ``order`` of the form whose redirect it
+    follows (-1: none). A follow-up is the client's first later request within ``within`` s
+    that is no object, with a GET (the form's method after a 307 or 308), not yet taken, and
+    with the form's Referer when the form has one (a browser keeps it across a redirect):
+    so the forms of one logged second, sorted first, each get their own. The replay follows
+    it itself (it carries what the action made: an order's page, a login form's next page),
+    so the follow-up is neither a click nor an object. A GET's redirect (a directory's
+    missing slash) keeps its follow-up as the click's embedded request, as the log shows it:
+    an export and a replay that does not follow ask for it so."""
+    form_of = np.full(len(order), -1, np.int64)
     if not len(order):
-        return np.zeros(0, bool)
-    c, t = client[order], req.time[order]
-    after = np.r_[False, (c[1:] == c[:-1]) & (np.diff(t) < within)]
-    acted = action[req.url[order]]
-    redirected = np.r_[False, np.isin(req.status[order][:-1], REDIRECTS) & acted[:-1]]
-    return after & redirected & ~is_object[order]
+        return form_of
+    c, t, status = client[order], req.time[order], req.status[order]
+    acted, ref = action[req.url[order]], req.referer[order]
+    named = np.array([r not in ("", "-") for r in req.referers] + [False])[ref]
+    free = ~is_object[order]
+    for i in np.flatnonzero(np.isin(status, REDIRECTS) & acted).tolist():
+        any_method = status[i] in KEEP_METHOD
+        for j in range(i + 1, min(i + 1 + FOLLOW_LOOKAHEAD, len(order))):
+            if c[j] != c[i] or t[j] - t[i] >= within:
+                break
+            if free[j] and (any_method or not acted[j]) and (not named[i] or ref[j] == ref[i]):
+                free[j], form_of[j] = False, i
+                break
+    return form_of
+
+
+def _follow_tallies(req: Requests, order: np.ndarray, form_of: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Where the forms' redirects went, as ``Site.follows`` and ``Site.follow_delays`` rows:
+    each follow-up (``form_of`` >= 0, per request of ``order``) with its form."""
+    at = np.flatnonzero(form_of >= 0)
+    form, to = order[form_of[at]], order[at]
+    delay = np.round(np.maximum(req.time[to] - req.time[form], 0) * 1e6).astype(np.int64)
+    return (_tally(req.url[form], req.url[to], req.status[to], req.size[to]),
+            _tally(req.url[form], delay))
 
 
 def _referer_urls(req: Requests) -> np.ndarray:
@@ -459,8 +493,12 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     order = _referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
                             req, client, referer_urls)
     action = _actions(req)                              # per URL code, once
-    followed = _redirect_follows(req, order, client, all_objects, action, rules.tmin)
+    files = extension_flags([u.split("?", 1)[0] for u in req.urls], rules.object_extensions)
+    form_of = _redirect_follows(req, order, client, all_objects | files[req.url], action,
+                                rules.tmin)
+    followed = form_of >= 0
     counts["redirect_follows"] = int(followed.sum())
+    follows, follow_delays = _follow_tallies(req, order, form_of)
     order = order[~followed]
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
@@ -556,6 +594,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                       delay_pairs=_delay_pairs(t, cs, click_of, member),
                       statuses=_tally(url, status),
                       joined=_tally(url[member & ~is_object]),
+                      follows=follows, follow_delays=follow_delays,
                       clicks=(t[cs], np.cumsum(new_session) - 1, page))
     return partial, keep
 
@@ -721,6 +760,10 @@ class Partial:
                                             # (from url, to url, think bin, moves)
     joined: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
                                             # (url, requests): embedded requests of no object
+    follows: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.int64))
+                                            # (form, follow-up, status, size, follow-ups)
+    follow_delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (form, delay in µs, follow-ups)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
                                             # of each click
 
@@ -848,7 +891,9 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
                 np.zeros((0, 4), np.int64), statuses=merged("statuses"),
                 thinks=merged("thinks", 2).reshape(-1, 4),
-                joined=frozenset(merged("joined")[:, 0].tolist()), page_size_rows=page_sizes)
+                joined=frozenset(merged("joined")[:, 0].tolist()), page_size_rows=page_sizes,
+                follows=merged("follows", 2).reshape(-1, 5),
+                follow_delays=merged("follow_delays").reshape(-1, 3))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

@@ -26,6 +26,7 @@ from ..logs.windows import to_recorded
 from .delays import delay_dependence, delay_quantiles, percentiles
 from .options import FitOptions
 from .params import value_laws
+from .redirects import follow_targets, redirect_lines, redirects_json
 from .statuses import status_shares
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
@@ -112,7 +113,7 @@ class FitResult:
                    f"{c.get('cached_views', 0):,})  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
-        out += template_lines(self.model.site)
+        out += template_lines(self.model.site) + redirect_lines(self.model.site)
         if looks_sampled(c):
             out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
                        "of its clicks begin on an object with no page before it nor in its "
@@ -323,7 +324,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         *(v.objects for v in views[u])) for u in pages}
     objects = sorted(set().union(*page_objects.values()), key=lambda u: site.urls[u])
     object_index = {u: i for i, u in enumerate(objects)}
-    laws = value_laws(values or ValueTally(), {site.urls[u] for u in pages + objects})
+    forms = {u: site.urls[u] for u in pages}         # page keys: status_key's names
+    laws = value_laws(values or ValueTally(), {site.urls[u] for u in pages + objects}
+                      | follow_targets(site, set(forms)))
 
     def page(u: int) -> dict:
         method, url = split_key(site.urls[u])
@@ -362,6 +365,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         out["thinks"] = thinks
     if tail:
         out["remainder"] = _remainder(site, tail, page_index)
+    redirects = redirects_json(site, forms, laws)
+    if redirects:
+        out["redirects"] = redirects
     if len(site.delays):
         out["object_delays"] = delay_quantiles(site.delays)
         dependence = delay_dependence(site.delay_pairs, out["object_delays"])
