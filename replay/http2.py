@@ -289,11 +289,8 @@ class H2Connection(Connection):
                 self.loop.call_later(self.net.rtt, self._start)
             else:
                 self._start()
-        elif not self.pending:
-            if self.draining:
-                self.close()
-            else:
-                self._idle()
+        elif not self.pending and self.draining:
+            self.close()
 
     def _goaway(self, last_stream_id: int | None) -> None:
         """The server goes away: streams it did not process, and the waiting requests, end as
