@@ -281,7 +281,8 @@ class Client:
                 self.t.hooks.emit("script_failed", call, str(e))
             call.answer = None
         del self.open[call]
-        self.t.hooks.emit("call_done", call)
+        for fn in self.t.hooks.call_done:      # (Hooks.emit's loop: a call less per request)
+            fn(call)
 
     def _follow(self, call: Call) -> Call | None:
         """The request a redirect leads to, or None (not a redirect, not followed, elsewhere)."""
@@ -480,10 +481,10 @@ class Client:
         connection left unanswered is sent once more on a new one (``resent``: ``calls`` are
         that second attempt). One coroutine for all of it: a click of one request awaits its
         answer's future with no coroutine between (three nested ones cost ~2 us a request)."""
-        queue = deque([calls] if self.p.pipeline or len(calls) == 1 else [[c] for c in calls])
+        queue = [calls] if self.p.pipeline or len(calls) == 1 else [[c] for c in calls]
         finals = []
         while queue:
-            batch = todo = queue.popleft()
+            batch = todo = queue.pop(0)
             if not resent:
                 now = clock()
                 for c in batch:
@@ -512,7 +513,7 @@ class Client:
                 else:
                     follows.append(nxt)
             if follows:
-                queue.extendleft([follows] if self.p.pipeline else [[f] for f in reversed(follows)])
+                queue[:0] = [follows] if self.p.pipeline else [[f] for f in follows]
         return finals
 
     async def _streams(self, objs: list[Call]) -> list[Call]:
@@ -600,7 +601,7 @@ class Client:
         (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
         after the page's request (none before; ``_paced``)."""
         site = self.t.site
-        form = self._form_page(page)
+        form = self._form_page(page) if self.script is not None else None
         if form is not None:        # the page a form is sent from, opened first (from cache)
             opened = await self.visit(form[0], intended, site.cached_view(form[0]), url=form[1])
             intended = opened.done if opened.done is not None else clock()
@@ -612,7 +613,7 @@ class Client:
             html = self._new(page, self.t.path(_marked(own, 0, marks)), True, intended,
                              referer=self._click_referer(page))
             html.method = site.page_methods[page]
-            failed = self._scripted(html, own, lambda u: self.t.path(_marked(u, 0, marks)))
+            failed = self.script is not None and self._scripted(html, own, marks)
         objs = self._objects_of(page, fetch, marks) if fetch.objects else []
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
@@ -686,23 +687,19 @@ class Client:
     def _form_page(self, page: int) -> tuple[int, str] | None:
         """The page (and URL) the script says ``page`` is sent from, when the session is not
         on it (a script's missing value: None, and ``page`` fails as it would)."""
-        if self.script is None:
-            return None
         try:
             return self.script.before(page, self.last_page)
         except Failure:
             return None
 
-    def _scripted(self, html: Call, url: str, path: Callable[[str], str]) -> bool:
+    def _scripted(self, html: Call, url: str, marks: dict[int, int]) -> bool:
         """The script's URL values, body, header fields and answer reading for ``html``
-        (``path``: a URL as the request asks for it); True when the script failed it before
-        it was sent (settled now: ``script_error``)."""
-        if self.script is None:
-            return False
+        (``marks``: its click's, ``visit``); True when the script failed it before it was
+        sent (settled now: ``script_error``)."""
         try:
             asked, html.body, html.extra, reads = self.script.request(html.page, url)
             if asked != url:
-                html.url = path(asked)
+                html.url = self.t.path(_marked(asked, 0, marks))
         except Failure as e:
             html.start = html.last_byte = clock()
             html.error = e.kind
@@ -763,7 +760,8 @@ class Client:
                 errors += 1
         visit.errors = errors
         self.visit_now, self.page_calls = None, []
-        self.t.hooks.emit("page_done", visit)
+        for fn in self.t.hooks.page_done:      # (as ``_done``)
+            fn(visit)
 
     # ---- the run stops -----------------------------------------------------------------------
     def abandon(self) -> list[Call]:

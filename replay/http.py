@@ -44,6 +44,7 @@ __all__ = ["Connection", "open_connection", "ConnectFailed", "KERNEL_TIMESTAMPS"
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if hasattr(socket, "SO_REUSEPORT") else None)
 KERNEL_TIMESTAMPS = SO_TIMESTAMPNS is not None and socket.SOL_SOCKET == 1     # Linux
 READ_SIZE = 1 << 18
+_KEPT = frozenset((8, 10))              # the lengths of "Location" and "Set-Cookie"
 _ANC_SIZE = socket.CMSG_SPACE(16)
 _STAMP = struct.Struct("qq")             # a struct timespec
 # kernel stamps are CLOCK_REALTIME; clock() is CLOCK_MONOTONIC: the offset, measured once
@@ -74,6 +75,7 @@ class Connection:
         self.answering: Call | None = None     # the call whose answer is being parsed
         self.pending: deque[tuple[Call, asyncio.Future]] = deque()
         self.open = True
+        self.accepting = True                  # can it take a new request?
         self.used = 0                          # requests sent on it
         self._first = self._last = 0.0         # when the bytes just read reach the client
         self._arrived = 0.0                    # the latest kernel receive time read so far
@@ -174,11 +176,6 @@ class Connection:
         """Can it talk over a TLS connection on which ALPN chose ``alpn``?"""
         return alpn is None or alpn in cls.ALPN
 
-    @property
-    def accepting(self) -> bool:
-        """Can it take a new request?"""
-        return self.open
-
     def _feed(self, data: bytes) -> None:
         """Parse what the server sent."""
         if not self.pending:                       # bytes nobody asked for
@@ -229,13 +226,17 @@ class Connection:
         self._headers_done = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        """Called for every header field of every answer: the common one (neither Location
+        nor Set-Cookie, no script reading the answer) does as little as it can."""
         call = self.answering
-        if call is None:
-            return
-        n = len(name)
-        if n == 8 and name.lower() == b"location":
+        if call is not None and (len(name) in _KEPT or call.answer is not None):
+            self._header(call, name, value)
+
+    @staticmethod
+    def _header(call: Call, name: bytes, value: bytes) -> None:
+        if len(name) == 8 and name.lower() == b"location":
             call.location = value
-        elif n == 10 and name.lower() == b"set-cookie":
+        elif len(name) == 10 and name.lower() == b"set-cookie":
             call.set_cookie = (call.set_cookie or []) + [value]
         if call.answer is not None:
             call.answer.add_header(name, value)
@@ -334,7 +335,7 @@ class Connection:
     def _shut(self) -> None:
         """Closed for the client now; the socket itself when the client's FIN would reach the
         server: half a round trip after now, or after the last byte reached the client."""
-        self.open = False
+        self.open = self.accepting = False
         self._read_off()
         self.parser = self.answering = None    # (the parser and the connection refer to each
         self._disarm()                         # other: gone without waiting for a collection)
