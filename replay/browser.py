@@ -417,10 +417,9 @@ class Client:
                     for c, x in zip(calls, extras)]
         return conn.send(calls, reqs)
 
-    def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle | None:
-        """The optional cap on the whole of each request of ``calls`` (``request_timeout``)."""
-        if self.t.request_timeout is None:
-            return None
+    def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle:
+        """The cap on the whole of each request of ``calls`` (``request_timeout``, when the
+        run has one)."""
         left = min(c.start for c in calls) + self.t.request_timeout - clock()
         return self.loop.call_later(max(left, 0.0), conn.give_up, calls, "request_timeout")
 
@@ -430,7 +429,8 @@ class Client:
         failure settles them all), None when ``conn`` took none. A plain function, so that a
         request with nothing to wait for costs no coroutine of its own."""
         extras = list(map(self._headers, calls))
-        wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn))
+        wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn)) \
+            if self.net.delays else 0.0
         if wait > 0:
             return self._delayed(wait, conn, calls, extras)
         return self._sent(conn, calls, extras)
@@ -450,8 +450,8 @@ class Client:
         futures = self._write(conn, calls, extras)
         if futures is None:
             return None
-        timer = self._timer(conn, calls)
-        if timer is not None:
+        if self.t.request_timeout is not None:
+            timer = self._timer(conn, calls)
             futures[-1].add_done_callback(lambda _: timer.cancel())
         return futures[-1]
 
@@ -536,7 +536,7 @@ class Client:
         fresh = _fresh(conn)
         due: dict[float, list[int]] = {}
         for i, (c, x) in enumerate(zip(objs, extras)):
-            wait = self.net.send_delay(self._upload([c], [x]), fresh)
+            wait = self.net.send_delay(self._upload([c], [x]), fresh) if self.net.delays else 0.0
             fresh = fresh and wait > 0         # (a request written makes the connection used)
             due.setdefault(wait, []).append(i)
         timers: list[asyncio.TimerHandle] = []
@@ -577,9 +577,8 @@ class Client:
             return
         for i, fut in zip(idx, futures):
             fut.add_done_callback(partial(ended.add, i))
-        timer = self._timer(conn, calls)
-        if timer is not None:
-            timers.append(timer)
+        if self.t.request_timeout is not None:
+            timers.append(self._timer(conn, calls))
 
     def _went_on(self, call: Call) -> Call | asyncio.Task:
         """``_streams``: ``call``'s stream ended: the call settled, or the task that goes on
