@@ -28,11 +28,11 @@ import itertools
 from collections import deque
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 from urllib.parse import quote, urljoin, urlsplit
 
 from ..formats.classes import Network, Protocol
-from ..formats.site import LAST_MODIFIED, SiteSpec, status_url
+from ..formats.site import LAST_MODIFIED, PageView, SiteSpec, status_url
 from .emulation import ClientNet
 from .events import IN_FLIGHT, NOT_STARTED, SKIPPED, UNFINISHED, Call, Hooks, PageVisit, clock
 from .http import ConnectFailed, Connection, open_connection
@@ -84,6 +84,14 @@ class Target:
 
     def __post_init__(self) -> None:
         self._cache: dict[tuple, bytes | list | str] = {}
+        self._views: dict[tuple[int, int], PageView] = {}
+
+    def view(self, page: int, view: int) -> PageView:
+        """``site.view``, made once per (page, view) (a click cost ~1 us making it anew)."""
+        got = self._views.get((page, view))
+        if got is None:
+            got = self._views[page, view] = self.site.view(page, view)
+        return got
 
     @property
     def identity(self) -> bool:
@@ -212,6 +220,11 @@ class _Ended:
         return self.queue.popleft()
 
 
+def _marked(url: str, k: int, marks: dict[int, int]) -> str:
+    """``url`` as request ``k`` of a click asks for it (``marks``: ``Client.visit``'s)."""
+    return status_url(url, marks[k]) if k in marks else url
+
+
 def _path(url: str) -> str:
     """``url`` as the request target (percent-encoded where it must be)."""
     return quote(url, safe="/:@&=+$,;~!*'()?#[]%")
@@ -268,7 +281,8 @@ class Client:
                 self.t.hooks.emit("script_failed", call, str(e))
             call.answer = None
         del self.open[call]
-        self.t.hooks.emit("call_done", call)
+        for fn in self.t.hooks.call_done:      # (Hooks.emit's loop: a call less per request)
+            fn(call)
 
     def _follow(self, call: Call) -> Call | None:
         """The request a redirect leads to, or None (not a redirect, not followed, elsewhere)."""
@@ -403,29 +417,43 @@ class Client:
                     for c, x in zip(calls, extras)]
         return conn.send(calls, reqs)
 
-    def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle | None:
-        """The optional cap on the whole of each request of ``calls`` (``request_timeout``)."""
-        if self.t.request_timeout is None:
-            return None
+    def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle:
+        """The cap on the whole of each request of ``calls`` (``request_timeout``, when the
+        run has one)."""
         left = min(c.start for c in calls) + self.t.request_timeout - clock()
         return self.loop.call_later(max(left, 0.0), conn.give_up, calls, "request_timeout")
 
-    async def _exchange(self, conn: Connection, calls: list[Call]) -> None:
-        """Write the requests after the emulated propagation and upload; wait for the answers."""
-        extras = [self._headers(c) for c in calls]
-        wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn))
+    def _exchange(self, conn: Connection, calls: list[Call]) -> Awaitable[None] | None:
+        """Write the requests of ``calls`` on ``conn`` after the emulated propagation and upload:
+        what to await for their answers (the last one's future: answers come in order, a
+        failure settles them all), None when ``conn`` took none. A plain function, so that a
+        request with nothing to wait for costs no coroutine of its own."""
+        extras = list(map(self._headers, calls))
+        wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn)) \
+            if self.net.delays else 0.0
         if wait > 0:
-            await asyncio.sleep(wait)
+            return self._delayed(wait, conn, calls, extras)
+        return self._sent(conn, calls, extras)
+
+    async def _delayed(self, wait: float, conn: Connection, calls: list[Call],
+                       extras: list[list[tuple[str, str]]]) -> None:
+        """``_exchange`` once the requests have crossed the emulated link (``wait`` s)."""
+        await asyncio.sleep(wait)
+        answer = self._sent(conn, calls, extras)
+        if answer is not None:
+            await answer
+
+    def _sent(self, conn: Connection, calls: list[Call],
+              extras: list[list[tuple[str, str]]]) -> asyncio.Future | None:
+        """Write now: the future of the last answer, which ends the request timer too (also
+        when the run's stop cancels it)."""
         futures = self._write(conn, calls, extras)
         if futures is None:
-            return
-        timer = self._timer(conn, calls)
-        try:
-            await futures[-1]          # answers come in order; a failure settles them all
-        finally:
-            if timer is not None:
-                timer.cancel()
-        self._resumable(conn)
+            return None
+        if self.t.request_timeout is not None:
+            timer = self._timer(conn, calls)
+            futures[-1].add_done_callback(lambda _: timer.cancel())
+        return futures[-1]
 
     async def _one_shot(self, call: Call) -> Call:
         """A request on a connection of its own (HTTP/1.0), and the redirects it leads to;
@@ -435,7 +463,10 @@ class Client:
             conn = await self._connect([call])
             if conn is not None:
                 try:
-                    await self._exchange(conn, [call])
+                    answer = self._exchange(conn, [call])
+                    if answer is not None:
+                        await answer
+                        self._resumable(conn)
                 finally:                   # the run's stop too: no answer after it
                     conn.close()
             nxt = self._follow(call)
@@ -444,36 +475,34 @@ class Client:
                 return call
             call = nxt
 
-    async def _batch(self, slot: int, batch: list[Call], resent: bool = False) -> None:
-        """One request, or a pipelined batch, on kept-alive connection ``slot``; what a reused
-        connection left unanswered is sent once more on a new one (``resent``: the batch is
-        that second attempt)."""
-        if not resent:
-            now = clock()
-            for c in batch:
-                c.start = now
-        todo = batch
-        for attempt in ((1,) if resent else (0, 1)):
-            conn = self._open(slot) or await self._slot(slot, todo)
-            if conn is None:
-                return
-            await self._exchange(conn, todo)
-            stale = [c for c in todo if _stale(c)]
-            if attempt or not stale:
-                return
-            for c in stale:
-                c.retry()
-            todo = stale
-
     async def _kept(self, slot: int, calls: list[Call], resent: bool = False) -> list[Call]:
         """Requests on kept-alive connection ``slot`` (pipelined together, or one at a time)
-        and the redirects they lead to; returns the last request of each chain (``resent``:
-        ``calls`` are sent once more, ``_batch``)."""
-        queue = [calls] if self.p.pipeline else [[c] for c in calls]
+        and the redirects they lead to; returns the last request of each chain. What a reused
+        connection left unanswered is sent once more on a new one (``resent``: ``calls`` are
+        that second attempt). One coroutine for all of it: a click of one request awaits its
+        answer's future with no coroutine between (three nested ones cost ~2 us a request)."""
+        queue = [calls] if self.p.pipeline or len(calls) == 1 else [[c] for c in calls]
         finals = []
         while queue:
-            batch = queue.pop(0)
-            await self._batch(slot, batch, resent)
+            batch = todo = queue.pop(0)
+            if not resent:
+                now = clock()
+                for c in batch:
+                    c.start = now
+            for attempt in ((1,) if resent else (0, 1)):
+                conn = self._open(slot) or await self._slot(slot, todo)
+                if conn is None:
+                    break
+                answer = self._exchange(conn, todo)
+                if answer is not None:
+                    await answer
+                    self._resumable(conn)
+                stale = [] if attempt else list(filter(_stale, todo))
+                if not stale:
+                    break
+                for c in stale:
+                    c.retry()
+                todo = stale
             resent = False
             follows = []
             for c in batch:
@@ -507,7 +536,7 @@ class Client:
         fresh = _fresh(conn)
         due: dict[float, list[int]] = {}
         for i, (c, x) in enumerate(zip(objs, extras)):
-            wait = self.net.send_delay(self._upload([c], [x]), fresh)
+            wait = self.net.send_delay(self._upload([c], [x]), fresh) if self.net.delays else 0.0
             fresh = fresh and wait > 0         # (a request written makes the connection used)
             due.setdefault(wait, []).append(i)
         timers: list[asyncio.TimerHandle] = []
@@ -548,9 +577,8 @@ class Client:
             return
         for i, fut in zip(idx, futures):
             fut.add_done_callback(partial(ended.add, i))
-        timer = self._timer(conn, calls)
-        if timer is not None:
-            timers.append(timer)
+        if self.t.request_timeout is not None:
+            timers.append(self._timer(conn, calls))
 
     def _went_on(self, call: Call) -> Call | asyncio.Task:
         """``_streams``: ``call``'s stream ended: the call settled, or the task that goes on
@@ -572,30 +600,20 @@ class Client:
         (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
         after the page's request (none before; ``_paced``)."""
         site = self.t.site
-        form = self._form_page(page)
+        form = self._form_page(page) if self.script is not None else None
         if form is not None:        # the page a form is sent from, opened first (from cache)
             opened = await self.visit(form[0], intended, site.cached_view(form[0]), url=form[1])
             intended = opened.done if opened.done is not None else clock()
         self.page_calls = []
-        fetch = site.view(page, view)
+        fetch = self.t.view(page, view)
         marks = marks if marks and self.t.status_marks else {}
-
-        def marked(u: str, k: int) -> str:
-            return status_url(u, marks[k]) if k in marks else u
         own = url or site.page_urls[page]
         if not fetch.page_absent:
-            html = self._new(page, self.t.path(marked(own, 0)), True, intended,
+            html = self._new(page, self.t.path(_marked(own, 0, marks)), True, intended,
                              referer=self._click_referer(page))
             html.method = site.page_methods[page]
-            failed = self._scripted(html, own, lambda u: self.t.path(marked(u, 0)))
-        objs = [self._new(page, self.t.path(marked(site.object_urls[o], k)), False, None)
-                for k, o in enumerate(fetch.objects, start=1)]
-        for c, o in zip(objs, fetch.objects):
-            c.method = site.object_methods[o]
-        for k, c in enumerate(objs, start=1):
-            c.asked = marks.get(k)
-        for i in fetch.revalidated:
-            objs[i].since = LAST_MODIFIED
+            failed = self.script is not None and self._scripted(html, own, marks)
+        objs = self._objects_of(page, fetch, marks) if fetch.objects else []
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
         if fetch.page_absent:
@@ -618,6 +636,18 @@ class Client:
             await self._embedded(visit, objs, fetch.objects, final.url, html.start,
                                  final.last_byte, pace)
         return self._ended(visit, final.url if final.error is None else None)
+
+    def _objects_of(self, page: int, fetch: PageView, marks: dict[int, int]) -> list[Call]:
+        """The requests of a click's embedded objects (``fetch``'s), in order."""
+        site = self.t.site
+        objs = [self._new(page, self.t.path(_marked(site.object_urls[o], k, marks)), False,
+                          None) for k, o in enumerate(fetch.objects, start=1)]
+        for k, (c, o) in enumerate(zip(objs, fetch.objects), start=1):
+            c.method = site.object_methods[o]
+            c.asked = marks.get(k)
+        for i in fetch.revalidated:
+            objs[i].since = LAST_MODIFIED
+        return objs
 
     async def _cached(self, visit: PageVisit, objs: list[Call], objects: tuple[int, ...],
                       own: str, pace: Pace | None) -> PageVisit:
@@ -656,23 +686,19 @@ class Client:
     def _form_page(self, page: int) -> tuple[int, str] | None:
         """The page (and URL) the script says ``page`` is sent from, when the session is not
         on it (a script's missing value: None, and ``page`` fails as it would)."""
-        if self.script is None:
-            return None
         try:
             return self.script.before(page, self.last_page)
         except Failure:
             return None
 
-    def _scripted(self, html: Call, url: str, path: Callable[[str], str]) -> bool:
+    def _scripted(self, html: Call, url: str, marks: dict[int, int]) -> bool:
         """The script's URL values, body, header fields and answer reading for ``html``
-        (``path``: a URL as the request asks for it); True when the script failed it before
-        it was sent (settled now: ``script_error``)."""
-        if self.script is None:
-            return False
+        (``marks``: its click's, ``visit``); True when the script failed it before it was
+        sent (settled now: ``script_error``)."""
         try:
             asked, html.body, html.extra, reads = self.script.request(html.page, url)
             if asked != url:
-                html.url = path(asked)
+                html.url = self.t.path(_marked(asked, 0, marks))
         except Failure as e:
             html.start = html.last_byte = clock()
             html.error = e.kind
@@ -727,10 +753,14 @@ class Client:
         return [c for part in parts for c in part]
 
     def _page_done(self, visit: PageVisit) -> None:
-        visit.errors = sum(c.error is not None and c.error not in UNFINISHED
-                           for c in self.page_calls)      # failed; the stop's cuts are not
+        errors = 0                      # failed; the stop's cuts are not
+        for c in self.page_calls:
+            if c.error is not None and c.error not in UNFINISHED:
+                errors += 1
+        visit.errors = errors
         self.visit_now, self.page_calls = None, []
-        self.t.hooks.emit("page_done", visit)
+        for fn in self.t.hooks.page_done:      # (as ``_done``)
+            fn(visit)
 
     # ---- the run stops -----------------------------------------------------------------------
     def abandon(self) -> list[Call]:

@@ -61,7 +61,7 @@ def _link(kbps: float) -> Link | None:
 class ClientNet:
     """One emulated client's link; no pacing when emulation is off or the link is fast."""
 
-    __slots__ = ("rtt", "half", "down", "up", "rcvbuf")
+    __slots__ = ("rtt", "half", "down", "up", "rcvbuf", "delays")
 
     def __init__(self, net: Network | None) -> None:
         self.rtt = 0.0 if net is None else net.rtt_ms / 1000.0
@@ -70,6 +70,8 @@ class ClientNet:
         self.up = None if net is None else _link(net.up_kbps)
         #: SO_RCVBUF for a paced download (None: the kernel's default)
         self.rcvbuf = None if self.down is None else int(max(RCVBUF, self.down.rate * WINDOW_S))
+        #: does a request wait before it is written (``send_delay`` is 0 otherwise)?
+        self.delays = self.half > 0 or self.up is not None
 
     def send_delay(self, request_bytes: int, fresh: bool = False) -> float:
         """Seconds from issuing a request to writing it: its upload (after what the link is

@@ -174,10 +174,6 @@ class H2Connection(Connection):
         self._flush_due = False            # a write is due at the end of this loop turn
         self.h2 = client_state()           # the preface leaves with the first request
 
-    @property
-    def accepting(self) -> bool:
-        return self.open and not self.draining
-
     # ---- requests ----------------------------------------------------------------------------
     def send(self, calls: list[Call], requests: list[Headers]) -> list[asyncio.Future]:
         """A stream per request of ``calls`` (``requests``: their header lists), now or when
@@ -289,16 +285,14 @@ class H2Connection(Connection):
                 self.loop.call_later(self.net.rtt, self._start)
             else:
                 self._start()
-        elif not self.pending:
-            if self.draining:
-                self.close()
-            else:
-                self._idle()
+        elif not self.pending and self.draining:
+            self.close()
 
     def _goaway(self, last_stream_id: int | None) -> None:
         """The server goes away: streams it did not process, and the waiting requests, end as
         ``closed``; the connection closes once the others have ended."""
         self.draining = True
+        self.accepting = False
         last = last_stream_id if last_stream_id is not None else 0
         for sid in [s for s in self.pending if s > last]:
             failed(*self.pending.pop(sid), "closed")

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from typing import TextIO
 
+from .counts import Counts
 from .events import UNFINISHED, Call, Hooks
 from .histogram import Histogram
 
@@ -28,7 +29,7 @@ class Progress:
     """Counts and request latencies so far, of one process."""
 
     def __init__(self) -> None:
-        self.c: Counter = Counter()
+        self.c = Counts()
         self.latency = Histogram()
 
     def subscribe(self, hooks: Hooks) -> None:
