@@ -1,7 +1,8 @@
 """The live view of ``wagon replay --dashboard``: /metrics read by Prometheus' own parser
 (prometheus_client) mid-run and at the end agrees with the run's summary, its results CSV and
 nginx's access log; headless Chromium shows the page's figures between two scrapes of /metrics
-and charts with points; ``--workers 2`` is one view of both."""
+and charts with points, and once the run has ended the summary's figures and text; ``--workers
+2`` is one view of both."""
 from __future__ import annotations
 
 import csv
@@ -54,6 +55,19 @@ def scrape_when(base: str, ok, within: float = 30.0) -> dict:
     raise AssertionError("the live view never showed what was awaited")
 
 
+def page_dom(chromium: str, base: str, tmp_path) -> str:
+    """The live page as headless Chromium has it after its first update."""
+    return subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'chrome'}",
+                           "--virtual-time-budget=500", "--dump-dom", base],
+                          capture_output=True, text=True, timeout=60).stdout
+
+
+def tiles(dom: str) -> dict[str, str]:
+    """The page's tiles: name → the figure shown."""
+    return dict((name, fig) for fig, name in
+                re.findall(r'<div class="tile" id="tile-[^"]*"><b>([^<]*)</b>([^<]*)</div>', dom))
+
+
 def csv_rows(path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
@@ -78,11 +92,10 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
                               >= 1.0)
             assert value(mid, "wagon_run_finished") == 0
             before = scrape(base)
-            dom = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'chrome'}",
-                                  "--virtual-time-budget=500", "--dump-dom", base],
-                                 capture_output=True, text=True, timeout=60).stdout
+            dom = page_dom(chromium, base, tmp_path)
             after = scrape(base)
             final = scrape_when(base, lambda m: value(m, "wagon_run_finished") == 1)
+            end = page_dom(chromium, base, tmp_path)           # the page during the hold
             proc.send_signal(signal.SIGINT)                   # ends the hold
             out, err = proc.communicate(timeout=30)
         finally:
@@ -120,6 +133,15 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
         count = [s.value for s in hist if s.name.endswith("_count") and
                  (s.labels["class"], s.labels["kind"]) == (cls, kind)]
         assert count == [len(took)] == [mine["+Inf"]]
+
+    # the page at the end: the summary's figures, and its text
+    shown = tiles(end)
+    assert "the run has ended" in end
+    assert [int(shown[k].replace(",", "")) for k in ("requests", "ok", "failed", "pages")] == [
+        summary["requests"]["total"], summary["requests"]["ok"], summary["errors"]["total"],
+        summary["pages"]["total"]], shown
+    sent = summary["requests"]["total"] - summary["requests"]["not_started"]
+    assert f"requests sent {sent:,} (ok {summary['requests']['ok']:,}" in end
 
     # the page, loaded mid-run: its figures lie between the scrapes around its load
     assert 'data-updates="' in dom, dom[-2000:]
