@@ -75,6 +75,8 @@ def test_the_panel_counts_what_the_log_holds(sample_page, sample):
         (f"{h:%Y-%m-%d %H}:00", n, v) for h, (n, v) in hours.items()]
     robots = log.loc[log["url"] == "/robots.txt", "ip"].unique()
     assert int(totals["robot requests"][1]) == log["ip"].isin(robots).sum() > 0
+    agents = log.loc[log["ip"].isin(robots), "agent"].value_counts()
+    assert {a: int(n) for (a, _), (_, n), *_ in _cells(text, "robots")} == agents.to_dict()
     # the lines read, and those the test's pattern refuses as the malformed ones, each listed
     assert int(totals["lines read"][1]) == len(lines)
     bad = [i + 1 for i, line in enumerate(lines) if not LINE.match(line)]
