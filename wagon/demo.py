@@ -153,15 +153,16 @@ def reading_text(summary: dict, results: Path, o: DemoOptions, wall: WallTime) -
                    f"arrivals + {o.drain:g} s, --drain); the {sessions['interrupted']:,} "
                    "sessions still clicking then stop there, their later clicks not started "
                    f"(not errors; playing every click to its end takes about {wall.end_s:.0f} s)")
+    from .report.replay import nearest_rank  # lazy: matplotlib, not for --help
     ok = read_results(str(results))
     ok = ok[ok["error"] == ""]
     ms = (ok["last_byte"] - ok["start"]) * 1e3
-    table = ms.groupby(ok["class"]).describe(percentiles=[0.5, 0.99])
     out.append("  latency is what each class's emulated client sees, its round trips and "
                "bandwidth included (the server, on loopback, answers in a few ms):")
     out.append(f"    {'class':20s} {'ok requests':>11s} {'p50 ms':>8s} {'p99 ms':>8s}")
-    out += [f"    {name:20s} {int(row['count']):11,d} {row['50%']:8.1f} {row['99%']:8.1f}"
-            for name, row in table.iterrows()]
+    for name, x in ms.groupby(ok["class"]):
+        p50, p99 = nearest_rank(x.to_numpy(), [50, 99])       # the summary's and the report's
+        out.append(f"    {name:20s} {len(x):11,d} {p50:8.1f} {p99:8.1f}")
     return out
 
 
