@@ -108,6 +108,8 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
             after = scrape(base)
             final = scrape_when(base, lambda m: value(m, "wagon_run_finished") == 1)
             end = page_dom(chromium, base, tmp_path)           # the page during the hold
+            with urllib.request.urlopen(base + "state.json", timeout=5) as r:
+                state = json.load(r)
             proc.send_signal(signal.SIGINT)                   # ends the hold
             out, err = proc.communicate(timeout=30)
         finally:
@@ -146,6 +148,15 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
                  (s.labels["class"], s.labels["kind"]) == (cls, kind)]
         assert count == [len(took)] == [mine["+Inf"]]
 
+    # each class's p99 over time: every point within the class's own latencies in the CSV (the
+    # histogram keeps 3 digits), each class with points
+    assert state["class_p99_ms"].keys() == {"lan/http11", "lan/http10x2"}
+    for cls, series in state["class_p99_ms"].items():
+        took = [1e3 * (float(r["last_byte"]) - float(r["start"])) for r in rows
+                if r["class"] == cls and not r["error"]]
+        shown = [v for v in series if v is not None]
+        assert shown and all(0.99 * min(took) <= v <= 1.01 * max(took) for v in shown), cls
+
     # the page at the end: the summary's figures, and its text
     shown = tiles(end)
     assert "the run has ended" in end
@@ -162,7 +173,7 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
     assert "2 processes" in dom
     points = [int(n) for n in re.findall(r'class="series" data-points="(\d+)"', dom)]
     paths = re.findall(r'<path d="(M[^"]*)"[^>]*class="series"', dom)
-    assert len(points) == 7 and min(points) >= 1 and max(points) >= 2
+    assert len(points) == 7 + 2 and min(points) >= 1 and max(points) >= 2
     assert any(d.count("L") >= 1 for d in paths)
     # and its screenshot has the lines: the three legends' text alone is ~270 such pixels, a
     # line across a chart ~470 or more
