@@ -7,8 +7,9 @@ and ``record.Stats``' generator histograms), which ``progress.Board`` hands to `
 the view is one of the board's displays, beside the console line, and the engine knows nothing
 of it. Once a second the view adds a point to its series: each process's rates over the time
 between its two latest states (processes report out of phase), and the latency percentiles of
-the requests they settled meanwhile, in all and per client class (p99). When the run ends the view shows the final summary and
-stops (``close``), or keeps serving the final figures for ``hold`` seconds (``linger``).
+the requests they settled meanwhile, in all and per client class (p99). When the run ends the
+view shows the final summary and stops (``close``), or keeps serving the final figures for
+``hold`` seconds (``linger``).
 """
 from __future__ import annotations
 
