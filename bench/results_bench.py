@@ -40,7 +40,7 @@ def requests(n: int, odd_url: str = "/img/a.gif") -> list[tuple]:
     ]
     weights = np.array([0.9, 0.05, 0.03, 0.02])
     kinds = rng.choice(len(shapes), n, p=weights)
-    return [shapes[k](i // 8, x) + (i % 8,) for i, (k, x) in enumerate(zip(kinds, t))]
+    return [shapes[k](i // 8, x) + (i % 8, "GET") for i, (k, x) in enumerate(zip(kinds, t))]
 
 
 def pages(n: int) -> list[tuple]:

@@ -7,8 +7,9 @@ and ``record.Stats``' generator histograms), which ``progress.Board`` hands to `
 the view is one of the board's displays, beside the console line, and the engine knows nothing
 of it. Once a second the view adds a point to its series: each process's rates over the time
 between its two latest states (processes report out of phase), and the latency percentiles of
-the requests they settled meanwhile. When the run ends the view shows the final summary and
-stops (``close``), or keeps serving the final figures for ``hold`` seconds (``linger``).
+the requests they settled meanwhile, in all and per client class (p99). When the run ends the
+view shows the final summary and stops (``close``), or keeps serving the final figures for
+``hold`` seconds (``linger``).
 """
 from __future__ import annotations
 
@@ -88,6 +89,14 @@ def _hist(state: dict) -> Histogram:
     return h
 
 
+def _since(state: dict, was: dict | None) -> Histogram:
+    """What a histogram's ``state`` holds beyond its earlier state ``was``."""
+    h = _hist(state)
+    if was:
+        h.counts -= _hist(was).counts
+    return h
+
+
 def _ms(h: Histogram, ps: tuple[float, ...] = (50, 90, 99)) -> list[float | None]:
     """Percentiles ``ps`` of ``h`` in ms (None when it is empty)."""
     got = h.percentiles(ps)
@@ -142,6 +151,7 @@ class View:
         if not new:
             return
         window = Histogram()
+        by_class = [Histogram() for _ in self.classes]
         for k, st in new.items():
             was = self.used.get(k)
             dt = max(st["live"]["at"] - (was["live"]["at"] if was else 0.0), 1e-3)
@@ -151,10 +161,10 @@ class View:
                 "failed": (c.get("errors", 0) - c0.get("errors", 0)) / dt,
                 "pages": (_pages(st) - (_pages(was) if was else 0)) / dt,
                 "cpu": (st["live"]["cpu_s"] - (was["live"]["cpu_s"] if was else 0.0)) / dt}
-            h = _hist(st["h"])
-            if was:
-                h.counts -= _hist(was["h"]).counts
-            window.merge(h.state())
+            window.merge(_since(st["h"], was and was["h"]).state())
+            before = was["live"]["tally"]["classes"] if was else {}
+            for cls, h in st["live"]["tally"]["classes"].items():  # str keys after msgpack
+                by_class[int(cls)].merge(_since(h, before.get(cls)).state())
             self.used[k] = st
         p50, p90, p99 = _ms(window)
         rates = self.rates.values()
@@ -164,6 +174,7 @@ class View:
             **{f"{k}_per_s": round(sum(r[k] for r in rates), 3)
                for k in ("requests", "pages", "failed")},
             "p50_ms": p50, "p90_ms": p90, "p99_ms": p99,
+            "class_p99_ms": [_ms(h, (99,))[0] for h in by_class],
             "sessions_active": sum(s["c"].get("started", 0) - s["c"].get("ended", 0)
                                    for s in latest.values()),
             "cpu": max(r["cpu"] for r in rates)})
@@ -200,6 +211,8 @@ class View:
             "series": {key: [p[key] for p in series] for key in
                        ("t", "requests_per_s", "pages_per_s", "failed_per_s", "p50_ms",
                         "p90_ms", "p99_ms", "sessions_active", "cpu")},
+            "class_p99_ms": {name: [p["class_p99_ms"][k] for p in series]
+                             for k, name in enumerate(self.classes)},
             "classes": by_class,
             "pages": [{"url": self.urls[p] if p < len(self.urls) else str(p), "visits": v[0],
                        "with_errors": v[1], "mean_ms": 1e3 * v[2] / v[3] if v[3] else None}

@@ -1,7 +1,8 @@
 """``--cluster``: the fit's stages and a replay's segments on Dask workers — a LocalCluster and a
 real ``dask scheduler`` with two ``dask worker`` processes on loopback. The fit must give the
 model one process gives; the replay must make every request once (counted by nginx) and merge
-its statistics as ``--workers`` does."""
+its statistics as ``--workers`` does, and its live view (``--dashboard``) must be one view of
+both segments, ending on the summary's and the results' figures."""
 from __future__ import annotations
 
 import collections
@@ -9,6 +10,7 @@ import gzip
 import json
 import subprocess
 import sys
+import threading
 import time
 
 import distributed
@@ -24,6 +26,7 @@ from wagon.logs.pieces import plan
 from wagon.modeling import FitOptions, fit_logs
 
 from .servers import free_port, nginx
+from .test_dashboard import scrape, value
 from .test_progress import LINE
 from .test_replay import expected_urls, rows, site_and_scenario  # noqa: F401 (a fixture)
 
@@ -131,11 +134,18 @@ def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
     scenario = site_and_scenario("lan/http11,lan/http10x2,t1-dsl/http11", sessions=50)
     want = expected_urls(scenario)
     results = tmp_path / "r.csv"
+    # on the local cluster, the live view too: /metrics read during the run and at its end
+    view = f"http://127.0.0.1:{free_port()}/" if where == "local" else None
+    shown = ["--dashboard", view.split("/")[2], "--dashboard-hold", "1.5"] if view else []
+    scrapes: list[dict] = []
+    watcher = threading.Thread(target=_watch, args=(view, scrapes), daemon=True)
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
         began = time.monotonic()
+        if view:
+            watcher.start()
         r = CliRunner().invoke(main, ["replay", str(scenario), "--target", server.url,
                                       "--results", str(results), "--cluster", cluster,
-                                      "--json", "--progress-every", "0.5"])
+                                      "--json", "--progress-every", "0.5", *shown])
         assert r.exit_code == 0, r.output
         log = server.access(expect=sum(want.values()))
     s = json.loads(r.stdout)
@@ -165,3 +175,34 @@ def test_replay_segments_on_workers_every_request_once(where, request, tmp_path,
     _, started, active, ended, _, requests, errors, _ = lines[-1]
     assert (int(started), int(active), int(ended)) == (50, 0, 50)
     assert int(requests) == s["requests"]["total"] and int(errors) == 0
+    if view:
+        watcher.join(10)
+        _one_view_of_both(scrapes, s, got)
+
+
+def _watch(base: str, scrapes: list[dict]) -> None:
+    """Scrape the live view's /metrics every 0.1 s until it shows the run's final figures."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            scrapes.append(scrape(base))
+        except OSError:                      # not listening yet
+            pass
+        if scrapes and value(scrapes[-1], "wagon_run_finished") == 1:
+            return
+        time.sleep(0.1)
+
+
+def _one_view_of_both(scrapes: list[dict], s: dict, got: list[dict]) -> None:
+    """The view showed the run while it went, and at its end the summary's and the results'
+    figures, from both segments (a CPU series per worker)."""
+    total = [value(m, "wagon_requests") for m in scrapes]
+    final = scrapes[-1]
+    assert value(final, "wagon_run_finished") == 1
+    assert any(0 < n < total[-1] for n in total), total          # figures during the run
+    assert total[-1] == s["requests"]["total"] == len(got)
+    assert collections.Counter({(m.labels["class"], m.labels["kind"], m.labels["outcome"]):
+                                m.value for m in final["wagon_requests"]}) == \
+        collections.Counter((g["class"], g["kind"], g["error"] or "ok") for g in got)
+    assert value(final, "wagon_sessions_started") == s["sessions"]["started"] == 50
+    assert len({m.labels["worker"] for m in final["wagon_generator_cpu_seconds"]}) == 2

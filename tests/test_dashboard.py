@@ -1,7 +1,8 @@
 """The live view of ``wagon replay --dashboard``: /metrics read by Prometheus' own parser
 (prometheus_client) mid-run and at the end agrees with the run's summary, its results CSV and
 nginx's access log; headless Chromium shows the page's figures between two scrapes of /metrics
-and charts with points; ``--workers 2`` is one view of both."""
+and charts with points (its screenshot, their lines), and once the run has ended the summary's
+figures and text; ``--workers 2`` is one view of both."""
 from __future__ import annotations
 
 import csv
@@ -15,6 +16,8 @@ import time
 import urllib.request
 from collections import Counter
 
+import matplotlib.image
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
@@ -54,6 +57,29 @@ def scrape_when(base: str, ok, within: float = 30.0) -> dict:
     raise AssertionError("the live view never showed what was awaited")
 
 
+def page_dom(chromium: str, base: str, tmp_path, shot=None) -> str:
+    """The live page as headless Chromium has it after its first update (and its screenshot
+    at ``shot``)."""
+    more = [f"--screenshot={shot}", "--window-size=1200,900"] if shot else []
+    return subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'chrome'}",
+                           "--virtual-time-budget=500", *more, "--dump-dom", base],
+                          capture_output=True, text=True, timeout=60).stdout
+
+
+def drawn(shot) -> int:
+    """Pixels of the screenshot in the first series' colour (#1f77b4: requests/s, p50 and
+    sessions), the charts' lines and their legends' text."""
+    rgb = matplotlib.image.imread(shot)[..., :3]
+    return int(np.count_nonzero(np.all(np.abs(rgb - np.array([31, 119, 180]) / 255) < 0.1,
+                                       axis=-1)))
+
+
+def tiles(dom: str) -> dict[str, str]:
+    """The page's tiles: name → the figure shown."""
+    return dict((name, fig) for fig, name in
+                re.findall(r'<div class="tile" id="tile-[^"]*"><b>([^<]*)</b>([^<]*)</div>', dom))
+
+
 def csv_rows(path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
@@ -78,11 +104,12 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
                               >= 1.0)
             assert value(mid, "wagon_run_finished") == 0
             before = scrape(base)
-            dom = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'chrome'}",
-                                  "--virtual-time-budget=500", "--dump-dom", base],
-                                 capture_output=True, text=True, timeout=60).stdout
+            dom = page_dom(chromium, base, tmp_path, tmp_path / "mid.png")
             after = scrape(base)
             final = scrape_when(base, lambda m: value(m, "wagon_run_finished") == 1)
+            end = page_dom(chromium, base, tmp_path)           # the page during the hold
+            with urllib.request.urlopen(base + "state.json", timeout=5) as r:
+                state = json.load(r)
             proc.send_signal(signal.SIGINT)                   # ends the hold
             out, err = proc.communicate(timeout=30)
         finally:
@@ -121,6 +148,24 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
                  (s.labels["class"], s.labels["kind"]) == (cls, kind)]
         assert count == [len(took)] == [mine["+Inf"]]
 
+    # each class's p99 over time: every point within the class's own latencies in the CSV (the
+    # histogram keeps 3 digits), each class with points
+    assert state["class_p99_ms"].keys() == {"lan/http11", "lan/http10x2"}
+    for cls, series in state["class_p99_ms"].items():
+        took = [1e3 * (float(r["last_byte"]) - float(r["start"])) for r in rows
+                if r["class"] == cls and not r["error"]]
+        shown = [v for v in series if v is not None]
+        assert shown and all(0.99 * min(took) <= v <= 1.01 * max(took) for v in shown), cls
+
+    # the page at the end: the summary's figures, and its text
+    shown = tiles(end)
+    assert "the run has ended" in end
+    assert [int(shown[k].replace(",", "")) for k in ("requests", "ok", "failed", "pages")] == [
+        summary["requests"]["total"], summary["requests"]["ok"], summary["errors"]["total"],
+        summary["pages"]["total"]], shown
+    sent = summary["requests"]["total"] - summary["requests"]["not_started"]
+    assert f"requests sent {sent:,} (ok {summary['requests']['ok']:,}" in end
+
     # the page, loaded mid-run: its figures lie between the scrapes around its load
     assert 'data-updates="' in dom, dom[-2000:]
     shown = re.search(r'id="tile-requests"><b>([\d,]+)</b>', dom).group(1)
@@ -128,8 +173,11 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
     assert "2 processes" in dom
     points = [int(n) for n in re.findall(r'class="series" data-points="(\d+)"', dom)]
     paths = re.findall(r'<path d="(M[^"]*)"[^>]*class="series"', dom)
-    assert len(points) == 7 and min(points) >= 1 and max(points) >= 2
+    assert len(points) == 7 + 2 and min(points) >= 1 and max(points) >= 2
     assert any(d.count("L") >= 1 for d in paths)
+    # and its screenshot has the lines: the three legends' text alone is ~270 such pixels, a
+    # line across a chart ~470 or more
+    assert drawn(tmp_path / "mid.png") > 600
     table = re.search(r'<table id="classes">(.*?)</table>', dom, re.S).group(1)
     shown = {c[0]: int(c[1].replace(",", "")) for c in
              (re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table))

@@ -40,11 +40,28 @@ def check_demo_output(out: Path, stdout: str) -> None:
     # requests not started are the results' rows of that kind, the per-class ok requests theirs
     for c in read_scenario(out / "scenario.jsonl").classes:
         assert f"{c.name:20s} {c.network.rtt_ms:7.0f} ms" in stdout, stdout
+    # each fitted variable's mean in its unit is the model's mean as recorded (what wagon fit
+    # prints), to its 3 digits shown
+    variables = json.loads((out / "model.json").read_text())["variables"]
+    scale = {"": 1, "s": 1, "ms": 1e-3, "B": 1, "KB": 1e3, "MB": 1e6}
+    for name, v in variables.items():
+        m = re.search(rf"\n    {name} +{v['best']} +mean +([\d.]+) ?(\w*) .* \(n={v['n']:,}\)",
+                      stdout)
+        assert m, (name, stdout)
+        shown = float(m.group(1)) * scale[m.group(2)]
+        assert shown == pytest.approx(v["law_mean"], rel=5e-3), (name, m.group(0))
+        unit = {"interarrival": "ms s", "think": "ms s", "page_size": "B KB MB",
+                "object_size": "B KB MB"}.get(name, "")
+        assert m.group(2) in unit.split() or m.group(2) == unit, m.group(0)
     stop = (rows["error"] == "not_started").sum()
     assert (f"not started {stop:,} and in flight" in stdout) == (stop > 0), stdout
-    ok = rows[rows["error"] == ""]["class"].value_counts()
-    for name, n in ok.items():
-        assert re.search(rf"\n    {re.escape(name)} +{n:,} ", stdout), (name, n, stdout)
+    ok = rows[rows["error"] == ""]
+    for name, x in ok.groupby("class"):
+        took = 1e3 * (x["last_byte"] - x["start"]).to_numpy()
+        # the nearest rank, as the summary and the report take it (not pandas' interpolation)
+        p50, p99 = np.percentile(took, [50, 99], method="inverted_cdf")
+        assert re.search(rf"\n    {re.escape(name)} +{len(x):,} +{p50:.1f} +{p99:.1f}\n",
+                         stdout), (name, len(x), p50, p99, stdout)
 
 
 def test_steady_state_starts_where_the_ramp_reaches_its_level():

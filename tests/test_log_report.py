@@ -54,9 +54,10 @@ def sample_page(sample, tmp_path_factory):
     return out, _log(gzip.open(sample).read().splitlines())
 
 
-def test_the_panel_counts_what_the_log_holds(sample_page):
+def test_the_panel_counts_what_the_log_holds(sample_page, sample):
     page, log = sample_page
     text = page.read_text()
+    lines = gzip.open(sample).read().splitlines()
     statuses = {int(v): int(n) for (_, v), (_, n), *_ in _cells(text, "statuses")}
     assert statuses == log["status"].value_counts().to_dict()
     totals = {k: v for (k, _), v in _cells(text, "totals")}
@@ -74,6 +75,19 @@ def test_the_panel_counts_what_the_log_holds(sample_page):
         (f"{h:%Y-%m-%d %H}:00", n, v) for h, (n, v) in hours.items()]
     robots = log.loc[log["url"] == "/robots.txt", "ip"].unique()
     assert int(totals["robot requests"][1]) == log["ip"].isin(robots).sum() > 0
+    agents = log.loc[log["ip"].isin(robots), "agent"].value_counts()
+    assert {a: int(n) for (a, _), (_, n), *_ in _cells(text, "robots")} == agents.to_dict()
+    # the lines read, and those the test's pattern refuses as the malformed ones, each listed
+    assert int(totals["lines read"][1]) == len(lines)
+    bad = [i + 1 for i, line in enumerate(lines) if not LINE.match(line)]
+    assert int(totals["malformed lines"][1]) == len(bad) > 0
+    listed = [int(t.rsplit(":", 1)[1]) for (t, _), *_ in _cells(text, "malformed-lines")]
+    assert listed == bad
+    # the most requested URLs with their requests and bytes, the log's largest counts
+    urls = log.groupby("url").agg(n=("url", "size"), b=("bytes", "sum"))
+    top = {u: (int(n), int(b)) for (u, _), _, (_, n), _, _, (_, b) in _cells(text, "top-urls")}
+    assert len(top) == 20 and all(top[u] == tuple(urls.loc[u]) for u in top)
+    assert min(n for n, _ in top.values()) >= urls.drop(index=list(top))["n"].max()
 
 
 def test_dates_are_the_logs_own(sample_page, nasa, tmp_path):

@@ -1,6 +1,7 @@
 """HTML reports render in a real browser: headless Chromium loads each report, takes a
 screenshot, every embedded plot decodes and no script error is raised. A replay's report opens
-with the figures of ``wagon replay``'s own summary, and its tables agree with nginx's access log
+with its verdict, the figures of ``wagon replay``'s own summary and the per-class and per-page
+tables, and its tables agree with nginx's access log
 and with percentiles recomputed from the results CSV."""
 from __future__ import annotations
 
@@ -102,7 +103,9 @@ def replay_page(replays, tmp_path_factory):
 def test_replay_report_renders_with_a_line_under_each_plot(replay_page):
     images, errors, dom = replay_page
     assert errors is None and images >= 5
-    assert dom.index("id=\"summary\"") < dom.index("<img")       # the summary table first
+    # it opens with the verdict, the summary, the per-class and per-page tables, then plots
+    heads = [dom.index(f"id=\"{t}\"") for t in ("verdict", "summary", "classes", "pages")]
+    assert heads == sorted(heads) and heads[-1] < dom.index("<img"), heads
     assert dom.count("How to read:") >= images                     # one line per plot at least
     assert "the estimators need at least 256" in dom               # a 10 s run: no Hurst plots
 

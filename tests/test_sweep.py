@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from wagon.analysis.capacity import SweepError, knee, parse_rates, scaled_scenario
+from wagon.analysis.capacity import (SweepError, SweepOptions, knee, parse_rates, remedy,
+                                     scaled_scenario, short_step)
 from wagon.cli import main
 from wagon.formats.classes import DEFAULT_CLASSES
 from wagon.formats.scenario import read_scenario
 from wagon.formats.site import build_site
+from wagon.replay.walltime import expected_wall_time
 from wagon.synth import Generator, SynthOptions, synthesize
 from wagon.synth.site import resolve_site
 from wagon.synth.timeline import offered_requests
@@ -100,6 +102,31 @@ def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
         p = s["pages"]
         plan = scaled_scenario(str(scenario), rate, 2.0, 0.5, str(tmp_path / "step.jsonl"))
         assert p["finished"] + p["cut"] + p["not_started"] == plan.pages > 0, s
+
+
+def test_a_short_step_says_what_would_lengthen_it(tmp_path):
+    """A modem session's network time is 1/20 at --speedup 20 and the real one with
+    --real-network; a step short for it says so, and what would help as the scenario was made:
+    --speedup for a real-time one, not for one whose network is sped up already."""
+    model = hand_model(think=(-1.0, 0.5), rate=5.0, clicks_p=0.8, sizes=(7.0, 6.0))
+    made, net = {}, {}
+    for speedup, real in ((1, False), (20, False), (20, True)):
+        path = tmp_path / f"s{speedup}{real}.jsonl"
+        with open(path, "w") as f:
+            synthesize(Generator(model, SynthOptions(sessions=30, seed=5, pages=10,
+                                                     classes="modem/http10x4", speedup=speedup,
+                                                     real_network=real)), f)
+        made[speedup, real] = read_scenario(str(path))
+        net[speedup, real] = expected_wall_time(made[speedup, real]).network_s["modem/http10x4"]
+    assert net[20, False] == pytest.approx(net[1, False] / 20, rel=1e-6)
+    assert net[20, True] == pytest.approx(net[1, False], rel=1e-6)
+    opts = SweepOptions(target="http://127.0.0.1:9/", step_time=1.5, warmup=0.5)   # 1-s window
+    notes = {k: short_step(expected_wall_time(sc), opts, remedy(sc)) for k, sc in made.items()}
+    for k, note in notes.items():
+        assert f"take about {net[k]:,.2f} s" in note and f"{100 * net[k]:.0f} % of" in note
+    assert "wagon synth --speedup" in notes[1, False]
+    assert "without --real-network" in notes[20, True]
+    assert "already 20 times faster" in notes[20, False] and "--speedup" not in notes[20, False]
 
 
 def test_a_steps_offered_load_is_the_schedules(tmp_path):

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from wagon.cli import main
+from wagon.formats.model import save_model
 from wagon.formats.scenario import read_scenario, scenario_from_bytes
 from wagon.formats.site import build_site
 from wagon.replay import ReplayOptions, replay
@@ -29,19 +33,29 @@ LOW, HIGH, SLACK = 0.85, 1.15, 0.3
     (6, 5.0, 1, False),          # 1 s of arrivals, modem clicks of ~1–2 s
     (60, 1.0, 20, False),        # 60 s of arrivals in 3 s, the modems 20 times faster
     (6, 5.0, 20, True)])         # arrivals in 0.06 s, the modems' transfers as slow as ever
-def test_a_replay_lasts_what_was_expected(tmp_path, sessions, rate, speedup, real):
+def test_a_replay_lasts_what_was_expected(tmp_path, capfd, sessions, rate, speedup, real):
+    """The figure ``wagon synth`` prints (its --json's ``expected_wall_s``) and the one
+    ``wagon replay`` prints before it plays, against the replay's own length."""
     model = hand_model(think=(-1.0, 0.5), rate=rate, clicks_p=0.8, sizes=(7.0, 6.0))
     build_site(resolve_site(model, pages=10).spec, tmp_path / "site")
+    save_model(model, tmp_path / "m.json")
     path = tmp_path / "s.jsonl"
-    with open(path, "w") as f:
-        synthesize(Generator(model, SynthOptions(sessions=sessions, seed=5, pages=10,
-                                                 classes=CLASSES, speedup=speedup,
-                                                 real_network=real)), f)
-    wall = expected_wall_time(read_scenario(str(path)))
+    r = CliRunner().invoke(main, ["synth", str(tmp_path / "m.json"), "--sessions",
+                                  str(sessions), "--seed", "5", "--pages", "10", "--classes",
+                                  CLASSES, "--speedup", str(speedup), "-o", str(path), "--json",
+                                  *(["--real-network"] if real else [])])
+    assert r.exit_code == 0, r.output
+    printed = json.loads(r.stdout)["expected_wall_s"]
+    capfd.readouterr()
     with nginx(tmp_path / "site", tmp_path / "ng", access_log=False) as server:
-        summary = replay(str(path), ReplayOptions(target=server.url, progress=False))
+        summary = replay(str(path), ReplayOptions(target=server.url, progress=True,
+                                                  progress_every=60))
+    told = float(re.search(r"^wagon replay: expected wall time ([\d,.]+) s",
+                           capfd.readouterr().err, re.M).group(1).replace(",", ""))
     measured = summary["duration_s"]
-    assert LOW * wall.end_s <= measured <= HIGH * wall.end_s + SLACK, (wall, measured)
+    for wall in (printed, told):
+        assert LOW * wall <= measured <= HIGH * wall + SLACK, (printed, told, measured)
+    wall = expected_wall_time(read_scenario(str(path)))
     assert summary["requests"]["failed"] == 0
     if real:           # the modems' sessions outlast the sped-up arrivals many times over
         assert wall.drain_s > 10 * wall.arrivals_s

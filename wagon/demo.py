@@ -28,6 +28,7 @@ from .modeling import fit_logs
 from .replay import ReplayOptions, replay
 from .replay.record import summary_text
 from .replay.walltime import WallTime, expected_wall_time
+from .report.units import duration, size
 from .synth import SynthOptions
 
 __all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
@@ -35,6 +36,13 @@ __all__ = ["run_demo", "DemoOptions", "DemoError", "SAMPLE_NAME"]
 SAMPLE_NAME = "sample-combined.log.gz"
 STEADY_WINDOW_S = 5
 DEMO_CLASSES = "modem/http10x4:0.15,t1-dsl/http11:0.45,wan/http11x2:0.25,satellite/pipeline:0.15"
+#: each fitted variable: how its mean reads (a time, a size or a count) and what it is
+MEANINGS = {"interarrival": (duration, "between two sessions' starts"),
+            "clicks": ("{:.3g}".format, "clicks (pages asked for) in a session"),
+            "think": (duration, "from a page to the same user's next click"),
+            "page_size": (size, "a page's own body"),
+            "objects_per_page": ("{:.3g}".format, "objects (images, scripts...) a page embeds"),
+            "object_size": (size, "an object's body")}
 
 
 class DemoError(RuntimeError):
@@ -107,6 +115,18 @@ def _browser(p: Protocol) -> str:
     return f"HTTP/1.1 {kind}, {k} connection{'s' * (k > 1)}{closed}"
 
 
+def fits_text(fits: dict) -> list[str]:
+    """A line per fitted variable: its chosen law, its mean as recorded (``law_mean``: what
+    ``wagon fit`` prints and the model holds) in its unit, what it measures, its sample size."""
+    out = []
+    for name, rep in fits.items():
+        shown, meaning = MEANINGS[name]
+        law = rep.best.name if rep.best is not None else "no law fitted"
+        mean = shown(rep.law_mean) if rep.law_mean is not None else "-"
+        out.append(f"    {name:17s} {law:17s} mean {mean:>8s}  {meaning} (n={rep.n:,})")
+    return out
+
+
 def classes_text(classes: list[ClientClass], speedup: float) -> list[str]:
     """The client classes as the replay plays them: share, round trip, bandwidths, browser."""
     out = [f"    client classes (their networks {speedup:g} times faster too, as the whole "
@@ -133,15 +153,16 @@ def reading_text(summary: dict, results: Path, o: DemoOptions, wall: WallTime) -
                    f"arrivals + {o.drain:g} s, --drain); the {sessions['interrupted']:,} "
                    "sessions still clicking then stop there, their later clicks not started "
                    f"(not errors; playing every click to its end takes about {wall.end_s:.0f} s)")
+    from .report.replay import nearest_rank  # lazy: matplotlib, not for --help
     ok = read_results(str(results))
     ok = ok[ok["error"] == ""]
     ms = (ok["last_byte"] - ok["start"]) * 1e3
-    table = ms.groupby(ok["class"]).describe(percentiles=[0.5, 0.99])
     out.append("  latency is what each class's emulated client sees, its round trips and "
                "bandwidth included (the server, on loopback, answers in a few ms):")
     out.append(f"    {'class':20s} {'ok requests':>11s} {'p50 ms':>8s} {'p99 ms':>8s}")
-    out += [f"    {name:20s} {int(row['count']):11,d} {row['50%']:8.1f} {row['99%']:8.1f}"
-            for name, row in table.iterrows()]
+    for name, x in ms.groupby(ok["class"]):
+        p50, p99 = nearest_rank(x.to_numpy(), [50, 99])       # the summary's and the report's
+        out.append(f"    {name:20s} {len(x):11,d} {p50:8.1f} {p99:8.1f}")
     return out
 
 
@@ -158,13 +179,13 @@ def run_demo(o: DemoOptions = DemoOptions(), echo: Callable[[str], None] = print
         raise DemoError(f"--outdir {o.outdir}: cannot make {out / 'plots'}: "
                         f"{e.strerror or e}") from None
     t_start = time.monotonic()
-    echo(f"1/4 fit {SAMPLE_NAME}")
+    echo(f"1/4 fit {SAMPLE_NAME}: each variable's law and its mean as the log recorded it "
+         "(wagon fit's)")
     with resources.as_file(resources.files("wagon.data") / SAMPLE_NAME) as sample:
         fitted = fit_logs([str(sample)])
     save_model(fitted.model, out / "model.json")
-    for name, rep in fitted.fits.items():
-        b = rep.best
-        echo(f"    {name:17s} {b.name:18s} mean {b.frozen.mean():10.4g}  (n={rep.n:,})")
+    for line in fits_text(fitted.fits):
+        echo(line)
     write_plots(fitted.fits, fitted.sessions.samples, out / "plots")
     echo(f"2/4 synth {o.duration:g} s of arrivals at {o.rate_scale:g}x the logged rate, "
          f"the world {o.speedup:g} times faster (--speedup)")

@@ -56,7 +56,7 @@ import numpy as np
 
 from ..formats.atomic import atomic_write
 from ..formats.results import pages_path, read_results
-from ..formats.scenario import ScenarioWriter, SessionBatch, read_scenario
+from ..formats.scenario import Scenario, ScenarioWriter, SessionBatch, read_scenario
 from ..replay import ReplayOptions, replay
 from ..replay.events import UNFINISHED
 from ..replay.scheduler import class_override
@@ -245,13 +245,26 @@ def knee(steps: list[dict], within: float) -> int | None:
     return None if short is None or short == 0 else short - 1
 
 
-def short_step(wall: WallTime, opts: SweepOptions) -> str | None:
+def remedy(sc: Scenario) -> str:
+    """What shortens a scenario's sessions' network time, as the scenario was made: its
+    network sped up with its times (``wagon synth --speedup`` without ``--real-network``)
+    leaves only a longer step."""
+    made = sc.header.get("options", {})
+    if sc.speedup == 1:
+        return "a longer --step-time, or wagon synth --speedup, which speeds the network too"
+    if made.get("real_network"):
+        return "a longer --step-time, or the scenario synthesized without --real-network"
+    return (f"a longer --step-time only: the scenario's network is already {sc.speedup:g} "
+            "times faster, with its times")
+
+
+def short_step(wall: WallTime, opts: SweepOptions, fix: str) -> str | None:
     """What a step too short for the classes' pages does to it, or None: a class whose
     sessions' round trips and transfers (expected, against an idle server) add up to more than
     ``within`` of the step's measured window has its clicks come that late after they are due,
     so its served throughput trails the offered one by as much, and a given --drain shorter
     than that cuts them. Said, not lengthened: a longer step would offer another window than
-    the one asked for."""
+    the one asked for; ``fix``: what would (``remedy``)."""
     window = opts.step_time - opts.warmup
     slow = {name: t for name, t in wall.network_s.items() if t > opts.within * window}
     if not slow:
@@ -263,7 +276,7 @@ def short_step(wall: WallTime, opts: SweepOptions) -> str | None:
             f"{window:g} s window, so its last clicks come that late and finish in the drain")
     if opts.drain is not None and opts.drain < slow[name]:
         note += f"; --drain {opts.drain:g} s cuts those still running (counted as cut)"
-    return note + " (a longer --step-time, or wagon synth --speedup, which speeds the network too)"
+    return f"{note} ({fix})"
 
 
 def sweep(path: str, opts: SweepOptions,
@@ -283,7 +296,7 @@ def sweep(path: str, opts: SweepOptions,
         raise SweepError(f"{path}: its sessions arrive over {span:g} s; the step at rate scale "
                          f"{max(opts.rates):g} needs {need:g} s of them (--step-time × rate): "
                          "synthesize a longer scenario or shorten --step-time")
-    note = short_step(wall, opts)
+    note = short_step(wall, opts, remedy(sc))
     if note is not None and on_note is not None:
         on_note(note)
     steps: list[dict] = []

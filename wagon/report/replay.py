@@ -1,7 +1,7 @@
-"""The sections of a replay's report: the summary table first (the figures of ``wagon replay``'s
-own summary, from the run file, with the run's metadata), then time series at a readable
-resolution, latency distributions per class and per page, the per-page table, and the
-self-similarity analysis where the series is long enough for it.
+"""The sections of a replay's report: the verdict and the summary table first (the figures of
+``wagon replay``'s own summary, from the run file, with the run's metadata), the per-class and
+per-page tables, then time series at a readable resolution, latency distributions per class and
+per page, and the self-similarity analysis where the series is long enough for it.
 
 Everything comes from the results files through ``wagon.formats.results``."""
 from __future__ import annotations
@@ -313,15 +313,7 @@ def replay_sections(path: str) -> list[str]:
               "window (the summary's sessions started), and the window's requests: ok, failed "
               "(the summary's errors), and cut by the run's stop (in flight or not started: no "
               "error); latency of the successful ones, from send to last byte.")]
-    end = every["last_byte"].max()
-    duration = float(end) if np.isfinite(end) else 0.0
-    width = plot_width(duration)
-    n = max(1, int(np.ceil(duration / width)))
-    held = ((run.get("summary") or {}).get("open_connections") or {}).get("per_second")
-    body += ["<h2>Over time</h2>",
-             *_series(every, width, n, held, (run.get("summary") or {}).get("window"))]
     urls = dict(req[req["kind"] == "page"].groupby("page")["url"].first())
-    body += _distributions(req, pages, urls)
     rows = page_rows(req, pages, urls)
     more = (f"<p class='note'>{len(rows) - TABLE_PAGES} less visited pages not shown.</p>"
             if len(rows) > TABLE_PAGES else "")
@@ -329,6 +321,14 @@ def replay_sections(path: str) -> list[str]:
                                       "p50 (ms)", "p99 (ms)"], rows[:TABLE_PAGES], "pages"), more,
              howto("requests include the page's objects; p50/p99: the page's response time, "
                    "from its first request to its last object.")]
+    end = every["last_byte"].max()
+    duration = float(end) if np.isfinite(end) else 0.0
+    width = plot_width(duration)
+    n = max(1, int(np.ceil(duration / width)))
+    held = ((run.get("summary") or {}).get("open_connections") or {}).get("per_second")
+    body += ["<h2>Over time</h2>",
+             *_series(every, width, n, held, (run.get("summary") or {}).get("window"))]
+    body += _distributions(req, pages, urls)
     body += ["<h2>Analysis</h2>",
              *_analysis(req["last_byte"].dropna().to_numpy())]
     return body
