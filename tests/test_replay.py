@@ -179,6 +179,7 @@ def test_open_connections_over_time_are_what_nginx_holds(tmp_path):
     assert any(0.3 < t - t0 < 1.7 for t, _ in seen) and seen[-1][1] == 0
 
 
+@pytest.mark.untimed      # connections counted without emulation, nothing timed: two at a time
 @pytest.mark.parametrize("protocol, per_session", [
     ("http10x4", "requests"), ("http11", "one"), ("pipeline", "one"), ("early-close", "clicks"),
     ("http11x3", "at most 3"), ("early-closex3", "clicks, at most 3"),
