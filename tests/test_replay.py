@@ -403,6 +403,7 @@ def test_mean_response_time_matches_a_packet_capture(tmp_path, site_and_scenario
 
 
 # ---- outcomes --------------------------------------------------------------------------------
+@pytest.mark.untimed      # each fault's kind counted, nothing timed but a 1-s timeout
 def test_faults_are_recorded_by_kind_and_survived(tmp_path):
     pages = [(u, 10, []) for u in ("/ok", "/500", "/reset", "/truncate", "/hang", "/close")]
     sessions = [(0.05 * i, 0, [(i, 0.0), (0, 0.0)]) for i in range(len(pages))]
@@ -693,6 +694,7 @@ def test_idle_resets_and_unanswered_pipelined_requests_are_sent_once_more(tmp_pa
 
 
 # ---- the summary, thresholds, exit status --------------------------------------------------
+@pytest.mark.untimed      # keys and exit statuses, nothing timed
 def test_cli_json_keys_thresholds_and_exit_statuses(tmp_path, site_and_scenario):
     scenario = site_and_scenario("lan/http11", sessions=5)
     with nginx(tmp_path / "site", tmp_path / "ng") as server:
