@@ -81,7 +81,7 @@ def model(tmp_path_factory) -> Path:
 
 def test_the_shops_log_replayed_through_its_model_reaches_it_as_the_log_did(model, tmp_path):
     scenario = tmp_path / "s.jsonl"
-    r = CliRunner().invoke(main, ["synth", str(model), "--sessions", "200", "--seed", "5",
+    r = CliRunner().invoke(main, ["synth", str(model), "--sessions", "100", "--seed", "5",
                                   "--speedup", "40", "--classes", "lan/http11", "-o",
                                   str(scenario)])
     assert r.exit_code == 0, r.output
