@@ -133,6 +133,7 @@ def test_tls_handshakes_cost_their_round_trips_on_the_wire(tmp_path):
             assert abs(mine - on_wire) < 0.1 * rtt, (version, ours, theirs)
 
 
+@pytest.mark.untimed      # OpenSSL's store counts, nothing timed
 def test_an_insecure_context_loads_no_certificate_store(tmp_path):
     """``--insecure`` verifies nothing, so it loads no certificate (OpenSSL's own store
     counts: the system's CA store, 50-150 ms of CPU a process, was loaded all the same); a
@@ -147,6 +148,7 @@ def test_an_insecure_context_loads_no_certificate_store(tmp_path):
         0, system, 1)
 
 
+@pytest.mark.untimed      # exit statuses and cookies, nothing timed
 def test_certificates_are_verified_unless_insecure(tmp_path):
     """A self-signed certificate: the pre-flight check stops the run at once with one line
     (exit 3); --ca-file or --insecure let it run (and a Secure cookie is kept and sent back
@@ -177,6 +179,7 @@ def test_certificates_are_verified_unless_insecure(tmp_path):
     assert plain.exit_code == 2 and "https://" in plain.stderr
 
 
+@pytest.mark.untimed      # exit statuses and counts, nothing timed
 def test_a_sweep_verifies_the_certificate_of_an_https_target(tmp_path):
     """wagon sweep takes replay's TLS options: a self-signed certificate stops it in one line
     (exit 3); with --ca-file every step runs over TLS (nginx's log: every request offered)."""

@@ -179,6 +179,7 @@ def test_open_connections_over_time_are_what_nginx_holds(tmp_path):
     assert any(0.3 < t - t0 < 1.7 for t, _ in seen) and seen[-1][1] == 0
 
 
+@pytest.mark.untimed      # connections counted without emulation, nothing timed: two at a time
 @pytest.mark.parametrize("protocol, per_session", [
     ("http10x4", "requests"), ("http11", "one"), ("pipeline", "one"), ("early-close", "clicks"),
     ("http11x3", "at most 3"), ("early-closex3", "clicks, at most 3"),
@@ -402,6 +403,7 @@ def test_mean_response_time_matches_a_packet_capture(tmp_path, site_and_scenario
 
 
 # ---- outcomes --------------------------------------------------------------------------------
+@pytest.mark.untimed      # each fault's kind counted, nothing timed but a 1-s timeout
 def test_faults_are_recorded_by_kind_and_survived(tmp_path):
     pages = [(u, 10, []) for u in ("/ok", "/500", "/reset", "/truncate", "/hang", "/close")]
     sessions = [(0.05 * i, 0, [(i, 0.0), (0, 0.0)]) for i in range(len(pages))]
@@ -692,6 +694,7 @@ def test_idle_resets_and_unanswered_pipelined_requests_are_sent_once_more(tmp_pa
 
 
 # ---- the summary, thresholds, exit status --------------------------------------------------
+@pytest.mark.untimed      # keys and exit statuses, nothing timed
 def test_cli_json_keys_thresholds_and_exit_statuses(tmp_path, site_and_scenario):
     scenario = site_and_scenario("lan/http11", sessions=5)
     with nginx(tmp_path / "site", tmp_path / "ng") as server:

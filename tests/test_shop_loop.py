@@ -122,7 +122,7 @@ def test_an_export_writes_the_follow_ups_of_forms_as_the_shops_log_has_them(mode
 
 def test_the_shops_log_replayed_through_its_model_reaches_it_as_the_log_did(model, tmp_path):
     scenario = tmp_path / "s.jsonl"
-    r = CliRunner().invoke(main, ["synth", str(model), "--sessions", "200", "--seed", "5",
+    r = CliRunner().invoke(main, ["synth", str(model), "--sessions", "100", "--seed", "5",
                                   "--speedup", "40", "--classes", "lan/http11", "-o",
                                   str(scenario)])
     assert r.exit_code == 0, r.output

@@ -52,7 +52,7 @@ def _energies(lines: list[bytes], octaves: int) -> np.ndarray:
     return np.array(out)
 
 
-def test_the_nasa_models_export_has_the_logs_requests_and_revalidations(tmp_path):
+def test_the_nasa_models_export_has_the_logs_requests_and_revalidations(tmp_path, nasa_model):
     """fit → synth over the log's span → export: as many requests as the log (its lines,
     counted here; NASA's morning has no robot), as many answered 304, 302 and 404 (the
     model's ``statuses``), and the log's burstiness from 2 s to 512 s (wavelet energy within
@@ -64,8 +64,7 @@ def test_the_nasa_models_export_has_the_logs_requests_and_revalidations(tmp_path
     import gzip
     logged = gzip.decompress(NASA.read_bytes()).splitlines()
     run = CliRunner().invoke
-    model, scenario, out = tmp_path / "m.json", tmp_path / "s.jsonl", tmp_path / "syn.log"
-    assert run(main, ["fit", str(NASA), "-o", str(model), "--workers", "1"]).exit_code == 0
+    model, scenario, out = nasa_model[0], tmp_path / "s.jsonl", tmp_path / "syn.log"
     span = 39568            # 01/Aug/1995:00:00:01 to 10:59:29 (tests/data/README.md)
     r = run(main, ["synth", str(model), "--duration", str(span), "--profile", "model",
                    "--seed", "1", "-o", str(scenario)])
