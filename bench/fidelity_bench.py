@@ -25,7 +25,7 @@ of 6, where their exports were −0.5 to −0.05 and differed in none). Each is 
 span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most ``--max-speedup``
 (2,500): a request and its answer take about a millisecond on loopback, K ms of the model's,
 and the replay's own timing must stay finer than the octaves it is judged on (netnea's month in
-100 s, K = 26,411: the octaves 2 s–1 h of its replay 0.8–2.6 log₂ units low, its think time,
+100 s, K = 26,411: the octaves 2 s–1 h of its replay 0.8–2.7 log₂ units low, its think time,
 acf(1) and Hurst differing; at K = 2,641, 1,000 s: 0.6–1.3 low, none of those differing);
 redirects are answers (``--no-follow``: the log holds the requests its clients sent after one), no network is
 emulated (a modeled millisecond is K of the replay's).
