@@ -226,7 +226,8 @@ def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) 
           f"{np.floor(np.min(log_req.time)):.0f}")
     split = 0
     if windows(fit) is not None:        # a log recorded in windows: the export put back in them
-        data, split = as_logged(synthetic.read_bytes(), lambda t: t, windows(fit))
+        data = synthetic.read_bytes()
+        data, split = as_logged(data, stamps(data), windows(fit))
         synthetic.write_bytes(data)
     rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
     syn, _ = parse_bytes(synthetic.read_bytes())
@@ -252,14 +253,13 @@ def stamps(data: bytes) -> np.ndarray:
     return np.array([stamp_seconds(STAMP.search(line).group(1)) for line in data.splitlines()])
 
 
-def as_logged(data: bytes, scale, recorded: np.ndarray | None) -> tuple[bytes, int]:
+def as_logged(data: bytes, t: np.ndarray, recorded: np.ndarray | None) -> tuple[bytes, int]:
     """A synthetic log (lines of a session's host or address first, a stamp in brackets) with
-    its times ``scale``d and written as CLF stamps; for a log ``recorded`` in windows, each
+    its lines' times ``t`` written as CLF stamps; for a log ``recorded`` in windows, each
     request put back in its window (module docstring). Returns the lines and how many sessions
     that put back split across windows."""
     lines = data.splitlines(keepends=True)
     found = [STAMP.search(line) for line in lines]
-    t = scale(stamps(data))
     split = 0
     if recorded is not None and len(t):
         _, session = np.unique([line.split(b" ", 1)[0] for line in lines], return_inverse=True)
@@ -301,7 +301,7 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     # times: K ticks of nginx's millisecond are 0.4 s at K = 400, which put in whole seconds
     # alias (two requests' seconds, then three) into burstiness at the finest octave
     tick = np.random.default_rng(seed).uniform(0.0, CLOCK[kind], len(t))
-    data, split = as_logged(served, lambda u: first + (u + tick - t.min()) * k, windows(fit))
+    data, split = as_logged(served, first + (t + tick - t.min()) * k, windows(fit))
     out = work / "server.log"
     out.write_bytes(data)
     rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())

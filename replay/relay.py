@@ -15,8 +15,9 @@ holding the two TUN devices' descriptors: when it ends the devices, and their ro
 It writes a heartbeat byte on BEAT_FD every ``beat_s`` seconds of its loop (``watchdog``: the
 parent stops the run when they stop): ``!`` instead of ``.`` when over 1 % of the packets it put
 out since the last one went out ``LAG_STOP`` or more after they were due (the watchdog stops the
-run when a whole bound of heartbeats says so: a relay that lagging cannot give its paths), stops when its standard input closes (the parent ends,
-however it ends) and writes its counts on standard output as one JSON line.
+run when a whole bound of heartbeats says so: a relay that far behind no longer gives the
+paths asked for). It stops when its standard input closes (the parent ends, however it ends)
+and writes its counts on standard output as one JSON line.
 """
 from __future__ import annotations
 

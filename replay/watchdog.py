@@ -8,8 +8,8 @@ silent for ``bound`` seconds (stopped by SIGSTOP, or frozen; before its first be
 Python starts, ``START_S``): a silent one is killed (SIGKILL works on a stopped process), so
 nothing of it outlives the run. A process whose heartbeats say it is lagging (``!``: the
 packet relay behind its packets' schedule) for a whole bound of them in a row is lost too: it
-is alive, but the run it serves is no longer the one asked for. Each loss is kept with its cause (killed by signal N, exit
-status N, silent for X s) and signalled on ``alarm``, a pipe the runner waits on: it stops the
+is alive, but the run it serves is no longer the one asked for. Each loss is kept with its
+cause (killed by signal N, exit status N, silent for X s) and signalled on ``alarm``, a pipe the runner waits on: it stops the
 run within 1.2 × the bound. The watchdog only detects and reports; what a loss does to the run
 is the runner's.
 

@@ -426,6 +426,13 @@ def object_bytes(size: int) -> bytes:
     return _FILL * reps + _FILL[:rest]
 
 
+def _segments(parts: list[str]) -> list[str] | None:
+    """A path's segments as a file system takes them: empty and ``.`` ones dropped, None
+    when one is ``..`` or longer than ``NAME_MAX`` bytes."""
+    parts = [p for p in parts if p not in ("", ".")]
+    if ".." in parts or any(len(p.encode()) > NAME_MAX for p in parts):
+        return None
+    return parts
 
 
 def url_path(url: str) -> str | None:
@@ -440,8 +447,8 @@ def url_path(url: str) -> str | None:
         return None
     parts = path.split("/")[1:]
     folder = parts[-1] in ("", ".")
-    parts = [p for p in parts if p not in ("", ".")]
-    if ".." in parts or any(len(p.encode()) > NAME_MAX for p in parts):
+    parts = _segments(parts)
+    if parts is None:
         return None
     return "/".join(parts + ["index.html"] if folder else parts)
 
@@ -453,8 +460,8 @@ def query_path(url: str) -> str | None:
     base = url_path(path)
     if not query or base is None or path.endswith("/"):
         return None
-    parts = [p for p in f"@{query}".split("/") if p not in ("", ".")]
-    if "\0" in query or ".." in parts or any(len(p.encode()) > NAME_MAX for p in parts):
+    parts = _segments(f"@{query}".split("/"))
+    if "\0" in query or parts is None:
         return None
     return "/".join([QUERY_DIR, base, *parts])
 
