@@ -31,11 +31,15 @@ redirects are answers (``--no-follow``: the log holds the requests its clients s
 emulated (a modeled millisecond is K of the replay's).
 
 A log recorded in windows (elastic's: the first minute of every hour) is a sample of its site's
-time. Its model's time is recorded time (the windows end to end); each synthetic traffic, export
-and replay alike, is put back in the windows (``wagon.logs.windows.from_recorded``), and the
-sessions that this splits across two windows are counted: a synthetic session longer than the
-time its window had left goes on in the next window, an hour later, where the log's recorder
-had cut its own sessions at the window's end (the model does not know of those cuts yet).
+time. Its model's time is recorded time (the windows end to end), and so is ``wagon compare``'s
+reading of it (``wagon.analysis.logdigest``): each synthetic traffic, export and replay alike,
+runs on in recorded time and is compared with the log's windows end to end, the energies and
+correlations too; only the daily profile puts it back in the windows
+(``wagon.logs.windows.from_recorded``), each hour's share of the requests being the clock's.
+(Put back in the windows as a whole, a synthetic session longer than the time its window had
+left went on in the next window, an hour later, where the log's recorder had cut its own
+sessions at the window's end: 483–538 sessions split in two, the session rate differing in
+every run, the run of 2026-11-28.)
 
 Printed per log and seed, for the export (and the replay): requests against the log's (the
 requests the model was fitted on, robots left out), requests per click, the compare rows that
@@ -94,7 +98,7 @@ from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import APACHE_TEMPLATE, NGINX_TEMPLATE, start
 from wagon.logs.sessions import sessionize_kept
-from wagon.logs.windows import from_recorded
+from wagon.logs.windows import from_recorded, to_recorded
 from wagon.synth.export import clf_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,10 +192,14 @@ def first_gap(times: np.ndarray, hosts: np.ndarray) -> float:
 
 
 def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int,
-            clicks: int) -> dict:
+            clicks: int, recorded: np.ndarray | None) -> dict:
     """The figures of one synthetic traffic (an export, or nginx's log of a replay with its
-    times in modeled seconds) against its log (both parsed ``Requests``)."""
-    times = np.asarray(log.time, float)
+    times in modeled seconds) against its log (both parsed ``Requests``); a log ``recorded``
+    in windows read in recorded time but for its daily profile (module docstring)."""
+    clock = np.asarray(log.time, float)
+    times, syn_clock = clock, syn_times
+    if recorded is not None:
+        times, syn_clock = to_recorded(clock, recorded), from_recorded(syn_times, recorded)
     e_log, e_syn = energies(times), energies(syn_times)
     ok = lambda s: np.asarray(s.status) == 200      # noqa: E731
     p99 = [np.percentile(np.asarray(r.size)[ok(r)], 99) for r in (log, syn)]
@@ -206,7 +214,7 @@ def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int
             "energy_log": e_log, "energy_syn": e_syn,
             "acf_log": acf(times).tolist(), "acf_gap": float(np.max(np.abs(
                 acf(syn_times) - acf(times)))),
-            "hour_gap": float(np.max(np.abs(hourly(syn_times) - hourly(times)))),
+            "hour_gap": float(np.max(np.abs(hourly(syn_clock) - hourly(clock)))),
             "p99_ratio": float(p99[1] / p99[0]),
             "statuses": shares, "status_gap": max(abs(shares[1][k] - shares[0][k])
                                                   for k in STATUS_CLASSES),
@@ -224,15 +232,10 @@ def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) 
                              "--json"))
     wagon("export", str(scenario), "--to", "combined", "-o", str(synthetic), "--start",
           f"{np.floor(np.min(log_req.time)):.0f}")
-    split = 0
-    if windows(fit) is not None:        # a log recorded in windows: the export put back in them
-        data = synthetic.read_bytes()
-        data, split = as_logged(data, stamps(data), windows(fit))
-        synthetic.write_bytes(data)
     rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
     syn, _ = parse_bytes(synthetic.read_bytes())
-    return {**measure(log_req, syn, np.asarray(syn.time, float), rows,
-                      fit["counts"]["requests_used"], synth.get("clicks", 0)), "split": split}
+    return measure(log_req, syn, np.asarray(syn.time, float), rows,
+                   fit["counts"]["requests_used"], synth.get("clicks", 0), windows(fit))
 
 
 #: a line's time stamp: its first bracket (CLF's, or a server's epoch seconds)
@@ -253,24 +256,13 @@ def stamps(data: bytes) -> np.ndarray:
     return np.array([stamp_seconds(STAMP.search(line).group(1)) for line in data.splitlines()])
 
 
-def as_logged(data: bytes, t: np.ndarray, recorded: np.ndarray | None) -> tuple[bytes, int]:
-    """A synthetic log (lines of a session's host or address first, a stamp in brackets) with
-    its lines' times ``t`` written as CLF stamps; for a log ``recorded`` in windows, each
-    request put back in its window (module docstring). Returns the lines and how many sessions
-    that put back split across windows."""
+def as_logged(data: bytes, t: np.ndarray) -> bytes:
+    """A server's log (a stamp in brackets on each line) with its lines' times ``t`` written
+    as CLF stamps."""
     lines = data.splitlines(keepends=True)
     found = [STAMP.search(line) for line in lines]
-    split = 0
-    if recorded is not None and len(t):
-        _, session = np.unique([line.split(b" ", 1)[0] for line in lines], return_inverse=True)
-        window = np.searchsorted(recorded[:, 0], from_recorded(t, recorded), side="right")
-        first, last = (np.full(session.max() + 1, v) for v in (len(recorded), -1))
-        np.minimum.at(first, session, window)
-        np.maximum.at(last, session, window)
-        split, t = int(np.sum(first != last)), from_recorded(t, recorded)
-    out = [line[:m.start()] + b"[" + clf_timestamp(u).encode() + b"]" + line[m.end():]
-           for line, m, u in zip(lines, found, t.tolist())]
-    return b"".join(out), split
+    return b"".join(line[:m.start()] + b"[" + clf_timestamp(u).encode() + b"]" + line[m.end():]
+                    for line, m, u in zip(lines, found, t.tolist()))
 
 
 def windows(fit: dict) -> np.ndarray | None:
@@ -301,14 +293,14 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     # times: K ticks of nginx's millisecond are 0.4 s at K = 400, which put in whole seconds
     # alias (two requests' seconds, then three) into burstiness at the finest octave
     tick = np.random.default_rng(seed).uniform(0.0, CLOCK[kind], len(t))
-    data, split = as_logged(served, first + (t + tick - t.min()) * k, windows(fit))
+    data = as_logged(served, first + (t + tick - t.min()) * k)
     out = work / "server.log"
     out.write_bytes(data)
     rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())
     syn, _ = parse_bytes(data)
     r = measure(log_req, syn, np.asarray(syn.time, float), rows, fit["counts"]["requests_used"],
-                synth.get("clicks", 0))
-    return {**r, "speedup": k, "server": kind, "split": split, "replay_s": float(t.max() - t.min())}
+                synth.get("clicks", 0), windows(fit))
+    return {**r, "speedup": k, "server": kind, "replay_s": float(t.max() - t.min())}
 
 
 def server_for(k: float) -> str:
@@ -378,11 +370,6 @@ def line(name: str, seed: int, half: str, r: dict, log_per_click: float) -> str:
             f"{', '.join(r['undecided']) or 'none'}")
 
 
-def split_note(r: dict) -> str:
-    """How many synthetic sessions a log's recording windows split, when it has them."""
-    return f" [{r['split']:,} sessions split across windows]" if r["split"] else ""
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3")
@@ -420,14 +407,13 @@ def main() -> None:
                 r = {"log": log.name, "seed": seed, "log_requests": counts["requests_used"],
                      "log_per_click": log_per_click, "chance": chance,
                      "export": exported(log, model, fit, seed, work, log_req)}
-                print(line(log.name, seed, "export", r["export"], log_per_click)
-                      + split_note(r["export"]), flush=True)
+                print(line(log.name, seed, "export", r["export"], log_per_click), flush=True)
                 if a.replay:
                     first = float(np.floor(np.min(log_req.time)))
                     r["replay"] = replayed(log, model, fit, seed, k, work, log_req, first)
                     print(line(log.name, seed, "replay", r["replay"], log_per_click)
                           + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g} on "
-                          f"{r['replay']['server']}]" + split_note(r["replay"]), flush=True)
+                          f"{r['replay']['server']}]", flush=True)
                 runs.append(r)
                 if out:
                     out.write(json.dumps(r) + "\n")

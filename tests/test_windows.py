@@ -70,3 +70,32 @@ def test_elastics_hourly_minutes_are_fitted_at_the_rate_they_were_recorded_at(tm
     longest = float(np.max(np.r_[t[cut], t[-1]] - np.r_[t[0], t[cut + 1]])) + 1
     think = model["variables"]["think"]
     assert think["max"] < longest == think["observation"]["upper"] < 1800
+
+
+def test_compare_reads_a_log_recorded_in_windows_in_its_recorded_time():
+    """``wagon compare`` of elastic's log says it reads it in recorded time: its session rate
+    is per recorded second; its requests per second, the silences
+    taken out, are those counted here with the regex: their lag-1 autocorrelation (0.66 over
+    the log's span), not the on–off of 84 minutes in 83 hours of silence."""
+    r = CliRunner().invoke(main, ["compare", str(ELASTIC), str(ELASTIC), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["read"]["a"]["recording_windows"]["windows"] == 84
+    rows = {row["row"]: row for row in out["rows"]}
+    text = gzip.decompress(ELASTIC.read_bytes()).decode("utf-8", "replace")
+    when = np.sort([datetime.strptime(m, "%d/%b/%Y:%H:%M:%S").timestamp() for m in
+                    re.findall(r"\[(\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d) ", text)])
+    cut = np.flatnonzero(np.diff(when) > 600)
+    recorded = float(np.sum(np.r_[when[cut], when[-1]] - np.r_[when[0], when[cut + 1]]))
+    rate = rows["session rate (/s)"]["a"]
+    # a session has a request at least: fewer sessions a recorded second than lines; over the
+    # log's span (silences in) there would be fewer sessions a second than lines over it
+    assert len(when) / (when[-1] - when[0]) < rate < len(when) / recorded, rate
+    # requests per second of recorded time (robots' requests in: a bound, not the value)
+    silences = np.r_[0, np.cumsum(when[cut + 1] - when[cut])]
+    u = when - np.repeat(silences, np.diff(np.r_[0, cut + 1, len(when)]))
+    p = np.bincount((u - u[0]).astype(int)).astype(float)
+    p -= p.mean()
+    acf1 = float(p[1:] @ p[:-1] / (p @ p))
+    assert abs(rows["acf(1) of requests/s"]["a"] - acf1) < 0.1, (rows["acf(1) of requests/s"], acf1)
+    assert rows["acf(1) of requests/s"]["a"] < 0.2 and rows["session rate (/s)"]["b"] == rate

@@ -44,7 +44,7 @@ from .options import CompareOptions
 from .workload import Workload
 
 __all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence",
-           "overall", "verdict_line"]
+           "overall", "verdict_line", "dispersion"]
 
 
 def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:
@@ -174,12 +174,38 @@ def _stack_fit(w: Digest) -> tuple[Value, Value]:
     return (mu, sigma / math.sqrt(len(sd))), (sigma, sigma / math.sqrt(2 * len(sd)))
 
 
+RATE_BLOCKS = 32           # blocks of the starts' span whose counts measure their dispersion
+PER_BLOCK = 8              # starts a block holds at least on average (fewer: fewer blocks)
+
+
+def dispersion(starts: np.ndarray) -> float:
+    """The Hadamard factor of session starts: counts in equal blocks of their span, the mean
+    squared second difference of successive counts over six times their mean. 1 for a
+    Poisson process, whatever a linear drift of its rate (a day's profile, block to block);
+    above 1 when starts cluster, where the count over the span varies that many times more
+    than a Poisson count (Hadamard variance of clock drift; the Allan factor of point processes,
+    Lowen & Teich 1995, with second differences). 1 when too few starts to say (3 blocks of
+    ``PER_BLOCK``)."""
+    blocks = min(RATE_BLOCKS, len(starts) // PER_BLOCK)
+    if blocks < 3:
+        return 1.0
+    span = float(starts[-1] - starts[0])
+    if not span > 0:
+        return 1.0
+    cell = np.minimum(((starts - starts[0]) * (blocks / span)).astype(np.int64), blocks - 1)
+    counts = np.bincount(cell, minlength=blocks).astype(float)
+    return float(np.mean(np.diff(counts, 2) ** 2) / (6 * counts.mean()))
+
+
 def _rate(starts: np.ndarray) -> Value:
-    """Sessions per second over the span of the starts, with its Poisson standard error."""
+    """Sessions per second over the span of the starts, with the Poisson standard error
+    widened by their ``dispersion`` when it is above 1 (clustered arrivals: one run's count
+    says less of the rate)."""
     if len(starts) < 2:
         return f"{len(starts)} sessions (at least 2 needed)"
     span = max(float(starts[-1] - starts[0]), 1e-9)
-    return (len(starts) - 1) / span, math.sqrt(len(starts) - 1) / span
+    n = len(starts) - 1
+    return n / span, math.sqrt(n * max(1.0, dispersion(starts))) / span
 
 
 def compare(a: Workload | Digest, b: Workload | Digest,

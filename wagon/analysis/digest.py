@@ -67,6 +67,7 @@ class Digest:
     hurst: Value                       # wavelet estimate on requests per second
     read: ParseStats | None = None     # a log's: lines parsed, malformed, skipped, left out
     robot_requests: int = 0            # a log's requests of robots, left out of the tallies
+    windows: np.ndarray | None = None  # a log's recording windows: its times are recorded time
 
 
 def html_or_image(urls: list[str], url: np.ndarray, is_page: np.ndarray) -> np.ndarray:

@@ -7,6 +7,10 @@ sessions and the tallies (a 10⁷-line log in a fraction of what its records tak
 The result is the digest of the whole log parsed at once (``load_workload``: time outliers
 and lines repeated across inputs left out, times dilated by ``speedup``, sessions by the
 default rules, robots' requests left out, URLs as logged): nothing depends on how the log was cut.
+A log recorded in windows (``wagon.logs.windows``: the first minute of every hour, say) is read
+in recorded time, the windows end to end, as ``wagon fit`` models it: its sessions rebuilt in the
+log's time, then its session starts and requests' times with the silences taken out, so that
+its session rate, inter-arrival gaps and requests per second are those of its recorded time.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from ..logs.partition import Shared, merge_cleaning, partition_requests, shared_
 from ..logs.pieces import PIECE_BYTES, plan
 from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
                              sessionize_kept)
+from ..logs.windows import to_recorded
 from ..modeling.allocator import give_back_freed_memory
 from ..modeling.options import FitOptions
 from ..modeling.stages import LocalRunner
@@ -73,13 +78,18 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
     tallies = [t for _, t, _ in parts]
     resolution, starts, clicks, think = (sessions.resolution, sessions.session_start,
                                          sessions.samples["clicks"], sessions.samples["think"])
+    windows = sessions.windows
+    if windows is not None:             # recorded time (module docstring)
+        starts = to_recorded(starts, windows)
+        for t in tallies:
+            t.times = (to_recorded(t.times[0], windows), t.times[1])
     page_hits = np.fromiter(sessions.site.page_hits.values(), np.int64)
     robots = sessions.counts["robot_requests"]
     del parts, sessions
     give_back_freed_memory()        # the partitions' heap, before the series is analysed
     out = digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
                     starts, clicks, think, page_hits)
-    out.read, out.robot_requests = read, robots
+    out.read, out.robot_requests, out.windows = read, robots, windows
     return out
 
 

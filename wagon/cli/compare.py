@@ -10,6 +10,22 @@ from . import inputs
 from .common import Finite, default
 
 
+def recorded_line(windows) -> str:
+    """What reading a log recorded in windows in its recorded time means, said once."""
+    w = windowed(windows)
+    return (f"recorded in {w['windows']} windows ({w['recorded_s']:,.0f} s of "
+            f"{w['span_s']:,.0f}): compared in recorded time, the silences between them "
+            "taken out, as wagon fit models it")
+
+
+def windowed(windows) -> dict | None:
+    """A log's recording windows as counts (None: recorded throughout)."""
+    if windows is None:
+        return None
+    return {"windows": len(windows), "recorded_s": float((windows[:, 1] - windows[:, 0]).sum()),
+            "span_s": float(windows[-1, 1] - windows[0, 0])}
+
+
 @click.command("compare")
 @click.argument("a")
 @click.argument("b")
@@ -47,9 +63,12 @@ def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
         if sides[k].robot_requests:
             click.echo(f"{k.upper()}: robots' requests left out {sides[k].robot_requests:,} "
                        "(a model has none)", err=True)
+        if sides[k].windows is not None:
+            click.echo(f"{k.upper()}: {recorded_line(sides[k].windows)}", err=True)
     rows = compare(sides["a"], sides["b"], CompareOptions(alpha, tolerance, margin))
     verdict = overall(rows)
     click.echo(dumps({"a": a, "b": b, "verdict": verdict, "rows": rows,
-                      "read": {k: {**st.as_dict(), "robot_requests": sides[k].robot_requests}
+                      "read": {k: {**st.as_dict(), "robot_requests": sides[k].robot_requests,
+                                   "recording_windows": windowed(sides[k].windows)}
                                for k, st in read.items()}})
                if as_json else f"{rows_text(rows)}\n{verdict_line(verdict)}")
