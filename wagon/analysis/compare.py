@@ -44,7 +44,7 @@ from .options import CompareOptions
 from .workload import Workload
 
 __all__ = ["compare", "stack_distances", "CompareOptions", "rows_text", "ks_equivalence",
-           "overall", "verdict_line", "dispersion"]
+           "overall", "verdict_line", "dispersion", "poisson_bound"]
 
 
 def _number_row(name: str, a: Value, b: Value, options, absolute: bool = False) -> dict:
@@ -178,34 +178,44 @@ RATE_BLOCKS = 32           # blocks of the starts' span whose counts measure the
 PER_BLOCK = 8              # starts a block holds at least on average (fewer: fewer blocks)
 
 
-def dispersion(starts: np.ndarray) -> float:
-    """The Hadamard factor of session starts: counts in equal blocks of their span, the mean
-    squared second difference of successive counts over six times their mean. 1 for a
-    Poisson process, whatever a linear drift of its rate (a day's profile, block to block);
-    above 1 when starts cluster, where the count over the span varies that many times more
-    than a Poisson count (Hadamard variance of clock drift; the Allan factor of point processes,
-    Lowen & Teich 1995, with second differences). 1 when too few starts to say (3 blocks of
-    ``PER_BLOCK``)."""
+def dispersion(starts: np.ndarray) -> tuple[float, int]:
+    """The Hadamard factor of session starts and the blocks it was measured on: counts in
+    equal blocks of their span, the mean squared second difference of successive counts over
+    six times their mean. About 1 for a Poisson process, whatever a linear drift of its rate
+    (a day's profile, block to block); above 1 when starts cluster, where the count over the
+    span varies that many times more than a Poisson count (Hadamard variance of clock drift;
+    the Allan factor of point processes, Lowen & Teich 1995, with second differences).
+    (1, 0) when too few starts to say (3 blocks of ``PER_BLOCK``)."""
     blocks = min(RATE_BLOCKS, len(starts) // PER_BLOCK)
-    if blocks < 3:
-        return 1.0
-    span = float(starts[-1] - starts[0])
-    if not span > 0:
-        return 1.0
+    span = float(starts[-1] - starts[0]) if len(starts) else 0.0
+    if blocks < 3 or not span > 0:
+        return 1.0, 0
     cell = np.minimum(((starts - starts[0]) * (blocks / span)).astype(np.int64), blocks - 1)
     counts = np.bincount(cell, minlength=blocks).astype(float)
-    return float(np.mean(np.diff(counts, 2) ** 2) / (6 * counts.mean()))
+    return float(np.mean(np.diff(counts, 2) ** 2) / (6 * counts.mean())), blocks
+
+
+def poisson_bound(blocks: int, alpha: float = 0.05) -> float:
+    """The Hadamard factor a Poisson process exceeds with probability ``alpha`` over
+    ``blocks``: the second differences' sum of squares as a scaled χ² (Satterthwaite: ν =
+    tr(A)² / tr(A²), A = DᵀD, D the second-difference matrix); 1.65 over 32 blocks."""
+    d = np.diff(np.eye(blocks), 2, axis=0)
+    a = d.T @ d
+    nu = np.trace(a) ** 2 / np.trace(a @ a)
+    return float(stats.chi2.ppf(1 - alpha, nu) / nu)
 
 
 def _rate(starts: np.ndarray) -> Value:
-    """Sessions per second over the span of the starts, with the Poisson standard error
-    widened by their ``dispersion`` when it is above 1 (clustered arrivals: one run's count
-    says less of the rate)."""
+    """Sessions per second over the span of the starts, with the Poisson standard error,
+    widened by their ``dispersion`` when it shows clustering (beyond ``poisson_bound``: one
+    run's count then says less of the rate), as a quasi-Poisson fit does."""
     if len(starts) < 2:
         return f"{len(starts)} sessions (at least 2 needed)"
     span = max(float(starts[-1] - starts[0]), 1e-9)
     n = len(starts) - 1
-    return n / span, math.sqrt(n * max(1.0, dispersion(starts))) / span
+    h, blocks = dispersion(starts)
+    inflate = h if blocks and h > poisson_bound(blocks) else 1.0
+    return n / span, math.sqrt(n * inflate) / span
 
 
 def compare(a: Workload | Digest, b: Workload | Digest,
