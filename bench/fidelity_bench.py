@@ -98,7 +98,7 @@ from wagon.analysis.logdigest import load_digest
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import APACHE_TEMPLATE, NGINX_TEMPLATE, start
 from wagon.logs.sessions import sessionize_kept
-from wagon.logs.windows import from_recorded, to_recorded
+from wagon.logs.windows import from_recorded, to_recorded, widened
 from wagon.synth.export import clf_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,7 +198,8 @@ def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int
     in windows read in recorded time but for its daily profile (module docstring)."""
     clock = np.asarray(log.time, float)
     times, syn_clock = clock, syn_times
-    if recorded is not None:
+    if recorded is not None:            # the windows of the log's clicks, holding its requests
+        recorded = widened(recorded, clock)
         times, syn_clock = to_recorded(clock, recorded), from_recorded(syn_times, recorded)
     e_log, e_syn = energies(times), energies(syn_times)
     ok = lambda s: np.asarray(s.status) == 200      # noqa: E731

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wagon.cli import main
-from wagon.logs.windows import from_recorded, recording_windows, to_recorded
+from wagon.logs.windows import from_recorded, recording_windows, to_recorded, widened
 
 from .conftest import ELASTIC
 
@@ -99,3 +99,17 @@ def test_compare_reads_a_log_recorded_in_windows_in_its_recorded_time():
     acf1 = float(p[1:] @ p[:-1] / (p @ p))
     assert abs(rows["acf(1) of requests/s"]["a"] - acf1) < 0.1, (rows["acf(1) of requests/s"], acf1)
     assert rows["acf(1) of requests/s"]["a"] < 0.2 and rows["session rate (/s)"]["b"] == rate
+
+
+@given(st.lists(st.floats(-100, 8000, allow_nan=False), max_size=60))
+def test_widened_windows_hold_every_time_and_keep_their_silences(times):
+    """Windows widened to hold times (each to its nearest window) hold every one of them,
+    contain the windows they were, and stay apart when the times do not bridge a silence."""
+    windows = np.array([[0.0, 60.0], [3600.0, 3660.0], [7200.0, 7230.0]])
+    t = np.asarray(times, float)
+    w = widened(windows, t)
+    assert np.all(w[:, 0] <= windows[:, 0]) and np.all(w[:, 1] >= windows[:, 1])
+    assert np.all(np.any((t[:, None] >= w[:, 0]) & (t[:, None] < w[:, 1]), axis=1))
+    middle = windows.mean(axis=1)
+    if np.all(np.min(np.abs(t[:, None] - middle), axis=1, initial=np.inf) < 1000):
+        assert np.all(w[1:, 0] > w[:-1, 1])       # no time far from every window's middle

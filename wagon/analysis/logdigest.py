@@ -9,7 +9,8 @@ and lines repeated across inputs left out, times dilated by ``speedup``, session
 default rules, robots' requests left out, URLs as logged): nothing depends on how the log was cut.
 A log recorded in windows (``wagon.logs.windows``: the first minute of every hour, say) is read
 in recorded time, the windows end to end, as ``wagon fit`` models it: its sessions rebuilt in the
-log's time, then its session starts and requests' times with the silences taken out, so that
+log's time, then its session starts and requests' times with the silences taken out (the
+windows found from its clicks widened to hold its requests: ``widened``), so that
 its session rate, inter-arrival gaps and requests per second are those of its recorded time.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..logs.partition import Shared, merge_cleaning, partition_requests, shared_
 from ..logs.pieces import PIECE_BYTES, plan
 from ..logs.sessions import (OBJECT_EXTENSIONS, Partial, extension_flags, merge_partials,
                              sessionize_kept)
-from ..logs.windows import to_recorded
+from ..logs.windows import to_recorded, widened
 from ..modeling.allocator import give_back_freed_memory
 from ..modeling.options import FitOptions
 from ..modeling.stages import LocalRunner
@@ -80,6 +81,8 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
                                          sessions.samples["clicks"], sessions.samples["think"])
     windows = sessions.windows
     if windows is not None:             # recorded time (module docstring)
+        for t in tallies:
+            windows = widened(windows, t.times[0])
         starts = to_recorded(starts, windows)
         for t in tallies:
             t.times = (to_recorded(t.times[0], windows), t.times[1])

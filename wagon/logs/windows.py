@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["recording_windows", "to_recorded", "from_recorded", "MIN_GAPS"]
+__all__ = ["recording_windows", "to_recorded", "from_recorded", "widened", "MIN_GAPS"]
 
 MIN_GAPS = 3                # silences at least, for a periodic sampling to be told
 SPREAD = 0.02               # their lengths and the windows' periods within 2 % of their medians
@@ -37,6 +37,24 @@ def recording_windows(times: np.ndarray, silence: float) -> np.ndarray | None:
                for x in (gaps[cut], np.diff(starts))):
         return None
     return np.c_[starts, np.r_[t[cut], t[-1]] + 1.0]     # a window holds its last second
+
+
+def widened(windows: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``windows`` stretched to hold every time of ``t``, each time going to the window it is
+    nearest to: windows found from a log's clicks end at its last page, but the recorder went
+    on (the objects that page fetched, the robots' requests); mapped to recorded time, a time
+    past its window's end would pile up at that end."""
+    t = np.asarray(t, float)
+    out = windows.copy()
+    if not len(t):
+        return out
+    i = np.clip(np.searchsorted(windows[:, 0], t, side="right") - 1, 0, len(windows) - 1)
+    nxt = np.minimum(i + 1, len(windows) - 1)
+    later = (nxt > i) & (t > windows[i, 1]) & (windows[nxt, 0] - t < t - windows[i, 1])
+    i = np.where(later, nxt, i)
+    np.minimum.at(out[:, 0], i, t)
+    np.maximum.at(out[:, 1], i, np.floor(t) + 1.0)     # a window holds its last second
+    return out
 
 
 def to_recorded(t: np.ndarray, windows: np.ndarray) -> np.ndarray:
