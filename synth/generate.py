@@ -158,6 +158,7 @@ class Generator:
         self.classes: list[ClientClass] = parse_classes(o.classes)
         self.clicks = _Law(model, "clicks")
         self.think = _Law(model, "think")
+        self.think_rho = _think_rho(model)
         gaps = model.variables.get("interarrival") if model is not None else None
         if arrivals == "renewal" and gaps is None:       # before --rate, which cannot help
             raise SynthError("--arrivals renewal needs the model's interarrival law")
@@ -317,6 +318,9 @@ class Generator:
         else:
             thinks = np.maximum(self.think.draw(total, rng), 0.0)
         thinks[ptr[:-1]] = 0.0
+        if self.think_rho > 0 and not o.deterministic:
+            thinks = together(thinks, ptr, self.think_rho,
+                              np.random.default_rng([o.seed, first_id, 6]))
         pages = np.empty(total, np.int64)
         current = self.site.entries(n, rng)
         pages[ptr[:-1]] = current
@@ -341,6 +345,31 @@ class Generator:
             views = once.views_of(pages, views)
         return SessionBatch(np.arange(first_id, first_id + n), starts / o.speedup, classes, ptr,
                             pages, thinks / o.speedup, views=views)
+
+
+def _think_rho(model: Model | None) -> float:
+    """The model's copula correlation of a session's think times (0: drawn independently)."""
+    think = model.data["variables"].get("think", {}) if model is not None else {}
+    return float((think.get("dependence") or {}).get("rho", 0.0))
+
+
+def together(values: np.ndarray, ptr: np.ndarray, rho: float, rng: np.random.Generator
+             ) -> np.ndarray:
+    """A session's values but its first (``ptr``: where each session's begin) made to go
+    together as a one-factor Gaussian copula of correlation ``rho`` says — a factor a session
+    plus a value's own noise — by putting the values drawn in the order of the copula's
+    scores (Iman & Conover 1982): the same values, so the same law, only their places
+    moved."""
+    at = np.flatnonzero(np.diff(ptr) > 1)            # sessions with a value to move
+    if not len(at):
+        return values
+    runs = np.diff(ptr)[at] - 1
+    where = np.repeat(ptr[at] + 1 - np.r_[0, np.cumsum(runs)[:-1]], runs) + np.arange(runs.sum())
+    score = (math.sqrt(rho) * np.repeat(rng.standard_normal(len(at)), runs)
+             + math.sqrt(1 - rho) * rng.standard_normal(len(where)))
+    out = values.copy()
+    out[where[np.argsort(score)]] = np.sort(values[where])
+    return out
 
 
 def _repeats(pages: np.ndarray, ptr: np.ndarray) -> np.ndarray:

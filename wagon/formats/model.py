@@ -49,7 +49,7 @@ __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "valid
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
            "PARAM_LAWS", "PARAM_ALPHABETS", "LIST_SEPARATORS", "MAX_DISTINCT", "status_key"]
 
-MODEL_VERSION = 8           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 9           # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
@@ -60,7 +60,8 @@ MODEL_VERSION = 8           # 2 adds, all optional (version 1 models are read as
                             # 6 adds, optional: url_space, site.statuses; 7 adds,
                             # optional: site.pages[].method, params, site.thinks,
                             # site.pages[].views[].page_absent, site.pages[].sizes; 8
-                            # adds, optional: site.redirects
+                            # adds, optional: site.redirects; 9 adds, optional:
+                            # variables.think.dependence
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -296,6 +297,8 @@ def validate(data: object, path: str = "model") -> None:
                 raise ModelError(f"{path}: not a valid wagon model: variable {name!r}: bad "
                                  f"'observation': {e}") from None
         _check_intervals(v, f"variable {name!r}", path)
+        if "dependence" in v:
+            _check_think_dependence(name, v["dependence"], path)
     _check_profile(data.get("arrivals", {}), path)
     _check_process(data.get("arrivals", {}), path)
     _check_recorded(data.get("arrivals", {}), path)
@@ -472,6 +475,21 @@ def _check_delays(delays: object, path: str) -> None:
                and _number(dep.get("rho", 0.0)) and 0 <= dep.get("rho", 0.0) <= 1, path,
                "site.object_delays.dependence needs spearman in [-1, 1] inside its interval, "
                "counts of clicks and pairs, and rho (optional) in [0, 1]")
+
+
+def _check_think_dependence(name: str, dep: object, path: str) -> None:
+    """``variables.think.dependence`` (version 9, optional): Spearman's correlation of a
+    session's consecutive think times in [-1, 1] inside its interval, counts of sessions and
+    pairs, and the copula's ``rho`` in [0, 1] (``modeling.delays.think_dependence``)."""
+    _check(name == "think", path, f"variable {name!r} cannot have a 'dependence' (think only)")
+    rho = dep.get("spearman") if isinstance(dep, dict) else None
+    ci = dep.get("interval") if isinstance(dep, dict) else None
+    _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
+           and all(_number(x) for x in ci) and -1 <= ci[0] <= rho <= ci[1] <= 1
+           and _count(dep.get("sessions")) and _count(dep.get("pairs"))
+           and _number(dep.get("rho")) and 0 <= dep.get("rho") <= 1, path,
+           "variables.think.dependence needs spearman in [-1, 1] inside its interval, counts "
+           "of sessions and pairs, and rho in [0, 1]")
 
 
 def _check_statuses(statuses: object, path: str) -> None:

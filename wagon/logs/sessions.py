@@ -120,6 +120,9 @@ class Site:
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (rank, delay bin, next delay bin, pairs): how
                                             # a click's consecutive delays go together
+    think_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (rank, think bin, next think bin, pairs): how
+                                            # a session's consecutive think times go together
     statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (url, status, requests): how each was answered
     thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
@@ -592,6 +595,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                                          session, len(req.urls)),
                       delays=_delays(t, cs, click_of, member),
                       delay_pairs=_delay_pairs(t, cs, click_of, member),
+                      think_pairs=_think_pairs(inside, moved, rules),
                       statuses=_tally(url, status),
                       joined=_tally(url[member & ~is_object]),
                       follows=follows, follow_delays=follow_delays,
@@ -670,6 +674,26 @@ def _delay_pairs(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np
     at = np.flatnonzero(pair[1:])
     d = delay_bin(delay)
     return _tally(np.minimum(rank[at], DELAY_RANKS - 1), d[at], d[at + 1])
+
+
+#: a session's pairs of think times ranked apart (``_think_pairs``), the later ones together
+THINK_PAIR_RANKS = 4
+
+
+def _think_pairs(inside: np.ndarray, moved: np.ndarray, rules: SessionRules) -> np.ndarray:
+    """(rank, bin of a think time, bin of the next one's, pairs): each two consecutive think
+    times of a session (``inside``: one a move of ``moved``, clicks in session order; both
+    within [Tmin, Tmax]), on ``delays.delay_bin``'s log grid, ranked by their place in the
+    session (from 1; the later ones as ``THINK_PAIR_RANKS``): how a session's think times go
+    together (a slow reader is slow throughout; the model's ``variables.think.dependence``),
+    the first rank counting the sessions."""
+    at = np.flatnonzero(moved)                  # the click before each move
+    ok = inside >= rules.tmin
+    pair = np.flatnonzero((at[1:] == at[:-1] + 1) & ok[1:] & ok[:-1])
+    first = np.r_[True, pair[1:] != pair[:-1] + 1]           # a session's first pair
+    rank = np.arange(len(pair)) - np.maximum.accumulate(np.where(first, np.arange(len(pair)), 0))
+    b = delay_bin(inside)
+    return _tally(np.minimum(rank + 1, THINK_PAIR_RANKS), b[pair], b[pair + 1])
 
 
 def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:
@@ -754,6 +778,8 @@ class Partial:
                                             # (rank, delay in µs, requests)
     delay_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
                                             # (rank, delay bin, next delay bin, pairs)
+    think_pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (rank, think bin, next think bin, pairs)
     statuses: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (url, status, requests)
     thinks: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
@@ -880,6 +906,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     entry = merged("entry")
     delays = [p.delays for p in partials if len(p.delays)]
     pairs = [p.delay_pairs for p in partials if len(p.delay_pairs)]
+    think_pairs = [p.think_pairs for p in partials if len(p.think_pairs)]
     page_sizes = merged("page_sizes")
     site = Site(urls=urls, page_size=_upper_median(page_sizes),
                 object_size=_upper_median(merged("object_sizes")), page_objects=page_objects,
@@ -889,6 +916,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 delays=_sum_rows(np.concatenate(delays)) if delays else
                 np.zeros((0, 3), np.int64),
                 delay_pairs=_sum_rows(np.concatenate(pairs)) if pairs else
+                np.zeros((0, 4), np.int64),
+                think_pairs=_sum_rows(np.concatenate(think_pairs)) if think_pairs else
                 np.zeros((0, 4), np.int64), statuses=merged("statuses"),
                 thinks=merged("thinks", 2).reshape(-1, 4),
                 joined=frozenset(merged("joined")[:, 0].tolist()), page_size_rows=page_sizes,

@@ -25,7 +25,7 @@ from ..formats.scenario import click_delays
 from ..logs.delays import delay_bin, pair_spearman
 
 __all__ = ["delay_quantiles", "delay_dependence", "calibrated_rho", "percentiles",
-           "SIMULATED_CLICKS"]
+           "spearman_interval", "think_dependence", "normal_correlation", "SIMULATED_CLICKS"]
 
 
 def percentiles(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -56,17 +56,49 @@ def delay_dependence(pairs: np.ndarray, delays: dict) -> dict | None:
     and pairs it rests on, and the copula's ``rho`` that gives it with the percentiles of
     ``delays`` (``delay_quantiles``); None with fewer than 8 clicks of two embedded requests
     or more, or when no rank's delays vary."""
+    found = spearman_interval(pairs)
+    if found is None:
+        return None
+    spearman, interval, clicks, n = found
+    return {"spearman": spearman, "interval": interval, "clicks": clicks, "pairs": n,
+            "rho": calibrated_rho(delays, spearman)}
+
+
+def spearman_interval(pairs: np.ndarray) -> tuple[float, list[float], int, int] | None:
+    """Spearman's correlation of consecutive values (``logs.delays.pair_spearman``'s rows),
+    its 95 % interval counted in the groups they come in (the pairs of one group are not
+    independent: Fisher's transform of the equivalent normal correlation 2·sin(πρ_S/6), with
+    Fieller, Hartley and Pearson's variance 1.06/(n − 3)), the groups and the pairs; None
+    with fewer than 8 groups of two values or more, or when no value varies."""
     found = pair_spearman(pairs)
     if found is None or found[1] < 8:
         return None
-    spearman, clicks, n = found
-    r = min(max(2 * math.sin(math.pi * spearman / 6), -0.999999), 0.999999)
-    half = 1.959964 * math.sqrt(1.06 / (clicks - 3))
+    spearman, groups, n = found
+    r = min(max(normal_correlation(spearman), -0.999999), 0.999999)
+    half = 1.959964 * math.sqrt(1.06 / (groups - 3))
     lo, hi = (6 / math.pi * math.asin(math.tanh(z) / 2)
               for z in (math.atanh(r) - half, math.atanh(r) + half))
-    return {"spearman": spearman,
-            "interval": [min(lo, spearman), max(hi, spearman)],   # ±1: its z is infinite
-            "clicks": clicks, "pairs": n, "rho": calibrated_rho(delays, spearman)}
+    return spearman, [min(lo, spearman), max(hi, spearman)], groups, n   # ±1: z infinite
+
+
+def normal_correlation(spearman: float) -> float:
+    """The correlation of a Gaussian copula whose Spearman correlation is ``spearman``
+    (Pearson 1907: ρ = 2·sin(πρ_S/6))."""
+    return 2 * math.sin(math.pi * spearman / 6)
+
+
+def think_dependence(pairs: np.ndarray) -> dict | None:
+    """How a session's think times go together (``logs.sessions._think_pairs``): Spearman's
+    correlation of consecutive think times, its 95 % interval counted in sessions, the
+    sessions and pairs, and the one-factor Gaussian copula's ``rho`` (one factor a session,
+    every two of its think times correlated alike) that has that Spearman correlation;
+    None as ``spearman_interval``."""
+    found = spearman_interval(pairs)
+    if found is None:
+        return None
+    spearman, interval, sessions, n = found
+    return {"spearman": spearman, "interval": interval, "sessions": sessions, "pairs": n,
+            "rho": min(max(normal_correlation(spearman), 0.0), 1.0)}
 
 
 #: clicks simulated for each step of the bisection

@@ -23,7 +23,7 @@ from ..logs.parse import ParseStats
 from ..logs.sessions import Sessions, Site, View, extension_flags, think_edges
 from ..logs.templates import ValueTally, split_key
 from ..logs.windows import to_recorded
-from .delays import delay_dependence, delay_quantiles, percentiles
+from .delays import delay_dependence, delay_quantiles, percentiles, think_dependence
 from .options import FitOptions
 from .params import value_laws
 from .redirects import follow_targets, redirect_lines, redirects_json
@@ -156,6 +156,13 @@ class FitResult:
             out.append(f"embedded requests of a click: Spearman {dep['spearman']:.3f} "
                        f"[{lo:.3f}, {hi:.3f}] between consecutive delays after their page "
                        f"({dep['clicks']:,} clicks, {dep['pairs']:,} pairs)")
+        dep = self.model.data["variables"].get("think", {}).get("dependence")
+        if dep:
+            lo, hi = dep["interval"]
+            out.append(f"think times of a session: Spearman {dep['spearman']:.3f} [{lo:.3f}, "
+                       f"{hi:.3f}] between consecutive ones ({dep['sessions']:,} sessions, "
+                       f"{dep['pairs']:,} pairs; synthesis draws them with one factor a "
+                       f"session, copula rho {dep['rho']:.3f})")
         out.append("")
         out.append(f"model written to {output}" + (f"; plots in {os.path.dirname(plots[0])}"
                                                    if plots else ""))
@@ -460,6 +467,9 @@ def build_model(sessions: Sessions, fits: dict[str, FitReport], arrivals: dict,
         entry = report.to_dict()
         entry["kind"] = report.best.mode if report.best else None
         variables[name] = entry
+    dependence = think_dependence(sessions.site.think_pairs)
+    if dependence is not None and variables.get("think", {}).get("best"):
+        variables["think"]["dependence"] = dependence
     data = {
         "format": MODEL_FORMAT,
         "version": MODEL_VERSION,
