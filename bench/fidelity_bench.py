@@ -56,6 +56,8 @@ differ or are undecided, and measured here with NumPy and PyWavelets on the requ
 - the statuses: the shares of 304, other 3xx, 404, other 4xx and 5xx, the largest gap
   (points);
 - compare's stack-distance rows (lognormal μ of the LRU stack distance of requests);
+- for a replay, its own count of requests (total, ok, failed, not started), its errors by
+  kind and the machine's load: what never reached the server's log, and why;
 - the range a request count over the log's span has by chance alone (printed per log): the
   total of a compound Poisson process of the log's own sessions (their number N, the requests
   r of each) has a coefficient of variation √(N·E[r²]) / (N·E[r]), multiplied by 1/(1 − η)
@@ -287,7 +289,8 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     template.write_text(REPLAY_CONF[kind])
     work.chmod(0o755)                   # the server's workers (www-data) read the site
     with start(kind, {}, site, run, template=template) as server:
-        wagon("replay", str(scenario), "--target", server.url, "--no-follow", "--no-emulation")
+        summary = json.loads(wagon("replay", str(scenario), "--target", server.url,
+                                   "--no-follow", "--no-emulation", "--json"))
         served = server.access_log.read_bytes()
     t = stamps(served)
     # each time spread uniformly inside its clock's tick, as wagon fit spreads a log's grid
@@ -301,7 +304,11 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     syn, _ = parse_bytes(data)
     r = measure(log_req, syn, np.asarray(syn.time, float), rows, fit["counts"]["requests_used"],
                 synth.get("clicks", 0), windows(fit))
-    return {**r, "speedup": k, "server": kind, "replay_s": float(t.max() - t.min())}
+    said = summary["requests"]
+    return {**r, "speedup": k, "server": kind, "replay_s": float(t.max() - t.min()),
+            "replay_requests": {key: said[key] for key in ("total", "ok", "failed",
+                                                          "not_started")},
+            "errors": summary["errors"]["by_kind"], "load": summary["generator"]["machine"]}
 
 
 def server_for(k: float) -> str:
@@ -414,7 +421,9 @@ def main() -> None:
                     r["replay"] = replayed(log, model, fit, seed, k, work, log_req, first)
                     print(line(log.name, seed, "replay", r["replay"], log_per_click)
                           + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g} on "
-                          f"{r['replay']['server']}]", flush=True)
+                          f"{r['replay']['server']}; the replay's own count "
+                          f"{r['replay']['replay_requests']}, errors {r['replay']['errors']}, "
+                          f"load {r['replay']['load']['load_1min']:.1f}]", flush=True)
                 runs.append(r)
                 if out:
                     out.write(json.dumps(r) + "\n")
