@@ -355,7 +355,7 @@ def _think_rho(model: Model | None) -> float:
 
 def together(values: np.ndarray, ptr: np.ndarray, rho: float, rng: np.random.Generator
              ) -> np.ndarray:
-    """A session's values but its first (``ptr``: where each session's begin) made to go
+    """A session's values but its first (``ptr``: where each session begins) made to go
     together as a one-factor Gaussian copula of correlation ``rho`` says — a factor a session
     plus a value's own noise — by putting the values drawn in the order of the copula's
     scores (Iman & Conover 1982): the same values, so the same law, only their places
