@@ -145,6 +145,9 @@ class Histograms:
     def _add(self, new: np.ndarray, summed: np.ndarray) -> None:
         """Add ``summed`` to the cells ``new`` (sorted, distinct): those already held in
         place, the others appended and merged in order (a stable sort of two sorted runs)."""
+        if not len(self.cells):                      # a first state: taken as it is
+            self.cells, self.counts = new.astype(np.int64), summed.astype(np.int64)
+            return
         at = np.searchsorted(self.cells, new)
         held = at < len(self.cells)
         held[held] = self.cells[at[held]] == new[held]
