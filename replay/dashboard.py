@@ -7,9 +7,10 @@ and ``record.Stats``' generator histograms), which ``progress.Board`` hands to `
 the view is one of the board's displays, beside the console line, and the engine knows nothing
 of it. Once a second the view adds a point to its series: each process's rates over the time
 between its two latest states (processes report out of phase), and the latency percentiles of
-the requests they settled meanwhile, in all and per client class (p99). When the run ends the
-view shows the final summary and stops (``close``), or keeps serving the final figures for
-``hold`` seconds (``linger``).
+the requests they settled meanwhile, in all and per client class (p99), and of the visits of
+each of the most visited pages so far (p50, p90, p99). When the run ends the view shows the
+final summary and stops (``close``), or keeps serving the final figures for ``hold`` seconds
+(``linger``).
 """
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ from importlib.resources import files
 from aiohttp import web
 
 from .events import UNFINISHED
-from .histogram import Histogram
-from .metrics import CONTENT_TYPE, OK, Snapshot, exposition, snapshot
+from .histogram import Histogram, Histograms
+from .metrics import (CONTENT_TYPE, OK, PAGE_SERIES, Snapshot, Tally, exposition, snapshot,
+                      top_pages)
 from .record import summary_text
 
 __all__ = ["View", "DashboardError", "parse_address", "linger"]
@@ -100,7 +102,11 @@ def _since(state: dict, was: dict | None) -> Histogram:
 def _ms(h: Histogram, ps: tuple[float, ...] = (50, 90, 99)) -> list[float | None]:
     """Percentiles ``ps`` of ``h`` in ms (None when it is empty)."""
     got = h.percentiles(ps)
-    return [None] * len(ps) if got is None else [round(1e3 * v, 3) for v in got]
+    return [None] * len(ps) if got is None else _in_ms(got)
+
+
+def _in_ms(seconds: list[float]) -> list[float]:
+    return [round(1e3 * v, 3) for v in seconds]
 
 
 class View:
@@ -115,6 +121,7 @@ class View:
         self.t0_wall: float | None = None            # the run's start, once fixed
         self.used: dict[int, dict] = {}              # each process's state of the last point
         self.rates: dict[int, dict] = {}             # and its rates then
+        self.page_times: dict[int, Histograms] = {}  # and its pages' histograms
         self.series: deque = deque(maxlen=HISTORY)
         self.ready = threading.Event()
         self.error: OSError | None = None
@@ -144,7 +151,11 @@ class View:
 
     # ---- the series ------------------------------------------------------------------------
     def _point(self) -> None:
-        """A point of the series from the states that came since the last one."""
+        """A point of the series from the states that came since the last one. Percentiles
+        are of what was settled in that interval, not of the run so far, as Locust's and k6's
+        charts show a recent window: a cumulative percentile flattens as the run grows and
+        hides a change. Each page visited in the interval has its visits' count and
+        percentiles (the chart draws the PAGE_SERIES pages most visited so far)."""
         with self.lock:
             latest = dict(self.latest)
         new = {k: s for k, s in latest.items() if self.used.get(k) is not s}
@@ -152,6 +163,7 @@ class View:
             return
         window = Histogram()
         by_class = [Histogram() for _ in self.classes]
+        pages = Histograms()
         for k, st in new.items():
             was = self.used.get(k)
             dt = max(st["live"]["at"] - (was["live"]["at"] if was else 0.0), 1e-3)
@@ -165,6 +177,9 @@ class View:
             before = was["live"]["tally"]["classes"] if was else {}
             for cls, h in st["live"]["tally"]["classes"].items():  # str keys after msgpack
                 by_class[int(cls)].merge(_since(h, before.get(cls)).state())
+            now = Histograms.of_state(st["live"]["tally"]["page_times"])
+            pages.merge(now.since(self.page_times.get(k)).state())
+            self.page_times[k] = now
             self.used[k] = st
         p50, p90, p99 = _ms(window)
         rates = self.rates.values()
@@ -175,6 +190,8 @@ class View:
                for k in ("requests", "pages", "failed")},
             "p50_ms": p50, "p90_ms": p90, "p99_ms": p99,
             "class_p99_ms": [_ms(h, (99,))[0] for h in by_class],
+            "page_ms": {p: (n, *_in_ms(got))
+                        for p, (n, got) in pages.percentiles((50, 90, 99)).items()},
             "sessions_active": sum(s["c"].get("started", 0) - s["c"].get("ended", 0)
                                    for s in latest.values()),
             "cpu": max(r["cpu"] for r in rates)})
@@ -195,8 +212,7 @@ class View:
         for (_, _, out), v in t.calls.items():
             if out != OK:
                 outcomes[out] += v
-        top = sorted(t.pages.items(), key=lambda kv: (-kv[1][0], kv[0]))[:TOP_PAGES]
-        series = list(self.series)
+        series, visits = list(self.series), t.page_visits()
         last = series[-1] if series else {}
         return {
             "at": s.at, "finished": finished, "workers": workers,
@@ -214,12 +230,30 @@ class View:
             "class_p99_ms": {name: [p["class_p99_ms"][k] for p in series]
                              for k, name in enumerate(self.classes)},
             "classes": by_class,
-            "pages": [{"url": self.urls[p] if p < len(self.urls) else str(p), "visits": v[0],
-                       "with_errors": v[1], "mean_ms": 1e3 * v[2] / v[3] if v[3] else None}
-                      for p, v in top],
+            "pages": [self._page_row(t, p) for p in top_pages(visits, TOP_PAGES)],
+            "page_ms": [self._page_series(p, series) for p in top_pages(visits, PAGE_SERIES)],
             "failures": [{"outcome": o, "requests": v, "stop": o in UNFINISHED}
                          for o, v in outcomes.most_common()],
             "summary": summary_text(self.summary) if finished else None}
+
+    def _url(self, page: int) -> str:
+        return self.urls[page] if page < len(self.urls) else str(page)
+
+    def _page_row(self, t: Tally, page: int) -> dict:
+        """A page's row of the table: its visits and their time so far."""
+        v = t.pages[page]
+        p50, p90, p99 = _ms(t.page_times.of(page))
+        return {"url": self._url(page), "id": page, "visits": v[0], "with_errors": v[1],
+                "timed": v[3], "mean_ms": 1e3 * v[2] / v[3] if v[3] else None,
+                "p50_ms": p50, "p90_ms": p90, "p99_ms": p99}
+
+    def _page_series(self, page: int, series: list[dict]) -> dict:
+        """A page's visits and p50/p90/p99 (ms) per point of ``series`` (0 visits and null
+        percentiles in an interval without one)."""
+        got = [p["page_ms"].get(page, (0, None, None, None)) for p in series]
+        return {"url": self._url(page), "id": page,
+                **{key: [g[i] for g in got] for i, key in enumerate(("visits", "p50", "p90",
+                                                                     "p99"))}}
 
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(body=PAGE, content_type="text/html", charset="utf-8")
@@ -230,7 +264,7 @@ class View:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         s, finished, _ = self._state()
-        return web.Response(body=exposition(s, self.classes, finished).encode(),
+        return web.Response(body=exposition(s, self.classes, self.urls, finished).encode(),
                             headers={"Content-Type": CONTENT_TYPE})
 
     # ---- the server's thread -----------------------------------------------------------------

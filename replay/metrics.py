@@ -4,26 +4,34 @@ run so far in Prometheus' text exposition format 0.0.4.
 ``Tally`` breaks the requests down by client class, kind (page or object) and outcome (``ok``
 or the error's name, as the results and the summary name it), times the successful ones into
 Prometheus buckets and per-class histograms (``histogram.Histogram``: the summary's
-percentile rule), and counts page visits per class and per page. Its ``state`` is small and
-picklable: it travels with ``progress.Progress``'s state from every worker to the parent
-(``progress.Board``), where ``Snapshot`` sums them.
+percentile rule), and counts page visits per class and per page, timing each page's visits
+(``histogram.Histograms``: a compact histogram per page, the summary's bins and rule). Its
+``state`` is small and picklable: it travels with ``progress.Progress``'s state from every
+worker to the parent (``progress.Board``), where ``Snapshot`` sums them.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .events import Call, Hooks, PageVisit
-from .histogram import Histogram
+from .histogram import Histogram, Histograms
 
-__all__ = ["Tally", "Snapshot", "snapshot", "exposition", "LE", "CONTENT_TYPE"]
+__all__ = ["Tally", "Snapshot", "snapshot", "exposition", "top_pages", "LE", "CONTENT_TYPE",
+           "PAGE_SERIES"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: the upper bounds (s) of wagon_request_seconds' buckets (+Inf after them)
 LE = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 OK = "ok"
+#: the most visited pages that /metrics' wagon_page_seconds and the page chart show (a bound
+#: on the label values whatever the site's size)
+PAGE_SERIES = 5
 
 
 def _kind(call: Call) -> str:
@@ -31,7 +39,8 @@ def _kind(call: Call) -> str:
 
 
 class Tally:
-    """Requests, their successful latencies and page visits of one process, by class."""
+    """Requests, their successful latencies and page visits of one process, by class, and
+    each page's visits and their times."""
 
     def __init__(self) -> None:
         self.calls: Counter = Counter()              # (class, kind, outcome) → requests
@@ -40,6 +49,7 @@ class Tally:
         self.bytes: Counter = Counter()              # class → bytes received
         self.visits: Counter = Counter()             # (class, ok|failed) → page visits
         self.pages: dict[int, list[float]] = {}      # page → visits, with errors, s, timed
+        self.page_times = Histograms()               # page → its timed visits' histogram
 
     def subscribe(self, hooks: Hooks) -> None:
         hooks.call_done.append(self.on_call)
@@ -72,12 +82,17 @@ class Tally:
         if took is not None:
             p[2] += took
             p[3] += 1
+            self.page_times.add(page.page, took)
+
+    def page_visits(self) -> dict[int, int]:
+        """Visits per page (to rank the pages)."""
+        return {p: v[0] for p, v in self.pages.items()}
 
     def state(self) -> dict:
         return {"calls": list(self.calls.items()), "buckets": list(self.buckets.items()),
                 "classes": {k: h.state() for k, h in self.classes.items()},
                 "bytes": dict(self.bytes), "visits": list(self.visits.items()),
-                "pages": self.pages}
+                "pages": self.pages, "page_times": self.page_times.state()}
 
     def merge(self, state: dict) -> None:
         """Add another process's ``state``."""
@@ -94,6 +109,12 @@ class Tally:
         for page, p in state["pages"].items():
             ours = self.pages.setdefault(int(page), [0, 0, 0.0, 0])
             ours[:] = [x + y for x, y in zip(ours, p)]
+        self.page_times.merge(state["page_times"])
+
+
+def top_pages(visits: Mapping[int, int], n: int) -> list[int]:
+    """The ``n`` most visited pages (``visits``: page → visits; ties: the lower id first)."""
+    return heapq.nsmallest(n, visits, key=lambda p: (-visits[p], p))
 
 
 @dataclass
@@ -143,19 +164,34 @@ def _family(name: str, kind: str, text: str, samples: list[tuple[str, float]]) -
             *(f"{name}{suffix} {_num(v)}" for suffix, v in samples)]
 
 
+def _histogram(labels: dict[str, str], at_most: list[float], total: float
+               ) -> list[tuple[str, float]]:
+    """A histogram's samples: the values at or below each LE bound and +Inf (cumulative),
+    their sum and count."""
+    return [*(("_bucket" + _labels(**labels, le="+Inf" if le == math.inf else repr(le)), n)
+              for le, n in zip((*LE, math.inf), at_most)),
+            ("_sum" + _labels(**labels), total), ("_count" + _labels(**labels), at_most[-1])]
+
+
 def _request_histogram(s: Snapshot, names: list[str]) -> list[str]:
     samples = []
     for (cls, kind), b in sorted(s.tally.buckets.items()):
-        total = 0.0
-        for le, n in zip((*LE, math.inf), b[:-1]):
-            total += n
-            samples.append(("_bucket" + _labels(**{"class": names[cls], "kind": kind},
-                                                le="+Inf" if le == math.inf else repr(le)),
-                            total))
-        samples += [("_sum" + _labels(**{"class": names[cls], "kind": kind}), b[-1]),
-                    ("_count" + _labels(**{"class": names[cls], "kind": kind}), total)]
+        samples += _histogram({"class": names[cls], "kind": kind},
+                              list(itertools.accumulate(b[:-1])), b[-1])
     return _family("wagon_request_seconds", "histogram",
                    "Successful requests' time, issue to last byte (s).", samples)
+
+
+def _page_histogram(t: Tally, urls: list[str]) -> list[str]:
+    """wagon_page_seconds of the PAGE_SERIES most visited pages (their timed visits)."""
+    samples = []
+    for p in top_pages(t.page_visits(), PAGE_SERIES):
+        samples += _histogram({"page": urls[p] if p < len(urls) else str(p), "id": str(p)},
+                              t.page_times.of(p).at_most((*LE, math.inf)).tolist(),
+                              t.pages[p][2])
+    return _family("wagon_page_seconds", "histogram", f"Page visits' time (a click: the page "
+                   f"and its objects, errors included), of the {PAGE_SERIES} pages most "
+                   "visited so far (s).", samples)
 
 
 def _quantiles(name: str, text: str, h: Histogram) -> list[str]:
@@ -164,8 +200,9 @@ def _quantiles(name: str, text: str, h: Histogram) -> list[str]:
                                          zip(("0.5", "0.9", "0.99"), got)])
 
 
-def exposition(s: Snapshot, names: list[str], finished: bool) -> str:
-    """The run so far as Prometheus text (``names``: the classes' names by index)."""
+def exposition(s: Snapshot, names: list[str], urls: list[str], finished: bool) -> str:
+    """The run so far as Prometheus text (``names``: the classes' names by index, ``urls``:
+    the pages' by id)."""
     t = s.tally
     cls = lambda k: {"class": names[k]}            # noqa: E731 - a label set, by index
     lines = [
@@ -179,6 +216,7 @@ def exposition(s: Snapshot, names: list[str], finished: bool) -> str:
         *_family("wagon_pages_total", "counter", "Page visits (a click: the page and its "
                  "objects) settled, by client class and outcome (failed: a request failed).",
                  [(_labels(**cls(k), outcome=o), n) for (k, o), n in sorted(t.visits.items())]),
+        *_page_histogram(t, urls),
         *_family("wagon_sessions_started_total", "counter", "Sessions started.",
                  [("", s.c["started"])]),
         *_family("wagon_sessions_ended_total", "counter", "Sessions ended.",

@@ -1,8 +1,9 @@
 """The live view of ``wagon replay --dashboard``: /metrics read by Prometheus' own parser
 (prometheus_client) mid-run and at the end agrees with the run's summary, its results CSV and
-nginx's access log; headless Chromium shows the page's figures between two scrapes of /metrics
-and charts with points (its screenshot, their lines), and once the run has ended the summary's
-figures and text; ``--workers 2`` is one view of both."""
+nginx's access log; its per-page times (the table, each page's chart, wagon_page_seconds) with
+the pages CSV; headless Chromium shows the page's figures between two scrapes of /metrics
+and charts with points (its screenshot, their lines, the page chart's too), and once the run
+has ended the summary's figures and text; ``--workers 2`` is one view of both."""
 from __future__ import annotations
 
 import csv
@@ -23,6 +24,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from wagon.cli import main
+from wagon.formats.results import pages_path
 from wagon.replay import ReplayOptions, replay
 from wagon.replay.dashboard import linger
 
@@ -47,10 +49,15 @@ def value(m: dict, family: str, name: str | None = None) -> float:
     return sum(s.value for s in m[family] if name is None or s.name == name)
 
 
-def scrape_when(base: str, ok, within: float = 30.0) -> dict:
+def state_json(base: str) -> dict:
+    with urllib.request.urlopen(base + "state.json", timeout=5) as r:
+        return json.load(r)
+
+
+def scrape_when(base: str, ok, within: float = 30.0, read=scrape) -> dict:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        m = scrape(base)
+        m = read(base)
         if ok(m):
             return m
         time.sleep(0.1)
@@ -108,8 +115,11 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
             after = scrape(base)
             final = scrape_when(base, lambda m: value(m, "wagon_run_finished") == 1)
             end = page_dom(chromium, base, tmp_path)           # the page during the hold
-            with urllib.request.urlopen(base + "state.json", timeout=5) as r:
-                state = json.load(r)
+            # the view's last point has come once every page's visits in its series add up
+            # to its rows in the pages CSV (the file is complete: the run has ended)
+            timed = page_times(pages_path(results))
+            state = scrape_when(base, lambda st: all(
+                sum(p["visits"]) == len(timed[p["id"]]) for p in st["page_ms"]), read=state_json)
             proc.send_signal(signal.SIGINT)                   # ends the hold
             out, err = proc.communicate(timeout=30)
         finally:
@@ -157,6 +167,36 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
         shown = [v for v in series if v is not None]
         assert shown and all(0.99 * min(took) <= v <= 1.01 * max(took) for v in shown), cls
 
+    # each page's visit times: the table's percentiles are the nearest rank of the page's
+    # times in the pages CSV (the histogram keeps 3 digits, the CSV the µs), its most visited
+    # pages are the CSV's, and /metrics' wagon_page_seconds holds the first 5 of them
+    visits = Counter(int(r["page"]) for r in csv_rows(pages_path(results)))
+    order = sorted(visits, key=lambda p: (-visits[p], p))
+    assert [p["id"] for p in state["pages"]] == order[:15]
+    assert [p["id"] for p in state["page_ms"]] == order[:5]
+    for p in state["pages"]:
+        x = 1e3 * np.array(timed[p["id"]])
+        assert (p["visits"], p["timed"]) == (visits[p["id"]], len(x)) and len(x), p
+        assert np.allclose([p["p50_ms"], p["p90_ms"], p["p99_ms"]],
+                           np.percentile(x, (50, 90, 99), method="inverted_cdf"),
+                           rtol=5.01e-4, atol=2e-3), p
+    # each page's p90 over time: every point within the page's own times
+    for p in state["page_ms"]:
+        x = 1e3 * np.array(timed[p["id"]])
+        shown = [v for v in p["p90"] if v is not None]
+        assert shown and all(0.999 * x.min() - 2e-3 <= v <= 1.001 * x.max() + 2e-3
+                             for v in shown), p
+    hist = final["wagon_page_seconds"]
+    assert {s.labels["id"] for s in hist} == {str(p) for p in order[:5]}
+    for page in order[:5]:
+        x = np.array(timed[page])
+        mine = {s.labels.get("le", s.name): s.value for s in hist if s.labels["id"] == str(page)}
+        assert mine["wagon_page_seconds_count"] == mine["+Inf"] == len(x)
+        for le in set(mine) - {"+Inf", "wagon_page_seconds_count", "wagon_page_seconds_sum"}:
+            bound = float(le)       # a time less than 0.1 % (or 2 µs) above it may count below
+            near = np.count_nonzero((x > bound) & (x <= bound * 1.001 + 2e-6))
+            assert 0 <= mine[le] - np.count_nonzero(x <= bound) <= near, (page, le)
+
     # the page at the end: the summary's figures, and its text
     shown = tiles(end)
     assert "the run has ended" in end
@@ -173,7 +213,10 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
     assert "2 processes" in dom
     points = [int(n) for n in re.findall(r'class="series" data-points="(\d+)"', dom)]
     paths = re.findall(r'<path d="(M[^"]*)"[^>]*class="series"', dom)
-    assert len(points) == 7 + 2 and min(points) >= 1 and max(points) >= 2
+    chart = re.search(r'<svg id="page-latency"[^>]*>(.*?)</svg>', dom, re.S).group(1)
+    lines = [int(n) for n in re.findall(r'class="series" data-points="(\d+)"', chart)]
+    assert 1 <= len(lines) <= 5 and max(lines) >= 1          # a line per most visited page
+    assert len(points) == 7 + 2 + len(lines) and min(points[:9]) >= 1 and max(points) >= 2
     assert any(d.count("L") >= 1 for d in paths)
     # and its screenshot has the lines: the three legends' text alone is ~270 such pixels, a
     # line across a chart ~470 or more
@@ -187,6 +230,16 @@ def test_metrics_and_page_of_two_workers_agree_with_summary_results_and_nginx(
         of = lambda m: sum(s.value for s in m["wagon_requests"]                   # noqa: E731
                            if s.labels["class"] == cls)
         assert of(before) <= n <= of(after), cls
+
+
+def page_times(path) -> dict[int, list[float]]:
+    """Each page's visit times (s) in a pages CSV (the visits that have one)."""
+    timed: dict[int, list[float]] = {}
+    for r in csv_rows(path):
+        timed.setdefault(int(r["page"]), [])
+        if r["response_time"]:
+            timed[int(r["page"])].append(float(r["response_time"]))
+    return timed
 
 
 def test_one_process_view_holds_the_final_figures_then_stops(tmp_path, site_and_scenario,  # noqa
