@@ -11,7 +11,7 @@ import io
 import math
 import os
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterator, TextIO
 
 import numpy as np
@@ -85,6 +85,21 @@ class _Law:
         if self.observation is not None:
             return draw_latent(self.frozen, self.observation, n, rng)
         return np.asarray(self.frozen.rvs(size=n, random_state=rng), dtype=float)
+
+    def within(self, lo: float, hi: float, n: int, rng: np.random.Generator
+               ) -> np.ndarray | None:
+        """n values of a law fitted to times recorded on a grid, given that their recorded
+        value lay in [lo, hi) (a transition's think-time bin, ``site.thinks``): the grid's
+        values in it, each a true time within a step of it; None when the law was not
+        fitted on a grid or no grid value lies in [lo, hi)."""
+        obs = self.observation
+        if obs is None or obs.kind != "grid":
+            return None
+        first, last = math.ceil(lo / obs.step - 1e-9), math.ceil(hi / obs.step - 1e-9) - 1
+        if first > last:
+            return None
+        return draw_latent(self.frozen, replace(obs, lower=first * obs.step,
+                                                upper=last * obs.step), n, rng)
 
 
 def _model_profile(model: Model | None) -> str:
@@ -335,7 +350,8 @@ class Generator:
             moved[ptr[:-1]] = False
             at = np.flatnonzero(moved)
             thinks[at] = self.site.thinks.draw(pages[at - 1], pages[at], thinks[at],
-                                               np.random.default_rng([o.seed, first_id, 5]))
+                                               np.random.default_rng([o.seed, first_id, 5]),
+                                               self.think.within)
         once = self.site.once
         if once is not None:
             pages = once.pages_of(pages)

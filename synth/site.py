@@ -16,7 +16,7 @@ the page in a session and on a repeat view (``ModelSite.views``): a browser's ca
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -113,6 +113,10 @@ class ModelSite:
         return out
 
 
+#: ``within(lo, hi, n, rng)``: n think times whose recorded value lay in [lo, hi), or None
+Within = Callable[[float, float, int, np.random.Generator], "np.ndarray | None"]
+
+
 @dataclass
 class TransitionThinks:
     """Think times per transition (the model's ``site.thinks``): sorted keys ``from · pages +
@@ -134,9 +138,11 @@ class TransitionThinks:
                    np.log(np.asarray(thinks["edges"], float)))
 
     def draw(self, before: np.ndarray, after: np.ndarray, thinks: np.ndarray,
-             rng: np.random.Generator) -> np.ndarray:
+             rng: np.random.Generator, within: Within | None = None) -> np.ndarray:
         """``thinks`` with those of the moves ``before`` → ``after`` that have their own law
-        drawn from it: a bin by its counts, log-uniform inside it."""
+        drawn from it: a bin by its counts, then a value inside it: ``within(lo, hi, n,
+        rng)`` (the think law given that its value was recorded in the bin: on a log's
+        grid, a bin holds a few recorded values, not a spread of them), else log-uniform."""
         key = before * self.pages + after
         at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
         own = np.flatnonzero(self.keys[at] == key)
@@ -144,8 +150,15 @@ class TransitionThinks:
         b = (rng.random(len(own))[:, None] > self.cum[row]).sum(axis=1)
         b = np.minimum(b, self.cum.shape[1] - 1)
         lo, hi = self.log_edges[b], self.log_edges[b + 1]
+        drawn = np.exp(lo + rng.random(len(own)) * (hi - lo))
+        for k in np.unique(b).tolist() if within is not None else []:
+            these = np.flatnonzero(b == k)
+            got = within(float(np.exp(self.log_edges[k])), float(np.exp(self.log_edges[k + 1])),
+                         len(these), rng)
+            if got is not None:
+                drawn[these] = got
         out = thinks.copy()
-        out[own] = np.exp(lo + rng.random(len(own)) * (hi - lo))
+        out[own] = drawn
         return out
 
 

@@ -9,8 +9,12 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wagon import SessionRules, parse_bytes, sessionize
+from wagon.logs import sessions
+from wagon.logs.tied import referred_after
 from wagon.formats.site import SiteSpec, template_pattern
 from wagon.logs.templates import template_requests
 from wagon.modeling.params import param_law
@@ -80,6 +84,60 @@ def test_forms_of_one_second_each_get_their_own_follow_up(seed):
     assert went == {("POST /checkout", "/login?next={next}"): 1,
                     ("POST /checkout", "/orders/12"): 1,
                     ("POST /login?next={next}", "/cart"): 1}
+    moves = {(urls[a], urls[b]): n for a, b, n in s.site.transitions.tolist()}
+    assert moves == {("/cart", "POST /checkout"): 1,                # in the user's order
+                     ("POST /checkout", "POST /login?next={next}"): 1,
+                     ("POST /login?next={next}", "POST /checkout"): 1}
+
+
+def test_a_turned_down_form_comes_before_its_retry_that_went_through():
+    """A wrong password (POST answered 200: the form again) and the retry (303 to the cart),
+    in one second after the login form a checkout's redirect landed on: the turned-down form,
+    then the retry, then the checkout again from the cart the retry went to."""
+    lines = [_line(5, "POST", "/checkout", 303, f"{SITE}/cart"),
+             _line(5, "GET", "/login?next=/cart", 200, f"{SITE}/cart"),
+             _line(5, "POST", "/login?next=/cart", 303, f"{SITE}/login?next=/cart"),
+             _line(5, "POST", "/login?next=/cart", 200, f"{SITE}/login?next=/cart"),
+             _line(5, "GET", "/cart", 200, f"{SITE}/login?next=/cart"),
+             _line(5, "POST", "/checkout", 303, f"{SITE}/cart"),
+             _line(5, "GET", "/orders/12", 200, f"{SITE}/cart")]
+    s, _ = _clicks([_line(0, "GET", "/cart", 200)] + lines[::-1])
+    urls = s.site.urls
+    assert {(urls[a], urls[b]): n for a, b, n in s.site.transitions.tolist()} == {
+        ("/cart", "POST /checkout"): 1, ("POST /checkout", "POST /login?next={next}"): 1,
+        ("POST /login?next={next}", "POST /login?next={next}"): 1,
+        ("POST /login?next={next}", "POST /checkout"): 1}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.booleans()), min_size=2, max_size=9),
+       st.randoms(use_true_random=False))
+def test_tied_requests_come_after_their_referrer_and_the_others_keep_their_place(rows, rnd):
+    """One client's requests of one second whose Referers form a forest (request i names an
+    earlier one, or a page before the second), as objects or pages, in any order of the lines,
+    between untied requests (the client's before and after, another client's): each comes
+    after the request its Referer names, and every untied request keeps its place in the
+    sorted order."""
+    parent = [int(u * i) - 1 if i else -1 for i, (u, _) in enumerate(rows)]   # -1: a root
+    name = [f"/p{i}.png" if leaf and i not in parent else f"/p{i}"
+            for i, (_, leaf) in enumerate(rows)]
+    tie = [_line(5, "GET", name[i], 200, f"{SITE}{name[p]}" if p >= 0 else f"{SITE}/start")
+           for i, p in enumerate(parent)]
+    other = [_line(0, "GET", "/start", 200), _line(9, "GET", "/end", 200, f"{SITE}/p0"),
+             _line(5, "GET", "/q", 200).replace("10.0.0.1", "10.0.0.2")]
+    lines = tie + other
+    rnd.shuffle(lines)
+    req, _ = parse_bytes(("\n".join(lines) + "\n").encode(), "combined")
+    client = sessions._client_codes(req, "host+agent")
+    objects = sessions.object_flags(req, sessions.OBJECT_EXTENSIONS)
+    canonical = sessions._canonical_order(req, np.arange(len(req)), client, objects)
+    got = referred_after(canonical, req, client, sessions._referer_urls(req), objects,
+                         sessions._actions(req))
+    at = {req.urls[req.url[k]]: pos for pos, k in enumerate(got)}
+    assert sorted(got) == list(range(len(req)))
+    assert all(at[name[p]] < at[name[i]] for i, p in enumerate(parent) if p >= 0)
+    for url in ("/start", "/end", "/q"):
+        assert at[url] == [req.urls[req.url[k]] for k in canonical].index(url)
 
 
 def test_a_list_of_ids_is_a_length_law_and_its_members_law():

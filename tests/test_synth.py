@@ -2,6 +2,7 @@
 exports run by the real httperf (and Tsung) against nginx, the log round trip."""
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import math
@@ -364,6 +365,51 @@ def test_fit_synthesize_refit_recovers_think_parameters(tmp_path, mu, sigma, p):
     # 1 s timestamps and the Tmin/Tmax cuts bias a little: tolerance covers them and sampling
     assert think.params["mu"] == pytest.approx(mu, abs=0.12)
     assert think.params["sigma"] == pytest.approx(sigma, abs=0.12)
+
+
+def test_think_times_logged_in_whole_seconds_are_drawn_per_transition_as_they_were(tmp_path):
+    """Issue 37: a server stamps whole seconds, so a think time G is logged as ⌊U + G⌋ (U: the
+    first click's phase in its second). Sessions of two pages, G lognormal(1.6, 0.5) (the
+    shop's users): the fit's interval censoring recovers μ and σ, and the scenario's think
+    times of the move /a → /b (its own law, ``site.thinks``: counts of the logged values in
+    log-spaced bins) have, over 2 s, the true law's mean there, computed here by SciPy: 5.76
+    s. Drawn log-uniform inside each bin, as before, they averaged 5.85 s (+1.7 %): the log's
+    values 2, 3, 4 ... sit at the bottom of their bins."""
+    rng = np.random.default_rng(37)
+    n = 3000
+    first = 1_785_000_000 + np.sort(rng.uniform(0, 4 * n, n))
+    think = rng.lognormal(1.6, 0.5, n)
+    stamp = np.floor(np.c_[first, first + think]).astype(np.int64)     # whole seconds
+    lines = [f'10.{i // 65536}.{i // 256 % 256}.{i % 256} - - '
+             f'[{datetime.datetime.fromtimestamp(t, datetime.UTC):%d/%b/%Y:%H:%M:%S} +0000] '
+             f'"GET {page} HTTP/1.1" 200 2000 "-" "Mozilla/5.0"'
+             for i, row in enumerate(stamp) for t, page in zip(row, ("/a", "/b"))]
+    lines.sort(key=lambda line: line.split("[")[1])
+    (tmp_path / "access.log").write_text("\n".join(lines) + "\n")
+    run = CliRunner().invoke
+    r = run(main, ["fit", str(tmp_path / "access.log"), "--workers", "1", "-o",
+                   str(tmp_path / "m.json")])
+    assert r.exit_code == 0, r.output
+    model = json.loads((tmp_path / "m.json").read_text())
+    law = model["variables"]["think"]
+    assert law["observation"]["kind"] == "grid" and law["best"] == "lognormal"
+    for k, true in (("mu", 1.6), ("sigma", 0.5)):
+        lo, hi = law["ci"][k]
+        assert lo - 0.01 <= true <= hi + 0.01, (k, lo, hi)
+    assert model["site"]["thinks"]["transitions"]
+    r = run(main, ["synth", str(tmp_path / "m.json"), "--sessions", "20000", "--seed", "3",
+                   "-o", str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 0, r.output
+    sc = read_scenario(tmp_path / "s.jsonl")
+    a, b = sc.site.page_urls.index("/a"), sc.site.page_urls.index("/b")
+    drawn = np.array([t for s in sc.sessions() for (p, _), (q, t) in zip(s.clicks, s.clicks[1:])
+                      if (p, q) == (a, b)])
+    true = stats.lognorm(0.5, scale=math.exp(1.6))
+    want = true.expect(lambda x: x, lb=2.0, conditional=True)
+    over = drawn[drawn >= 2.0]
+    assert len(over) > 5000
+    assert abs(over.mean() - want) < 3 * over.std() / math.sqrt(len(over)) + 0.01, (
+        over.mean(), want)
 
 
 def test_cli_synth_export_and_site(tmp_path, sample_model):

@@ -6,7 +6,8 @@ Rules (documented in docs/methods.md, "Sessions"):
 - robots (clients that fetch /robots.txt or whose agent matches a robot pattern,
   ``wagon.logs.robots``) are left out and counted by rule;
 - each client's requests are put in a canonical order: time, then pages before objects, then URL
-  (so nothing depends on the order of lines within a second or of input files);
+  (so nothing depends on the order of lines within a second or of input files); requests
+  logged at one time stamp then go in the order their Referers imply (``wagon.logs.tied``);
 - a request within ``tmin`` of the previous one joins the current click (frames, redirects);
   otherwise a page starts a click; an object (by extension, or by content type when logged)
   belongs to the page that precedes it: to the click of the latest earlier request of the
@@ -51,6 +52,7 @@ from .parse import MAX_PLACES, Requests, sorted_table
 from .paths import referer_path
 from .robots import robot_clients, robot_rules
 from .templates import KEPT_METHODS
+from .tied import REDIRECTS, referred_after
 from .windows import recording_windows
 
 __all__ = ["SessionRules", "Sessions", "Site", "View", "Partial", "DELAY_RANKS", "sessionize", "sessionize_requests",
@@ -383,29 +385,6 @@ def _canonical_order(req: Requests, idx: np.ndarray, client: np.ndarray,
     return idx[_by_pairs(major, minor)]
 
 
-def _referred_after(order: np.ndarray, req: Requests, client: np.ndarray,
-                    referer_urls: np.ndarray) -> np.ndarray:
-    """``order`` with the requests of one client at one time stamp (a log's whole seconds tie a
-    page with what it fetched) put after the request their Referer names, when it is among
-    them: ``/item/44`` before the ``/api/items?ids=…`` its script asked for, whatever their
-    URLs' order. Only the tied rows are looked at; the rest keep their place."""
-    if len(order) < 2:
-        return order
-    c, t = client[order], req.time[order]
-    same = (c[1:] == c[:-1]) & (t[1:] == t[:-1])
-    tied = np.flatnonzero(np.r_[same, False] | np.r_[False, same])
-    if not len(tied):
-        return order
-    group = np.cumsum(np.r_[True, ~same])[tied]              # one number per tie
-    url = req.url[order[tied]].astype(np.int64)
-    ref = referer_urls[req.referer[order[tied]]]
-    width = int(url.max()) + 1
-    referred = (ref >= 0) & (ref != url) & np.isin(group * width + ref, group * width + url)
-    out = order.copy()
-    out[tied] = order[tied][np.lexsort((np.arange(len(tied)), referred, group))]
-    return out
-
-
 def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
     """Integer columns as one int64 key that sorts as they do lexicographically (the first
     most significant): each column less its minimum, in as many bits as its range needs; None
@@ -493,12 +472,12 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     counts["robots_by_rule"] = by_rule
     all_objects = object_flags(req, rules.object_extensions) | (req.status == NO_CONTENT)
     referer_urls = _referer_urls(req)
-    order = _referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
-                            req, client, referer_urls)
     action = _actions(req)                              # per URL code, once
     files = extension_flags([u.split("?", 1)[0] for u in req.urls], rules.object_extensions)
-    form_of = _redirect_follows(req, order, client, all_objects | files[req.url], action,
-                                rules.tmin)
+    fetched = all_objects | files[req.url]              # no page, whatever its query
+    order = referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
+                           req, client, referer_urls, fetched, action)
+    form_of = _redirect_follows(req, order, client, fetched, action, rules.tmin)
     followed = form_of >= 0
     counts["redirect_follows"] = int(followed.sum())
     follows, follow_delays = _follow_tallies(req, order, form_of)
