@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from wagon import load_model, save_model
+from wagon.formats.model import MODEL_VERSION
 from wagon.formats.scenario import read_scenario
 from wagon.logs.paths import template_path
 from wagon.logs.templates import DYNAMIC_VALUES, dynamic_prefixes, route_paths, templated
@@ -252,7 +253,7 @@ def test_a_model_of_version_6_reads_and_synthesizes(sample_model, tmp_path):
     """A model written before pages had methods, laws and think times per transition: read,
     its pages plain GET pages, its sessions without URLs of their own."""
     doc = json.loads(sample_model[0].read_text())
-    assert doc["version"] == 8 and doc["site"]["thinks"]["transitions"]
+    assert doc["version"] == MODEL_VERSION and doc["site"]["thinks"]["transitions"]
     doc["version"] = 6
     del doc["site"]["thinks"]
     (tmp_path / "m6.json").write_text(json.dumps(doc))
