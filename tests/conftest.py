@@ -108,21 +108,26 @@ def sample():
         yield Path(path)
 
 
-def _fit_once(factory, name: str, args: list[str]) -> tuple[Path, str, str]:
-    """``wagon fit ARGS`` once per run, shared by pytest-xdist's workers (the first to take
-    the lock fits, the others read what it wrote): (model path, standard output, error)."""
+def _run_once(factory, name: str, args: list[str], out: str) -> tuple[Path, str, str]:
+    """``wagon ARGS -o OUT`` once per run, shared by pytest-xdist's workers (the first to take
+    the lock runs it, the others read what it wrote): (OUT's path, standard output, error)."""
     base = factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"fit-{name}"
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
     folder.mkdir(exist_ok=True)
-    model, done = folder / "model.json", folder / "printed.json"
+    written, done = folder / out, folder / "printed.json"
     with open(folder / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            result = CliRunner().invoke(main, ["fit", *args, "-o", str(model)])
+            result = CliRunner().invoke(main, [*args, "-o", str(written)])
             assert result.exit_code == 0, result.output
             done.write_text(json.dumps([result.stdout, result.stderr]))
         stdout, stderr = json.loads(done.read_text())
-    return model, stdout, stderr
+    return written, stdout, stderr
+
+
+def _fit_once(factory, name: str, args: list[str]) -> tuple[Path, str, str]:
+    """``wagon fit ARGS`` once per run: (model path, standard output, error)."""
+    return _run_once(factory, f"fit-{name}", ["fit", *args], "model.json")
 
 
 @pytest.fixture(scope="session")
@@ -147,3 +152,10 @@ def sample_model(tmp_path_factory, sample) -> tuple[Path, dict]:
     change the model write a copy."""
     path, stdout, _ = _fit_once(tmp_path_factory, "sample", [str(sample), "--json"])
     return path, json.loads(stdout)
+
+
+@pytest.fixture(scope="session")
+def nasa_fit_report(tmp_path_factory, nasa) -> Path:
+    """``wagon report --fit`` of the NASA trace, once per run: the HTML page."""
+    return _run_once(tmp_path_factory, "report-nasa", ["report", str(nasa), "--fit"],
+                     "report.html")[0]

@@ -97,25 +97,37 @@ def test_single_machine_use_never_loads_dask():
 
 @pytest.mark.untimed                # a model compared, nothing timed
 def test_fit_on_a_real_scheduler_gives_the_single_process_model(scheduler, nasa, tmp_path):
+    """The model and parse statistics of one process, from stages spread over both workers; the
+    bootstrap's chunks, mapped over both, give the serial bootstrap's p-values and intervals
+    (a small fit: a bootstrapped NASA fit costs 7 s in each process, for the same map)."""
     log = tmp_path / "nasa.log"                      # plain: cut into byte ranges on workers
     log.write_bytes(gzip.decompress(nasa.read_bytes()))
+    from wagon.fitting import fit
+    from wagon.fitting.report import apply_bootstrap, bootstrap_tasks
     from wagon.modeling.dask_runner import DaskRunner
-    options = FitOptions(bootstrap=3, seed=7)
+    from wagon.modeling.stages import bootstrap_stage
+    options = FitOptions(seed=7)
     alone = fit_logs([str(log)], options)
     assert len(plan([str(log)], 300_000)) >= 5
+    x = np.random.default_rng(8).weibull(0.8, 400) * 30
+    serial = fit(x, candidates=["weibull", "gamma"], bootstrap=60, seed=4)
+    again = fit(x, candidates=["weibull", "gamma"])
+    tasks = bootstrap_tasks(again, 60, seed=4)
     with distributed.Client(scheduler) as client, distributed.get_task_stream(client) as ts:
         runner = DaskRunner(client, piece_bytes=300_000)
         assert runner.partitions_for(1) == 4
         spread = fit_logs([str(log)], options, runner=runner)
+        apply_bootstrap(again, tasks, runner.map(bootstrap_stage, tasks, "bootstrap", None))
     assert _model(spread.model.data) == _model(alone.model.data)
     assert spread.stats.as_dict() == alone.stats.as_dict()
-    methods = {r["p_method"] for v in spread.model.data["variables"].values() for r in v["table"]}
-    assert "bootstrap(3)" in methods, methods
+    assert [(c.p_a2, c.p_w2, c.p_method, c.conf_int(bootstrap=True)) for c in again.candidates] \
+        == [(c.p_a2, c.p_w2, c.p_method, c.conf_int(bootstrap=True)) for c in serial.candidates]
+    assert serial.candidates[0].p_method == "bootstrap(60)"
     by_stage = collections.defaultdict(set)
     for t in ts.data:
         by_stage[t["key"].split("-")[0]].add(t["worker"])
     assert len(by_stage["parse_stage"]) == 2 and len(by_stage["sessionize_stage"]) == 2, by_stage
-    assert len(by_stage["bootstrap_stage"]) == 2
+    assert len(by_stage["variable_stage"]) == 2 and len(by_stage["bootstrap_stage"]) == 2
 
 
 @pytest.mark.untimed

@@ -24,7 +24,7 @@ TWO_BY_TWO = """
 [experiment]
 name = "two-by-two"
 repetitions = 1
-duration = 2
+duration = 1
 drain = 2
 pause = 0
 seed = 7

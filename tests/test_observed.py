@@ -9,10 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from wagon import load_model
-from wagon.cli import main
 from wagon.fitting.laws import LAWS
 from wagon.fitting.observation import Observation
 from wagon.fitting.observed import Observed
@@ -73,12 +71,10 @@ def test_a_model_variable_names_its_parent_and_its_recorded_law():
     assert think.observed.latent.mean() == pytest.approx(draws.mean(), rel=0.05)
 
 
-def test_report_of_a_log_shows_the_laws_fit_chose(tmp_path, nasa, nasa_model):
+def test_report_of_a_log_shows_the_laws_fit_chose(nasa_fit_report, nasa_model):
     """``wagon report LOG --fit`` shows the laws and parameters ``wagon fit LOG`` wrote (the
     session's fit of the NASA trace)."""
-    r = CliRunner().invoke(main, ["report", str(nasa), "--fit", "-o", str(tmp_path / "r.html")])
-    assert r.exit_code == 0, r.output
-    text = (tmp_path / "r.html").read_text()
+    text = nasa_fit_report.read_text()
     shown = dict(re.findall(r"<h2>(\w+): (\w+) \(", text))
     model = load_model(nasa_model[0])
     assert shown == {name: v.law for name, v in model.variables.items()}

@@ -221,14 +221,12 @@ def test_time_series_never_exceed_max_points(duration):
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory, sample, sample_model) -> dict:
-    """``wagon report`` of the sample's model and of the sample log (``--fit``: its laws too),
-    once for the module: {kind: HTML path}."""
-    tmp = tmp_path_factory.mktemp("reports")
-    out = {"model": tmp / "model.html", "log": tmp / "log.html"}
-    for name, source, more in (("model", sample_model[0], []), ("log", sample, ["--fit"])):
-        r = CliRunner().invoke(main, ["report", str(source), *more, "-o", str(out[name])])
-        assert r.exit_code == 0, r.output
+def reports(tmp_path_factory, sample_model, nasa_fit_report) -> dict:
+    """``wagon report`` of the sample's model, once for the module, and of the NASA log
+    (``--fit``: its laws too, once for the run): {kind: HTML path}."""
+    out = {"model": tmp_path_factory.mktemp("reports") / "model.html", "log": nasa_fit_report}
+    r = CliRunner().invoke(main, ["report", str(sample_model[0]), "-o", str(out["model"])])
+    assert r.exit_code == 0, r.output
     return out
 
 

@@ -83,7 +83,7 @@ def test_the_objects_of_a_refused_page_fail_with_it_and_nothing_is_cut(tmp_path)
 def test_an_idle_nginx_keeps_up_at_every_step_on_slow_links(tmp_path):
     """The default classes (a quarter on 56 kbit/s modems, 300 ms RTT): clicks come seconds
     after they are due, and still every step's achieved load is its offered one."""
-    model = hand_model(think=(-1.0, 0.3), rate=20.0, clicks_p=0.7, sizes=(7.0, 6.0))
+    model = hand_model(think=(-1.0, 0.3), rate=20.0, clicks_p=0.9, sizes=(7.0, 6.0))
     build_site(resolve_site(model, pages=20).spec, tmp_path / "site")
     scenario = tmp_path / "s.jsonl"
     with open(scenario, "w") as f:
