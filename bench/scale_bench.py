@@ -6,9 +6,10 @@ Inputs are built into a temporary directory (never the checkout) from the real N
 addresses of their own (10.x.y.z, so GoAccess's ``%h`` reads them and sessions of different
 copies never meet). Every measurement runs in a child process; wall time and CPU time come
 from that child's own ``wait4`` usage (its worker processes included), peak memory from the
-sum of the proportional resident sets (PSS) of the child and its descendants, read from /proc
-every 20 ms (or the child's own peak RSS, when larger: a short peak between two readings), in
-a run of its own: reading /proc that often takes CPU the timed runs would lose.
+pages resident in the child and its descendants, each page once (``tree_memory``: anonymous
+pages by their PSS, file-backed ones once; PSS and RSS summed are printed beside it), read
+from /proc every 20 ms (or the child's own peak RSS, when larger: a short peak between two
+readings), in a run of its own: reading /proc that often takes CPU the timed runs would lose.
 
 - baseline: bench/baseline_parser.py (one regex per line, strptime) on the 1M-line log; it
   and the two fits on that log run ``--repeat`` times (default 3), interleaved, and each keeps
@@ -21,7 +22,8 @@ a run of its own: reading /proc that often takes CPU the timed runs would lose.
 - ``--big-baseline``: the baseline on the 10M-line log too (about 90 s and 4 GB here).
 
 Targets: fit(1M) >= 5x the baseline; parse >= 1M lines per CPU-second; fit(10M) <= 10x
-fit(1M); peak RSS of fit(10M) <= 1 GB.
+fit(1M); peak of fit(10M) <= 1 GB (issue 40: of 30M lines too, ``--big 30000000``); peak of
+fit(1M) <= 2x GoAccess's.
 
     python bench/scale_bench.py [--lines 1000000] [--big 10000000 | --big 0] [--big-baseline]
                                 [--repeat 3] [--keep DIR]
@@ -64,10 +66,15 @@ def build_log(path: Path, lines: int, first: int = 0) -> int:
     return copies * per
 
 
-def tree_rss(pid: int) -> int:
-    """Proportional resident bytes (PSS: a page shared by k processes counts 1/k in each, so
-    forked workers' copy-on-write pages count once) of process ``pid`` and all its
-    descendants (0 once it is gone)."""
+def tree_memory(pid: int) -> dict[str, int]:
+    """Resident bytes of process ``pid`` and all its descendants (zeros once it is gone), three
+    ways: ``unique``, each page once (the sum of the anonymous pages' PSS, which splits a page
+    only among the processes of this tree that share it through fork, plus the file-backed
+    pages of the process that maps the most, libraries and mapped files counted once: what
+    the tree takes from the machine, and a single process's RSS); ``pss``, the sum of PSS (a
+    library's pages are split with every process of the machine that maps them, so the
+    figure falls as other programs run); ``rss``, the sum of RSS (a page a forked worker
+    shares with its parent counted in each)."""
     children: dict[int, list[int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -77,33 +84,40 @@ def tree_rss(pid: int) -> int:
             except (OSError, ValueError, IndexError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [pid]
+    anon = pss = rss = files = 0
+    todo = [pid]
     while todo:
         p = todo.pop()
         todo += children.get(p, [])
         try:
             with open(f"/proc/{p}/smaps_rollup", "rb") as f:
-                total += next(int(line.split()[1]) for line in f
-                              if line.startswith(b"Pss:")) * 1024
-        except (OSError, ValueError, IndexError, StopIteration):
-            pass
-    return total
+                kb = {k: int(v.split()[0]) for k, _, v in
+                      (line.partition(b":") for line in f.read().splitlines()[1:])}
+        except (OSError, ValueError, IndexError):
+            continue
+        anon += kb[b"Pss_Anon"]
+        pss += kb[b"Pss"]
+        rss += kb[b"Rss"]
+        files = max(files, kb[b"Rss"] - kb[b"Anonymous"])
+    return {"unique": (anon + files) * 1024, "pss": pss * 1024, "rss": rss * 1024}
 
 
 def run(cmd: list[str], cwd: str, sample: bool = True, also: tuple[int, ...] = ()) -> dict:
     """Wall seconds, CPU seconds (workers included) and peak resident memory (MB) of a child
-    process; fails loudly. ``sample``: the peak is the sum over the child and its descendants
-    (and the processes ``also``, with theirs: a cluster's), read every 20 ms, which costs CPU
-    beside the run (on 2 cores it slowed a 2-worker fit by 0.35-1.0 s): timed runs go without
-    it, and their peak is the largest single process's (``ru_maxrss``)."""
+    process; fails loudly. ``sample``: the peaks of the child and its descendants together
+    (and the processes ``also``, with theirs: a cluster's; ``tree_memory``'s three ways:
+    ``rss_mb`` the unique pages, ``pss_mb``, ``rss_sum_mb``), read every 20 ms, which costs
+    CPU beside the run (on 2 cores it slowed a 2-worker fit by 0.35-1.0 s): timed runs go
+    without it, and their peak is the largest single process's (``ru_maxrss``)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak, done = 0, threading.Event()
+    peak, done = {"unique": 0, "pss": 0, "rss": 0}, threading.Event()
 
     def sampling() -> None:
-        nonlocal peak
         while not done.wait(0.02):
-            peak = max(peak, sum(tree_rss(pid) for pid in (proc.pid, *also)))
+            now = [tree_memory(pid) for pid in (proc.pid, *also)]
+            for k in peak:
+                peak[k] = max(peak[k], sum(m[k] for m in now))
     sampler = threading.Thread(target=sampling, daemon=True) if sample else None
     if sampler:
         sampler.start()
@@ -115,8 +129,10 @@ def run(cmd: list[str], cwd: str, sample: bool = True, also: tuple[int, ...] = (
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
+    own = usage.ru_maxrss * 1024            # the largest process's own peak: a short one
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "rss_mb": max(peak, usage.ru_maxrss * 1024) / 2**20}
+            "rss_mb": max(peak["unique"], own) / 2**20, "pss_mb": max(peak["pss"], own) / 2**20,
+            "rss_sum_mb": max(peak["rss"], own) / 2**20}
 
 
 # as the ``wagon`` program runs: BLAS on one thread, set before NumPy loads (wagon.cli.run)
@@ -143,6 +159,18 @@ STAGES = (PROGRAM + "import sys, time\nt0 = time.perf_counter()\nimport wagon.cl
           "zip(marks, [(None, t0)] + marks)), file=sys.stderr)")
 BASELINE = ("import sys; sys.path.insert(0, sys.argv[2])\nfrom baseline_parser import parse_file\n"
             "records, bad = parse_file(sys.argv[1]); assert not bad")
+
+
+def peak_of(r: dict) -> dict:
+    """The peak memory figures of a ``run``."""
+    return {k: r[k] for k in ("rss_mb", "pss_mb", "rss_sum_mb")}
+
+
+def scipy_rss(py: str) -> float:
+    """Peak RSS (MB) of a bare ``import scipy.stats`` (the floor of any process that fits with
+    SciPy), from the child's own ``wait4``."""
+    proc = subprocess.Popen([py, "-c", "import scipy.stats"])
+    return os.wait4(proc.pid, 0)[2].ru_maxrss / 1024
 
 
 def fit_cmd(py: str, log: Path, out: Path, workers: str) -> list[str]:
@@ -182,19 +210,24 @@ def main() -> None:
             commands[name] = fit_cmd(py, small, Path(tmp) / "model.json", workers)
         rounds = [{name: run(cmd, tmp, sample=False) for name, cmd in commands.items()}
                   for _ in range(max(1, args.repeat))]
-        peaks = {name: run(cmd, tmp)["rss_mb"] for name, cmd in commands.items()}
+        peaks = {name: peak_of(run(cmd, tmp)) for name, cmd in commands.items()}
         rows = {name: {**min((r[name] for r in rounds), key=lambda x: x["wall"]),
-                       "rss_mb": peaks[name]} for name in commands}
+                       **peaks[name]} for name in commands}
         parse = subprocess.run([py, "-c", PARSE, str(small)], capture_output=True, text=True,
                                check=True)
         parse_cpu = float(parse.stderr.strip().splitlines()[-1])
         base = rows[baseline]["wall"]
         print(f"\n{'on ' + format(n, ',') + ' lines, best of ' + str(len(rounds)):32s} "
               f"{'wall s':>8s} {'CPU s':>8s} "
-              f"{'peak MB':>8s} {'vs baseline':>12s}")
+              f"{'peak MB':>8s} {'vs baseline':>12s} {'PSS sum':>8s} {'RSS sum':>8s}")
         for name, r in rows.items():
             print(f"{name:32s} {r['wall']:8.2f} {r['cpu']:8.2f} {r['rss_mb']:8.0f} "
-                  f"{base / r['wall']:11.1f}x")
+                  f"{base / r['wall']:11.1f}x {r['pss_mb']:8.0f} {r['rss_sum_mb']:8.0f}")
+        fit = rows[modes["default"]]["rss_mb"]
+        if "goaccess --log-format=COMMON" in rows:
+            ga = rows["goaccess --log-format=COMMON"]["rss_mb"]
+            print(f"\npeak of {modes['default']}: {fit / ga:.2f}x GoAccess's (target <= 2x); "
+                  f"a bare 'import scipy.stats': {scipy_rss(py):.0f} MB")
         print(f"\nparse alone: {n / parse_cpu:,.0f} lines per CPU-second, best of 3 "
               "(target >= 1,000,000)")
         for workers, name in modes.items():
@@ -214,17 +247,17 @@ def main() -> None:
             big_base = None
             if args.big_baseline:
                 big_cmd = [py, "-c", BASELINE, str(big), str(HERE)]
-                big_base = {**run(big_cmd, tmp, sample=False),
-                            "rss_mb": run(big_cmd, tmp)["rss_mb"]}
+                big_base = {**run(big_cmd, tmp, sample=False), **peak_of(run(big_cmd, tmp))}
                 print(f"  baseline (regex per line): {big_base['wall']:.1f} s wall, "
                       f"peak {big_base['rss_mb']:.0f} MB")
             for workers, name in modes.items():
                 cmd = fit_cmd(py, big, Path(tmp) / "big.json", workers)
-                r = {**run(cmd, tmp, sample=False), "rss_mb": run(cmd, tmp)["rss_mb"]}
+                r = {**run(cmd, tmp, sample=False), **peak_of(run(cmd, tmp))}
                 vs = f", {big_base['wall'] / r['wall']:.1f}x the baseline" if big_base else ""
                 grow = r["wall"] / rows[name]["wall"]
                 print(f"  {name}: {r['wall']:.1f} s wall, {r['cpu']:.1f} CPU-s, peak "
-                      f"{r['rss_mb']:.0f} MB (target <= 1024); {grow:.1f}x the {n:,}-line "
+                      f"{r['rss_mb']:.0f} MB (target <= 1024; PSS sum {r['pss_mb']:.0f}, RSS "
+                      f"sum {r['rss_sum_mb']:.0f}); {grow:.1f}x the {n:,}-line "
                       f"time for {nb / n:.0f}x the lines (target <= 10x){vs}")
     finally:
         if not args.keep:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from wagon import parse_bytes, parse_logs, sessionize
 from wagon.cli import main
-from wagon.logs.clean import distinct_times, merge_counted, time_outliers
+from wagon.logs.clean import _cuts, distinct_times, merge_counted, time_outliers
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,14 @@ def test_distinct_times_is_np_unique(values, in_order):
     t = np.sort(np.array(values, float)) if in_order else np.array(values, float)
     got, want = distinct_times(t), np.unique(t, return_counts=True)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@given(st.lists(st.integers(0, 100), max_size=40), st.integers(0, 10), st.integers(1, 8))
+def test_jumps_found_a_step_at_a_time_are_those_of_np_diff(values, gap, step):
+    """Where sorted times jump by more than the gap, found a few values at a time (any step,
+    the seams between steps included): where np.diff of them all says."""
+    t = np.sort(np.array(values, float))
+    assert np.array_equal(_cuts(t, gap, step), np.flatnonzero(np.diff(t) > gap) + 1)
 
 
 @given(st.lists(st.lists(st.integers(0, 40), max_size=20), max_size=5), st.booleans())

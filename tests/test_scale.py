@@ -123,6 +123,28 @@ def test_worker_processes_give_the_model_of_one_process(inputs, one, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_scipy_is_loaded_once_the_sessions_are_merged(inputs):
+    """No process holds SciPy (98 MB resident for ``scipy.stats`` alone) while the records are
+    parsed and sessionized: the fit's peak is then its largest stage's, not SciPy's on top of
+    the parse's (issue 40). Seen from ``sys.modules`` in a fresh interpreter, when the merge
+    begins and after the fit."""
+    code = """
+import sys
+import wagon.modeling as modeling
+from wagon.modeling.processes import ProcessRunner
+merge = modeling.merge_partitions
+def watched(*args):
+    print("scipy" in sys.modules)
+    return merge(*args)
+modeling.merge_partitions = watched
+modeling.fit_logs(sys.argv[1:], runner=ProcessRunner(2, piece_bytes=400_000))
+print("scipy" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code, *inputs], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]
+
+
 def test_spilled_arrays_map_back_as_written(tmp_path):
     """A partition's samples as the main process gets them back: every dtype and length (an
     empty one, a strided view), readable after the file is removed."""

@@ -47,12 +47,14 @@ def _runs(values: np.ndarray) -> np.ndarray | None:
 
 
 def distinct_times(time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(time, return_counts=True)``; in one pass when the times are already in
-    order (a log's usually are), without np.unique's sort."""
+    """``np.unique(time, return_counts=True)``, the counts as int32 (the main process holds
+    every piece's until they are merged: 12 bytes a distinct time instead of 16); in one pass
+    when the times are already in order (a log's usually are), without np.unique's sort."""
     first = _runs(time)
     if first is None:
-        return np.unique(time, return_counts=True)
-    return time[first], np.diff(np.append(first, len(time)))
+        values, counts = np.unique(time, return_counts=True)
+        return values, counts.astype(np.int32)
+    return time[first], np.diff(np.append(first, len(time))).astype(np.int32)
 
 
 def merge_counted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +65,7 @@ def merge_counted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
     the 6.6M distinct times of a 10M-line log took 0.7 s and 400 MB, mostly page faults.)"""
     pieces = [(v, c) for v, c in pieces if len(v)]
     if not pieces:
-        return np.zeros(0), np.zeros(0, np.int64)
+        return np.zeros(0), np.zeros(0, np.int32)
     if all(a[-1] <= b[0] for (a, _), (b, _) in zip(pieces, pieces[1:])):
         values, counts = [pieces[0][0]], [pieces[0][1]]
         for v, c in pieces[1:]:
@@ -74,13 +76,20 @@ def merge_counted(pieces: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
             if len(v):
                 values.append(v)
                 counts.append(c)
-        return np.concatenate(values), np.concatenate(counts).astype(np.int64, copy=False)
+        return np.concatenate(values), np.concatenate(counts)
     values = np.concatenate([v for v, _ in pieces])
     counts = np.concatenate([c for _, c in pieces])
     order = np.argsort(values, kind="stable")
     values, counts = values[order], counts[order]
     first = _runs(values)
-    return values[first], np.add.reduceat(counts, first).astype(np.int64, copy=False)
+    return values[first], np.add.reduceat(counts, first, dtype=np.int64)
+
+
+def _cuts(values: np.ndarray, gap: float, step: int = 1 << 20) -> np.ndarray:
+    """Where sorted ``values`` jump by more than ``gap`` (the index after each jump), found
+    ``step`` values at a time: ``np.diff`` of a month's 15M distinct times held 135 MB more."""
+    return np.concatenate([np.flatnonzero(np.diff(values[i:i + step + 1]) > gap) + (i + 1)
+                           for i in range(0, max(len(values) - 1, 1), step)])
 
 
 def median_run(values: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
@@ -90,7 +99,7 @@ def median_run(values: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
     gap = max(MIN_GAP_S, _quantile(values, cum, 0.99) - _quantile(values, cum, 0.01))
     if values[-1] - values[0] <= gap:
         return float(values[0]), float(values[-1])
-    cut = np.flatnonzero(np.diff(values) > gap) + 1
+    cut = _cuts(values, gap)
     mid = int(np.searchsorted(cum, int(cum[-1]) // 2, side="right"))
     k = int(np.searchsorted(cut, mid, side="right"))              # run of the median
     first = cut[k - 1] if k else 0

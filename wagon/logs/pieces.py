@@ -32,7 +32,8 @@ except ImportError:
 __all__ = ["Piece", "plan", "PIECE_BYTES", "MIN_SPREAD_BYTES", "open_range", "aligned",
            "compression", "decompressed", "DECOMPRESS_ERRORS"]
 
-PIECE_BYTES = 64 << 20            # a plain file is cut into ranges of about this size
+PIECE_BYTES = 16 << 20            # a plain file is cut into ranges of about this size (a
+#                                   parse holds about 2.5 times a piece: its columns, twice)
 MIN_SPREAD_BYTES = 1 << 20        # the smallest range cut to give several workers a share
 _SAMPLE = 1 << 20                 # compressed bytes decompressed to estimate a ratio
 _DEFLATE_MAX_RATIO = 1032         # deflate never expands more: a larger trailer is not a length

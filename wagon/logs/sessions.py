@@ -777,15 +777,22 @@ def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The partials' clicks as one stream (time, session, URL in the merged table), sessions
     numbered partial after partial, clicks in order of time (ties by URL text, then session:
-    the same stream whatever the partition but for the sessions' numbers)."""
+    the same stream whatever the partition but for the sessions' numbers). The clicks move out
+    of the partials, which then hold none, and the stream is put in order a column at a time:
+    a month's 10M clicks (20 bytes each) are held about twice instead of four times."""
     if len(partials) == 1 and partials[0].clicks is not None:
         return partials[0].clicks
     first = np.cumsum([0] + [p.counts.get("sessions", 0) for p in partials])
-    time, session, url = (np.concatenate(c) for c in zip(*(
-        (p.clicks[0], p.clicks[1] + f, m[p.clicks[2]].astype(np.int32))
-        for p, f, m in zip(partials, first.tolist(), maps) if p.clicks is not None)))
+    mine = [(p, f, m) for p, f, m in zip(partials, first.tolist(), maps) if p.clicks is not None]
+    time = np.concatenate([p.clicks[0] for p, _, _ in mine])
+    session = np.concatenate([p.clicks[1] + f for p, f, _ in mine])
+    url = np.concatenate([m[p.clicks[2]].astype(np.int32) for p, _, m in mine])
+    for p, _, _ in mine:
+        p.clicks = None
     order = np.lexsort((session, url, time))
-    return time[order], session[order], url[order]
+    time = time[order]
+    session = session[order]
+    return time, session, url[order]
 
 
 def _merged(tallies: list[np.ndarray], maps: list[np.ndarray], url_columns: int) -> np.ndarray:

@@ -18,10 +18,15 @@ from distributed import as_completed
 from ..cluster import shippable
 from ..logs.parse import Chunk, PieceResult
 from ..logs.partition import PartitionResult, Shared
-from ..logs.pieces import PIECE_BYTES, Piece
-from .stages import PARTITION_BYTES, Progress, parse_stage, sessionize_stage
+from ..logs.pieces import Piece
+from .stages import Progress, parse_stage, sessionize_stage
 
 __all__ = ["DaskRunner"]
+
+# a task per piece and one per piece and partition: Dask's cost per task asks for fewer, larger
+# ones than the processes of one machine (``stages.PARTITION_BYTES``, ``pieces.PIECE_BYTES``)
+PIECE_BYTES = 64 << 20
+PARTITION_BYTES = 128 << 20
 
 
 def _without_chunks(r: PieceResult) -> PieceResult:
@@ -61,15 +66,12 @@ class DaskRunner:
         return self.client.gather(futures)
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None,
-              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
+              progress: Progress | None) -> list[PieceResult]:
         shippable([p.path for p in pieces])
         self._count = partitions
         self._pieces = self.client.map(parse_stage, pieces, options=options,
                                        partitions=partitions, pure=False)
         heads = self.client.map(_without_chunks, self._pieces, pure=False)
-        if meanwhile:
-            meanwhile()
         return self._ordered(heads, "parse", progress)
 
     def sessionize(self, options: Any, shared: Shared,

@@ -8,18 +8,16 @@ tasks, on the same workers, read back their chunk of every piece, as ``LocalRunn
 one process: the memory held is ``workers`` pieces or partitions at a time. A partition task
 writes its samples and session starts to a file too (``stages.spill_arrays``) and this process
 maps them (``stages.mapped_arrays``): the merge reads them one variable at a time instead of
-holding every partition's samples (14 bytes a line) beside the merged ones. Meanwhile this
-process runs ``meanwhile`` (``fit_logs``: the import of SciPy, about 0.5 CPU-s) on a thread of
-its own, started once the workers are forked and joined when the partitions are done, so that
-it overlaps both stages instead of holding up the first. The fits and the bootstrap chunks
-(``map``) get a pool of their own, forked after that, which inherits the tasks (a variable's
-values) instead of receiving them pickled. Results come back in order, so the model is the
+holding every partition's samples (14 bytes a line) beside the merged ones. No process loads
+SciPy before the partitions are merged (``fit_logs``). The fits and the bootstrap chunks
+(``map``) get a pool of their own, forked after that, which inherits SciPy and the tasks (a
+variable's values) instead of importing and receiving them. Results come back in order, so the model is the
 one a single process makes.
 
 Plain inputs are cut into at least as many pieces as there are workers (``plan``'s
-``spread``), and the clients into at least twice as many partitions, each of at most
-``PARTITION_BYTES / workers`` of input (the memory of ``workers`` partitions at once stays that
-of one in a single process). Two partitions a worker: sessionizing a partition takes about
+``spread``), and the clients into at least twice as many partitions, each of about
+``PARTITION_BYTES / workers`` of input up to ``MAX_PARTITIONS`` (the memory of ``workers``
+partitions at once stays that of one in a single process). Two partitions a worker: sessionizing a partition takes about
 three times the memory of its records, and a worker's partitions half the size of its piece
 stay within the memory its parse already touched instead of faulting in fresh pages (16,000
 a worker on the 1M-line NASA log: 25 ms of its 165), and the workers share them as they
@@ -32,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import threading
 from concurrent.futures import (FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed,
                                 wait)
 from concurrent.futures.process import BrokenProcessPool
@@ -43,8 +40,9 @@ from ..logs.parse import PieceResult
 from ..logs.partition import PartitionResult, Shared
 from ..logs.pieces import MIN_SPREAD_BYTES, PIECE_BYTES, Piece
 from .allocator import give_back_freed_memory
-from .stages import (PARTITION_BYTES, Layout, Progress, mapped_arrays, parse_stage, pieces_of,
-                     sessionize_stage, spill, spill_arrays, spill_path, unspill)
+from .stages import (PARTITION_BYTES, Layout, Progress, mapped_arrays, parse_stage,
+                     partition_count, pieces_of, sessionize_stage, spill, spill_arrays,
+                     spill_path, unspill)
 
 __all__ = ["ProcessRunner", "WorkerError", "usable_cores", "can_fork"]
 
@@ -126,27 +124,6 @@ def _worker_errors(stage: str) -> Iterator[None]:
                           "memory? try fewer --workers)") from None
 
 
-class _Beside:
-    """A function run on a thread of this process while the workers work; ``join`` waits for
-    it and raises what it raised."""
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._main, args=(fn,), name="wagon-beside")
-        self.thread.start()
-
-    def _main(self, fn: Callable[[], Any]) -> None:
-        try:
-            fn()
-        except BaseException as e:                       # re-raised by join, in the caller
-            self.error = e
-
-    def join(self) -> None:
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-
-
 class ProcessRunner:
     """Runs the stages on ``workers`` forked processes of this machine (module docstring)."""
 
@@ -164,12 +141,11 @@ class ProcessRunner:
         self._count = 0
         self._spilled: list[tuple[str, list[int]]] = []
         self._pool: ProcessPoolExecutor | None = None     # the parse workers, kept for sessionize
-        self._beside: _Beside | None = None
 
     def partitions_for(self, total_bytes: int) -> int:
         if total_bytes <= MIN_SPREAD_BYTES:                # too little to spread
             return 1
-        return max(2 * self.workers, -(-total_bytes * self.workers // PARTITION_BYTES))
+        return partition_count(total_bytes, PARTITION_BYTES // self.workers, 2 * self.workers)
 
     def _fork(self, calls: int) -> ProcessPoolExecutor:
         give_back_freed_memory()                     # not to be inherited by every worker
@@ -178,19 +154,16 @@ class ProcessRunner:
                                    initializer=die_with_parent, initargs=(os.getpid(),))
 
     def _run(self, fn: Callable, calls: list[tuple], stage: str, progress: Progress | None,
-             weights: list[int] | None = None, pool: ProcessPoolExecutor | None = None,
-             beside: Callable[[], Any] | None = None) -> list:
+             weights: list[int] | None = None, pool: ProcessPoolExecutor | None = None) -> list:
         """``[fn(*c) for c in calls]``, in order, on ``pool`` (left open) or else on a pool
         forked for them and closed after them; without a pool, a single call, or any call when
         there is one worker, runs here. ``progress`` counts the weights (default 1 each) of
-        the calls done, from 0; ``beside()`` runs here once the calls are handed out."""
+        the calls done, from 0."""
         weights = weights or [1] * len(calls)
         total, done = sum(weights), 0
         if progress:
             progress(stage, 0, total)                # the stage has begun (and how big it is)
         if pool is None and (len(calls) <= 1 or self.workers == 1):
-            if beside:
-                beside()
             out = []
             for c, w in zip(calls, weights):
                 out.append(fn(*c))
@@ -202,8 +175,6 @@ class ProcessRunner:
         pool = pool or self._fork(len(calls))
         try:
             futures: list[Future] = [pool.submit(fn, *c) for c in calls]
-            if beside:
-                beside()
             weight = dict(zip(futures, weights))
             with _worker_errors(stage):
                 for f in as_completed(futures):
@@ -217,8 +188,7 @@ class ProcessRunner:
                 pool.shutdown(wait=True, cancel_futures=True)
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None,
-              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
+              progress: Progress | None) -> list[PieceResult]:
         self._dir = ScratchDir("wagon-fit-", self.spill_dir)
         self._count = partitions
         # standard input stays with this process (a worker's is /dev/null); it is read while
@@ -227,7 +197,7 @@ class ProcessRunner:
         away = [p for p in pieces if p.path != "-"]
         if self.workers > 1 and (len(away) > 1 or any(p.cut for p in away)):
             self._pool = self._fork(max(len(away), partitions))
-            self._pool.submit(int)      # forks the workers now, before this process starts a thread
+            self._pool.submit(int)      # forks the workers now, before this process spools
         done: dict[tuple[int, int], tuple[PieceResult, list[int]]] = {}
         total, parsed = sum(p.size for p in pieces), 0
 
@@ -241,10 +211,6 @@ class ProcessRunner:
         try:
             if progress:
                 progress("parse", 0, total)          # the stage has begun (and how big it is)
-            if meanwhile and self._pool:
-                self._beside = _Beside(meanwhile)
-            elif meanwhile:
-                meanwhile()
             scratch = self._dir.path
             calls = ((p, options, partitions, scratch) for p in pieces_of(away, scratch))
             with _worker_errors("parse"):
@@ -283,12 +249,8 @@ class ProcessRunner:
             scratch = self._dir.path
             calls = [(self._spilled, k, options, shared, scratch) for k in range(self._count)]
             done = self._run(_sessionize_spilled, calls, "sessionize", progress, pool=self._pool)
-            out = [_mapped_samples(r, layout, _samples_path(scratch, k))
-                   for k, (r, layout) in enumerate(done)]
-            if self._beside:
-                self._beside, beside = None, self._beside
-                beside.join()
-            return out
+            return [_mapped_samples(r, layout, _samples_path(scratch, k))
+                    for k, (r, layout) in enumerate(done)]
         finally:
             self.close()
 
@@ -303,14 +265,11 @@ class ProcessRunner:
             _MAPPED.clear()
 
     def close(self) -> None:
-        """Let the parse workers go, wait for ``meanwhile`` and remove the spilled chunks
-        (``sessionize`` does when it is done)."""
+        """Let the parse workers go and remove the spilled chunks (``sessionize`` does when it
+        is done)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        if self._beside is not None:
-            self._beside.thread.join()
-            self._beside = None
         if self._dir is not None:
             self._dir.remove()
             self._dir = None

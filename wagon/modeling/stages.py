@@ -30,12 +30,9 @@ A runner runs stages 2, 4 and 6 (``fit_logs(..., runner=...)``); the interface:
     the workers that parse at once;
 ``partitions_for(total_bytes) -> int``
     how many partitions to route the records into, given the decompressed input size;
-``parse(pieces, options, partitions, progress, meanwhile) -> list[PieceResult]``
+``parse(pieces, options, partitions, progress) -> list[PieceResult]``
     parse every piece; return the results in piece order with ``chunks=None``: the runner
-    keeps the chunks (spilled to disk, or on workers) for ``sessionize``. ``meanwhile`` (None
-    or a function of no argument) is called once in this process while the pieces are parsed
-    elsewhere, or first by a runner that parses here: ``fit_logs`` imports the fitting layer
-    then;
+    keeps the chunks (spilled to disk, or on workers) for ``sessionize``;
 ``sessionize(options, shared, progress) -> list[PartitionResult]``
     for each partition k, ``sessionize_stage`` of the k-th chunk of every piece; partition
     order; then the kept chunks can go;
@@ -53,7 +50,7 @@ the memory held is one piece's or one partition's records plus the samples;
 ``wagon.modeling.dask_runner.DaskRunner`` on a Dask cluster.
 
 The fit stages import the fitting layer (SciPy) when they run, not with this module: parse
-and sessionize workers never load it.
+and sessionize workers never load it, and ``fit_logs`` loads it once the partitions are merged.
 """
 from __future__ import annotations
 
@@ -77,12 +74,22 @@ if TYPE_CHECKING:
 
 __all__ = ["Progress", "Runner", "LocalRunner", "parse_stage", "sessionize_stage",
            "fit_stage", "arrivals_stage", "variable_stage", "bootstrap_stage", "FitTask",
-           "ArrivalTask", "PARTITION_BYTES", "spill", "unspill",
+           "ArrivalTask", "PARTITION_BYTES", "MAX_PARTITIONS", "partition_count", "spill",
+           "unspill",
            "spill_path", "pieces_of", "spill_arrays", "mapped_arrays"]
 
 Progress = Callable[[str, int, int], None]
 
-PARTITION_BYTES = 128 << 20          # decompressed input per partition (the local runner)
+PARTITION_BYTES = 16 << 20           # decompressed input per partition (the local runner):
+#                                      sessionizing one holds about 5 times its records
+MAX_PARTITIONS = 64                  # past it partitions grow instead: a piece's chunks are
+#                                      read back one per partition, pieces × partitions reads
+
+
+def partition_count(total_bytes: int, per_partition: int, least: int) -> int:
+    """Partitions of about ``per_partition`` bytes of input each, at least ``least`` and at
+    most ``MAX_PARTITIONS`` unless ``least`` asks for more."""
+    return max(least, min(MAX_PARTITIONS, -(-total_bytes // per_partition)))
 
 
 def parse_options(options: Any) -> ParseOptions:
@@ -181,8 +188,7 @@ class Runner(Protocol):
     def partitions_for(self, total_bytes: int) -> int: ...
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None,
-              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]: ...
+              progress: Progress | None) -> list[PieceResult]: ...
 
     def sessionize(self, options: Any, shared: Shared,
                    progress: Progress | None) -> list[PartitionResult]: ...
@@ -261,13 +267,10 @@ class LocalRunner:
         self._held: list[Chunk] = []
 
     def partitions_for(self, total_bytes: int) -> int:
-        return self.partitions or max(1, -(-total_bytes // PARTITION_BYTES))
+        return self.partitions or partition_count(total_bytes, PARTITION_BYTES, 1)
 
     def parse(self, pieces: list[Piece], options: Any, partitions: int,
-              progress: Progress | None,
-              meanwhile: Callable[[], Any] | None = None) -> list[PieceResult]:
-        if meanwhile:
-            meanwhile()
+              progress: Progress | None) -> list[PieceResult]:
         # one partition holds everything in memory anyway: nothing to spill (but compressed
         # inputs to spool)
         spooled = any(p.cut for p in pieces)
