@@ -376,12 +376,14 @@ def together(values: np.ndarray, ptr: np.ndarray, rho: float, rng: np.random.Gen
     plus a value's own noise — by putting the values drawn in the order of the copula's
     scores (Iman & Conover 1982): the same values, so the same law, only their places
     moved."""
-    at = np.flatnonzero(np.diff(ptr) > 1)            # sessions with a value to move
-    if not len(at):
+    runs = np.diff(ptr) - 1                          # a session's values to move
+    runs = runs[runs > 0]
+    if not len(runs):
         return values
-    runs = np.diff(ptr)[at] - 1
-    where = np.repeat(ptr[at] + 1 - np.r_[0, np.cumsum(runs)[:-1]], runs) + np.arange(runs.sum())
-    score = (math.sqrt(rho) * np.repeat(rng.standard_normal(len(at)), runs)
+    moved = np.ones(len(values), bool)
+    moved[ptr[:-1]] = False
+    where = np.flatnonzero(moved)
+    score = (math.sqrt(rho) * np.repeat(rng.standard_normal(len(runs)), runs)
              + math.sqrt(1 - rho) * rng.standard_normal(len(where)))
     out = values.copy()
     out[where[np.argsort(score)]] = np.sort(values[where])

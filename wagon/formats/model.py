@@ -465,16 +465,23 @@ def _check_delays(delays: object, path: str) -> None:
     _check(len(q) == len(n) and all(a <= b for r in q for a, b in zip(r, r[1:])), path,
            "site.object_delays: each rank's delays must be in order, with one count a rank "
            "(a rank that does not exist)")
-    dep = delays.get("dependence")
     if "dependence" in delays:                  # present: an object (null is not "absent")
-        rho = dep.get("spearman") if isinstance(dep, dict) else None
-        ci = dep.get("interval") if isinstance(dep, dict) else None
-        _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
-               and all(_number(x) for x in ci) and -1 <= ci[0] <= rho <= ci[1] <= 1
-               and _count(dep.get("clicks")) and _count(dep.get("pairs"))
-               and _number(dep.get("rho", 0.0)) and 0 <= dep.get("rho", 0.0) <= 1, path,
+        _check(_dependence_ok(delays["dependence"], "clicks", 0.0), path,
                "site.object_delays.dependence needs spearman in [-1, 1] inside its interval, "
                "counts of clicks and pairs, and rho (optional) in [0, 1]")
+
+
+def _dependence_ok(dep: object, groups: str, rho: float | None) -> bool:
+    """A ``dependence`` (``modeling.delays``): Spearman's correlation in [-1, 1] inside its
+    interval, counts of its ``groups`` and pairs, and ``rho`` in [0, 1] (absent: ``rho``,
+    or refused when that is None)."""
+    if not isinstance(dep, dict):
+        return False
+    spearman, ci, r = dep.get("spearman"), dep.get("interval"), dep.get("rho", rho)
+    return (_number(spearman) and isinstance(ci, list) and len(ci) == 2
+            and all(_number(x) for x in ci) and -1 <= ci[0] <= spearman <= ci[1] <= 1
+            and _count(dep.get(groups)) and _count(dep.get("pairs"))
+            and _number(r) and 0 <= r <= 1)
 
 
 def _check_think_dependence(name: str, dep: object, path: str) -> None:
@@ -482,12 +489,7 @@ def _check_think_dependence(name: str, dep: object, path: str) -> None:
     session's consecutive think times in [-1, 1] inside its interval, counts of sessions and
     pairs, and the copula's ``rho`` in [0, 1] (``modeling.delays.think_dependence``)."""
     _check(name == "think", path, f"variable {name!r} cannot have a 'dependence' (think only)")
-    rho = dep.get("spearman") if isinstance(dep, dict) else None
-    ci = dep.get("interval") if isinstance(dep, dict) else None
-    _check(_number(rho) and isinstance(ci, list) and len(ci) == 2
-           and all(_number(x) for x in ci) and -1 <= ci[0] <= rho <= ci[1] <= 1
-           and _count(dep.get("sessions")) and _count(dep.get("pairs"))
-           and _number(dep.get("rho")) and 0 <= dep.get("rho") <= 1, path,
+    _check(_dependence_ok(dep, "sessions", None), path,
            "variables.think.dependence needs spearman in [-1, 1] inside its interval, counts "
            "of sessions and pairs, and rho in [0, 1]")
 

@@ -629,9 +629,15 @@ def _ranked(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndar
     click = click_of[m]
     order = np.argsort(click, kind="stable")
     m, click = m[order], click[order]
-    first = np.r_[True, click[1:] != click[:-1]]
-    start = np.maximum.accumulate(np.where(first, np.arange(len(m)), 0))
-    return np.arange(len(m)) - start + 1, np.maximum(t[m] - t[cs][click], 0), ~first
+    first = np.diff(click, prepend=-1) != 0            # clicks are codes >= 0
+    return _run_ranks(first), np.maximum(t[m] - t[cs][click], 0), ~first
+
+
+def _run_ranks(first: np.ndarray) -> np.ndarray:
+    """Each element's place (from 1) in its run, runs beginning where ``first`` is true (the
+    first element begins one)."""
+    at = np.arange(len(first))
+    return at - np.maximum.accumulate(np.where(first, at, 0)) + 1
 
 
 def _delays(t: np.ndarray, cs: np.ndarray, click_of: np.ndarray, member: np.ndarray
@@ -669,10 +675,9 @@ def _think_pairs(inside: np.ndarray, moved: np.ndarray, rules: SessionRules) -> 
     at = np.flatnonzero(moved)                  # the click before each move
     ok = inside >= rules.tmin
     pair = np.flatnonzero((at[1:] == at[:-1] + 1) & ok[1:] & ok[:-1])
-    first = np.r_[True, pair[1:] != pair[:-1] + 1]           # a session's first pair
-    rank = np.arange(len(pair)) - np.maximum.accumulate(np.where(first, np.arange(len(pair)), 0))
+    rank = _run_ranks(np.diff(pair, prepend=-2) != 1)           # from a session's first pair
     b = delay_bin(inside)
-    return _tally(np.minimum(rank + 1, THINK_PAIR_RANKS), b[pair], b[pair + 1])
+    return _tally(np.minimum(rank, THINK_PAIR_RANKS), b[pair], b[pair + 1])
 
 
 def _families(agent: np.ndarray, agents: list[str]) -> np.ndarray:

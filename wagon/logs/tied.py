@@ -169,8 +169,8 @@ def referred_after(order: np.ndarray, req: Requests, client: np.ndarray,
     late = _late(group, url[tied], ref[tied])
     if not late.any():
         return order
-    rows = tied[np.isin(group, group[late])]                  # the ties to reorder
-    group = group[np.isin(group, group[late])]
+    reorder = np.isin(group, group[late])                   # the ties to reorder
+    rows, group = tied[reorder], group[reorder]
     redirect = np.isin(req.status[order], REDIRECTS)
     rows = rows[np.lexsort((_text_ranks(req.referer[order[rows]], req.referers),
                             _tie_ranks(rows, group, url, redirect & action[url], req, order)))]
