@@ -31,6 +31,8 @@ from functools import partial
 from typing import Awaitable, Callable, Sequence
 from urllib.parse import quote, urljoin, urlsplit
 
+import numpy as np
+
 from ..formats.classes import Network, Protocol
 from ..formats.site import LAST_MODIFIED, PageView, SiteSpec, status_url
 from .emulation import ClientNet
@@ -51,6 +53,7 @@ MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
 RESENT = frozenset(("closed", "reset"))  # failures before any answer byte that are sent again
 BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))   # methods whose requests carry a body
 KEEP_METHOD = frozenset((307, 308))    # redirects that keep the method (RFC 9110 15.4)
+FOLLOW_STREAM = 0xF011                 # the random stream of modeled follow-ups' targets
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Target:
     tls: TlsConfig | None = None       # HTTPS (None: plain HTTP)
     script: BoundScript | None = None  # a user's script (bodies, logins, checks: ``script``)
     status_marks: bool = True          # ask for the scenario's logged statuses (a built site)
+    seed: int = 0                      # the scenario's: modeled follow-ups' draws (``_modeled``)
 
     def path(self, url: str) -> str:
         """The server path of the site's ``url`` (under the target's prefix)."""
@@ -285,9 +289,14 @@ class Client:
             fn(call)
 
     def _follow(self, call: Call) -> Call | None:
-        """The request a redirect leads to, or None (not a redirect, not followed, elsewhere)."""
-        if (call.status not in REDIRECTS or call.error is not None or call.location is None
-                or not self.t.follow_redirects):
+        """The request a redirect leads to, or None (not a redirect, not followed, elsewhere).
+        A redirect the scenario asked a built site for (``asked``: the logged answer, whose
+        Location is the page itself) leads where the model's form went (``_modeled``)."""
+        if call.status not in REDIRECTS or call.error is not None:
+            return None
+        if call.asked == call.status:
+            return self._modeled(call)
+        if call.location is None or not self.t.follow_redirects:
             return None
         path = self.t.same_origin_path(call.url, call.location)
         if path is None:
@@ -301,6 +310,23 @@ class Client:
             nxt.method, nxt.body, nxt.extra = call.method, call.body, call.extra
         if call.answer is not None:          # a script reads the answer after the redirects
             nxt.answer, call.answer = Answer(), None
+        return nxt
+
+    def _modeled(self, call: Call) -> Call | None:
+        """The follow-up the logged client sent after ``call``'s form's redirect (the site's
+        ``page_redirects``; None for another page, or a follow-up's own redirect), its target
+        drawn by the form's shares from the session's own stream, asked for with its logged
+        status, as ``wagon export`` writes it."""
+        r = self.t.site.page_redirects.get(call.page) if call.is_page and not call.hops else None
+        if r is None:
+            return None
+        u = np.random.default_rng([self.t.seed, FOLLOW_STREAM, self.session, call.number])
+        j = min(int(np.searchsorted(np.cumsum(r.shares), u.random(), side="right")),
+                len(r.urls) - 1)
+        own = r.urls[j] if r.statuses[j] == 200 or not self.t.status_marks else \
+            status_url(r.urls[j], r.statuses[j])
+        nxt = self._new(call.page, self.t.path(own), True, call.last_byte, 1, call.referer)
+        nxt.method, nxt.asked = r.methods[j], (r.statuses[j] if self.t.status_marks else None)
         return nxt
 
     # ---- connections -------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def make_app(site: SiteSpec | None = None, directory: str | None = None,
         return web.Response(body=object_bytes(site.object_sizes[i]), content_type=ctype,
                             headers=_MODIFIED)
 
-    app.router.add_get("/{tail:.*}", handle)
+    app.router.add_route("*", "/{tail:.*}", handle)     # a form's POST too, as logged
     return app
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from wagon.experiment.servers import Running, free_port, listening, start, wait_port
-from wagon.formats.site import FOLDER_NGINX, STATUS_NGINX
+from wagon.formats.site import FOLDER_NGINX, METHODS_NGINX, STATUS_NGINX
 
 from .conftest import require_tool
 
@@ -189,7 +189,7 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
                        keepalive_requests=keepalive_requests, log_format=log_format,
                        listen=(" ssl" if tls else "") + (" http2" if http2 else "") +
                        (f" sndbuf={sndbuf}" if sndbuf else ""),
-                       locations=locations, folder=FOLDER_NGINX + "\n" + STATUS_NGINX,
+                       locations=locations, folder="\n".join((FOLDER_NGINX, METHODS_NGINX, STATUS_NGINX)),
                        tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
                            "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
                        if tls else "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 
 import numpy as np
@@ -36,6 +37,7 @@ from wagon.synth.site import concrete_url, resolve_site
     ("/images/KSC-95EC-0911.jpg", "/images/KSC-95EC-0911.jpg"),
     ("/odd{brace}", "/odd%7Bbrace%7D"),
     ("/q?user=alice@example.org&page=3", "/q?user={email}&page=3"),
+    ("/w/ACCESS%3Dgopher%40earth1.epa.gov%3D0.00", "/w/ACCESS%3D{email}%3D0.00"),  # EPA's
 ])
 def test_identifier_segments_become_templates(url, template):
     assert template_path(url) == template
@@ -49,6 +51,16 @@ def test_segments_taken_as_plain_are_those_no_rule_changes(seg):
     from wagon.logs.paths import _PLAIN, _templated
     if _PLAIN.fullmatch(seg):
         assert _templated(seg) == seg
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["%3D", "%40", "@", "%2e", ".", "a", "B", "7", "org", "-"]),
+                max_size=20))
+def test_a_placeholder_never_splits_a_percent_escape(parts):
+    """A segment's percent escapes stay whole: none of its placeholders begins after a '%' or
+    one hex digit of an escape (a server answers such a URL 400)."""
+    from wagon.logs.paths import _templated
+    assert re.search(r"%[0-9A-Fa-f]?\{", _templated("".join(parts))) is None
 
 
 def test_concrete_urls_are_deterministic_and_hold_no_placeholder():

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..formats.site import FOLDER_APACHE, FOLDER_NGINX, STATUS_APACHE, STATUS_NGINX
+from ..formats.site import (FOLDER_APACHE, FOLDER_NGINX, METHODS_NGINX, STATUS_APACHE,
+                            STATUS_NGINX)
 from ..lifeline import die_with_parent
 from ..replay.http2 import h2c_get
 from ..replay.serve_options import ServeOptions
@@ -186,6 +187,7 @@ http {
     root {{ root }};
     index index.html;
     """ + FOLDER_NGINX + """   # a page that is also a folder: its index.html, 200
+    """ + METHODS_NGINX + """   # a form's POST: the page's file, 200
     # a request marked for a logged answer (/a.html?wagon_status=404) answered it
     """ + STATUS_NGINX.replace("\n", "\n    ") + """
     location = /nginx-status { stub_status; access_log off; }

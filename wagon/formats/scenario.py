@@ -451,15 +451,17 @@ class Scenario:
     def pacing(self, session: int) -> Pacing:
         """The draws of ``object_offsets`` for ``session``: its own stream, from the scenario's
         seed and its id (``formats.streams``: a session plays the same delays in every run)."""
-        return Pacing(self._pacing_seed, session)
+        return Pacing(self.stream_seed, session)
 
     def pacing_keys(self, sessions: np.ndarray) -> np.ndarray:
         """The keys of the streams of ``pacing`` (``formats.streams.normals`` draws from them
         many sessions' at once)."""
-        return session_keys(self._pacing_seed, sessions)
+        return session_keys(self.stream_seed, sessions)
 
     @property
-    def _pacing_seed(self) -> int:
+    def stream_seed(self) -> int:
+        """The seed of the replay's own draws (pacing, modeled follow-ups): the scenario's
+        ``seed``, 0 when it has none."""
         seed = self.header.get("seed")
         return seed if isinstance(seed, int) and seed >= 0 else 0
 

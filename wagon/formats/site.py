@@ -28,7 +28,7 @@ import numpy as np
 
 from .atomic import NAME_MAX, atomic_write
 
-__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "SiteSpec", "PageView", "Redirect", "FetchTable",
+__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "METHODS_NGINX", "SiteSpec", "PageView", "Redirect", "FetchTable",
            "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site",
            "BuildReport", "check_url", "check_size", "check_indices", "STATUS_CODES",
            "STATUS_ARG", "status_url", "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR",
@@ -62,7 +62,8 @@ class Redirect:
     """Where a form's redirect sends the browser (the model's ``site.redirects``): its
     follow-up's concrete URLs (each drawn once, as an object's), methods, shares (summing to
     1), statuses and sizes as logged, and its delay after the form (s). Exports write the
-    follow-up; a replay follows the real Location instead."""
+    follow-up; a replay sends it after the redirect a built site gives the form as logged,
+    and follows an application's real Location."""
 
     urls: tuple[str, ...]
     methods: tuple[str, ...]
@@ -488,6 +489,11 @@ QUERY_DIR = ".wagon-query"
 #: logged server did, instead of a redirect to /a/: its file is the folder's index.html; and a
 #: concrete URL with a query from its own file when the site has one
 FOLDER_NGINX = f"try_files /{QUERY_DIR}$uri/@$args $uri $uri/index.html =404;"
+#: how nginx answers a page asked for with a method that sends a body (a form's POST, PUT, ...)
+#: with its file, as the logged server answered the form, instead of 405: a GET of it,
+#: its query kept (a marked 405 is asked for again and answered 405). Apache answers a POST
+#: with the file by itself (PUT, PATCH and DELETE 405).
+METHODS_NGINX = "error_page 405 =200 $uri?$args;"
 FOLDER_APACHE = f"""DirectorySlash Off
 RewriteEngine On
 RewriteCond "%{{QUERY_STRING}}" "."

@@ -32,7 +32,10 @@ PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}", LONG, TUNNEL)
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                    r"[0-9a-fA-F]{12}")
-_EMAIL = re.compile(r"[\w.+-]+(?:@|%40)[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
+#: (its local part never begins inside a percent escape: EPA's ``ACCESS%3Dgopher%40earth1…``
+#: is ``ACCESS%3D{email}``, not ``ACCESS%{email}``, which no server takes)
+_EMAIL = re.compile(r"(?<!%)(?<!%[0-9A-Fa-f])"
+                    r"[\w.+-]+(?:@|%40)[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
 _NUMBER = re.compile(r"\d{4,}")
 _HEX = re.compile(r"(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}")
 _TOKEN = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}")

@@ -1,7 +1,7 @@
 """Where the forms' redirects sent the browser, for the model's ``site.redirects``
-(docs/formats.md): the sessions leave a form's follow-up out of the clicks (the replay follows
-the real Location), so the model keeps it here, for the exports and the statistics of a
-scenario to count it as the log did."""
+(docs/formats.md): the sessions leave a form's follow-up out of the clicks (against an
+application the replay follows the real Location), so the model keeps it here, for the exports,
+a replay against a built site and the statistics of a scenario to count it as the log did."""
 from __future__ import annotations
 
 import numpy as np
