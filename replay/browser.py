@@ -31,8 +31,6 @@ from functools import partial
 from typing import Awaitable, Callable, Sequence
 from urllib.parse import quote, urljoin, urlsplit
 
-import numpy as np
-
 from ..formats.classes import Network, Protocol
 from ..formats.site import LAST_MODIFIED, PageView, SiteSpec, status_url
 from .emulation import ClientNet
@@ -53,7 +51,6 @@ MAX_REDIRECTS = 20                     # Chrome's and Firefox's limit
 RESENT = frozenset(("closed", "reset"))  # failures before any answer byte that are sent again
 BODY_METHODS = frozenset(("POST", "PUT", "PATCH"))   # methods whose requests carry a body
 KEEP_METHOD = frozenset((307, 308))    # redirects that keep the method (RFC 9110 15.4)
-FOLLOW_STREAM = 0xF011                 # the random stream of modeled follow-ups' targets
 
 
 @dataclass
@@ -257,6 +254,7 @@ class Client:
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
         self.page_calls: list[Call] = []
+        self.click = 0                            # the click being played (its index)
         self.numbered = 0                         # requests of the session numbered so far
 
     def _call(self, page: int, url: str, is_page: bool, intended: float | None,
@@ -315,17 +313,14 @@ class Client:
     def _modeled(self, call: Call) -> Call | None:
         """The follow-up the logged client sent after ``call``'s form's redirect (the site's
         ``page_redirects``; None for another page, or a follow-up's own redirect), its target
-        drawn by the form's shares from the session's own stream, asked for with its logged
-        status, as ``wagon export`` writes it."""
+        drawn by the form's shares from its click's own stream, asked for with its logged
+        status: the one ``wagon export`` writes."""
         r = self.t.site.page_redirects.get(call.page) if call.is_page and not call.hops else None
         if r is None:
             return None
-        u = np.random.default_rng([self.t.seed, FOLLOW_STREAM, self.session, call.number])
-        j = min(int(np.searchsorted(np.cumsum(r.shares), u.random(), side="right")),
-                len(r.urls) - 1)
-        own = r.urls[j] if r.statuses[j] == 200 or not self.t.status_marks else \
-            status_url(r.urls[j], r.statuses[j])
-        nxt = self._new(call.page, self.t.path(own), True, call.last_byte, 1, call.referer)
+        j = r.target((self.t.seed, self.session, self.click))
+        nxt = self._new(call.page, self.t.path(r.asked(j, self.t.status_marks)), True,
+                        call.last_byte, 1, call.referer)
         nxt.method, nxt.asked = r.methods[j], (r.statuses[j] if self.t.status_marks else None)
         return nxt
 
@@ -619,18 +614,19 @@ class Client:
     # ---- a click -----------------------------------------------------------------------------
     async def visit(self, page: int, intended: float, view: int = 0,
                     marks: dict[int, int] | None = None, pace: Pace | None = None,
-                    url: str | None = None) -> PageVisit:
+                    url: str | None = None, click: int = 0) -> PageVisit:
         """A click: ``page`` (at ``url``, a template page's concrete URL; else the page's, with
         the page's method) and the objects of its ``view`` (``SiteSpec.view``); ``marks``:
         position (0: the page) → the status the request asks to be answered with
         (``ScenarioSession.marks``, ``site.status_url``); ``pace``: when the objects are due
-        after the page's request (none before; ``_paced``)."""
+        after the page's request (none before; ``_paced``); ``click``: its index in the
+        session (the stream of its form's follow-up, ``_modeled``)."""
         site = self.t.site
         form = self._form_page(page) if self.script is not None else None
         if form is not None:        # the page a form is sent from, opened first (from cache)
             opened = await self.visit(form[0], intended, site.cached_view(form[0]), url=form[1])
             intended = opened.done if opened.done is not None else clock()
-        self.page_calls = []
+        self.page_calls, self.click = [], click
         fetch = self.t.view(page, view)
         marks = marks if marks and self.t.status_marks else {}
         own = url or site.page_urls[page]

@@ -181,7 +181,7 @@ class Scheduler:
                 self.clicking.add(me)
                 visit = await client.visit(page, intended, s.view(k),
                                            s.marks(k) if s.statuses else None, pace,
-                                           s.own_url(k))     # (marks: a dict made per call)
+                                           s.own_url(k), k)  # (marks: a dict made per call)
                 self.clicking.discard(me)
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True

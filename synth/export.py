@@ -15,7 +15,9 @@
   size; the form's Referer).
 
 A click asks for its page (with the page's method; a template page at the click's own URL,
-``ScenarioSession.url``) and the objects of its view (``SiteSpec.view``); Tsung asks for the
+``ScenarioSession.url``), the follow-up of a form the scenario marks answered with a redirect
+(httperf and Tsung follow none themselves; every export and a replay draw the same target) and
+the objects of its view (``SiteSpec.view``); Tsung asks for the
 revalidated ones with ``if_modified_since`` (httperf's wsesslog cannot: plain requests); a
 request the scenario marks with a status (``status``) is asked for as ``site.status_url``, which
 a built site answers with it.
@@ -151,16 +153,22 @@ def export_tsung(sc: Scenario, out: TextIO, target: str,
 
 
 def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, bool, str]]:
-    """What click ``k`` of ``s`` asks for: its page (unless shown from a cache) then its
-    view's objects, each URL marked for the status the scenario gives it
-    (``site.status_url``), whether it revalidates, and its method."""
+    """What click ``k`` of ``s`` asks for: its page (unless shown from a cache), a form's
+    redirect's follow-up (``SiteSpec.page_redirects``, its target as ``export_clf`` and a
+    replay draw it), then its view's objects, each URL marked for the status the scenario
+    gives it (``site.status_url``), whether it revalidates, and its method."""
     page, site = s.clicks[k][0], sc.site
     view, marks = site.view(page, s.view(k)), s.marks(k)
     asked = [(s.url(k, site), view.page_revalidated, site.page_methods[page])] + [
         (site.object_urls[o], i in view.revalidated, site.object_methods[o])
         for i, o in enumerate(view.objects)]
-    return [(status_url(u, marks[i]) if i in marks else u, again, method)
-            for i, (u, again, method) in enumerate(asked) if i or not view.page_absent]
+    out = [(status_url(u, marks[i]) if i in marks else u, again, method)
+           for i, (u, again, method) in enumerate(asked) if i or not view.page_absent]
+    r = site.page_redirects.get(page)
+    if r is not None and 300 <= marks.get(0, 0) < 400 and not view.page_absent:
+        j = r.target((sc.stream_seed, s.id, k))      # the follow-up, right after its form
+        out.insert(1, (r.asked(j), False, r.methods[j]))
+    return out
 
 
 def export_clf(sc: Scenario, out: TextIO, start_epoch: float = CLF_EPOCH,

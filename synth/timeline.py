@@ -86,8 +86,9 @@ class _Layout:
 
 
 def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float,
-            speedup: float, rng: np.random.Generator) -> Requests:
-    """All requests of a batch of sessions (unsorted)."""
+            speedup: float, rng: np.random.Generator, seed: int) -> Requests:
+    """All requests of a batch of sessions (unsorted); ``seed``: the scenario's stream seed
+    (``Scenario.stream_seed``: its follow-ups' targets)."""
     fetch, page_sizes, object_sizes = lay.fetch, lay.page_sizes, lay.object_sizes
     counts = np.diff(b.click_ptr)
     pages, thinks = b.pages, b.thinks
@@ -110,7 +111,8 @@ def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float
                                        rng, lay.follows[obj[~is_page]]) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
-    follow = _follow_ups(lay.site, pages, b.statuses, rng)
+    click_of = np.arange(len(pages)) - np.repeat(b.click_ptr[:-1], counts)
+    follow = _follow_ups(lay.site, pages, b.statuses, (seed, sid, click_of))
     np.maximum.at(done, follow.click, follow.delay / speedup)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
     busy[b.click_ptr[:-1]] = 0.0
@@ -161,15 +163,16 @@ class _FollowUps:
 
 
 def _follow_ups(site: SiteSpec, pages: np.ndarray, marks: np.ndarray | None,
-                rng: np.random.Generator) -> _FollowUps:
+                keys: tuple[int, np.ndarray, np.ndarray]) -> _FollowUps:
     """The follow-up of each click ``SiteSpec.followed`` names, its target drawn by the
-    shares of its form's ``Redirect``."""
+    shares of its form's ``Redirect`` from the click's own stream (``keys``: the scenario's
+    seed, each click's session and its index in it), as a replay draws it."""
     click = site.followed(pages, marks)
-    u = rng.random(len(click))
+    seed, sid, index = keys
     rows = []
-    for c, x in zip(click.tolist(), u.tolist()):
+    for c in click.tolist():
         r = site.page_redirects[int(pages[c])]
-        j = min(int(np.searchsorted(np.cumsum(r.shares), x, side="right")), len(r.urls) - 1)
+        j = r.target((seed, int(sid[c]), int(index[c])))
         rows.append((r.delay, r.urls[j], r.methods[j], r.statuses[j], r.sizes[j]))
     delay, url, method, status, size = zip(*rows) if rows else ((),) * 5
     return _FollowUps(click, np.array(delay, float), np.array(url, object),
@@ -183,15 +186,14 @@ def offered_requests(sc: Scenario, batches: Iterable[SessionBatch] | None = None
     caller reads them already (``sc.batches()`` by default)."""
     lay = _Layout.of(sc.site)
     delays = sc.object_delays
-    seed = sc.header.get("seed")
+    seed = sc.stream_seed
     batches = iter(sc.batches() if batches is None else batches)
     pending: Requests | None = None
     chunk = next(batches, None)
     while chunk is not None:
         nxt = next(batches, None)
         part = _expand(chunk, lay, delays, sc.delay_rho, sc.speedup,
-                       np.random.default_rng([seed if isinstance(seed, int) and seed >= 0
-                                              else 0, 0xDE1A, int(chunk.ids[0])]))
+                       np.random.default_rng([seed, 0xDE1A, int(chunk.ids[0])]), seed)
         pending = part if pending is None else Requests.concat([pending, part])
         horizon = float(nxt.starts[0]) if nxt is not None else np.inf
         pending = pending.take(np.argsort(pending.time, kind="stable"))

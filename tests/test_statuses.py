@@ -174,8 +174,8 @@ def test_a_forms_logged_redirect_is_followed_where_the_model_says(tmp_path):
     """A form the log answered 302, replayed against a built site (whose 302 names the form
     itself): nginx's own log has each form's POST answered 302 and right after it, on the same
     connection, the GET of a target the model's redirect names, asked for with its logged
-    status (never the form again), following or not: as many requests as ``wagon export``
-    writes; both targets drawn."""
+    status (never the form again), following or not: the requests ``wagon export`` writes
+    (clf, httperf and Tsung alike), the same targets; both targets drawn."""
     require_tool("nginx")
     site = {"pages": [{"url": "/b.html", "size": 700, "objects": []},
                       {"url": "/login", "method": "POST", "size": 0, "objects": [],
@@ -194,7 +194,8 @@ def test_a_forms_logged_redirect_is_followed_where_the_model_says(tmp_path):
     exported = CliRunner().invoke(main, ["export", str(tmp_path / "s.jsonl"), "--to", "clf",
                                          "-o", str(tmp_path / "s.log")])
     assert exported.exit_code == 0, exported.output
-    asked = len((tmp_path / "s.log").read_text().splitlines())     # as the export writes them
+    written = (tmp_path / "s.log").read_text().splitlines()
+    asked = len(written)                                            # as the export writes them
     for follow in (False, True):
         with nginx(tmp_path / "site", tmp_path / f"ng{follow}") as server:
             s = replay(str(tmp_path / "s.jsonl"), ReplayOptions(
@@ -206,6 +207,18 @@ def test_a_forms_logged_redirect_is_followed_where_the_model_says(tmp_path):
         after = collections.Counter(got[1::2])
         assert set(after) == {("GET", "/b.html", "200"),
                               ("GET", "/c.html?wagon_status=404", "404")}, after
+        # the same targets, in the same order, as every export writes them
+        assert [g[1].split("?")[0] for g in got[1::2]] == \
+            [re.search(r'"GET (\S+) ', x).group(1) for x in written[1::2]]
+    for tool in ("httperf", "tsung"):
+        out = CliRunner().invoke(main, ["export", str(tmp_path / "s.jsonl"), "--to", tool,
+                                        "-o", str(tmp_path / tool)])
+        assert out.exit_code == 0, out.output
+        urls = re.findall(r"^\s*(/\S+)|url=\"([^\"]+)\"", (tmp_path / tool).read_text(), re.M)
+        urls = [a or b for a, b in urls]
+        assert [u.split("?")[0] for u in urls[1::2]] == \
+            [re.search(r'"GET (\S+) ', x).group(1) for x in written[1::2]], (tool, urls)
+        assert urls[::2] == ["/login?wagon_status=302"] * forms, (tool, urls)
 
 
 def test_a_forms_post_is_answered_with_its_page_by_every_server_of_a_built_site(tmp_path):

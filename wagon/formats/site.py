@@ -20,6 +20,7 @@ import html
 import os
 import re
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -57,6 +58,10 @@ class PageView:
                 | ({"page_absent": True} if self.page_absent else {}))
 
 
+#: the key that sets a follow-up's target's random stream apart (``Redirect.target``)
+FOLLOW_STREAM = 0xF011
+
+
 @dataclass(frozen=True)
 class Redirect:
     """Where a form's redirect sends the browser (the model's ``site.redirects``): its
@@ -77,6 +82,20 @@ class Redirect:
             {"url": u, "share": p, "status": s, "size": n} | ({"method": m} if m != "GET" else {})
             for u, m, p, s, n in zip(self.urls, self.methods, self.shares, self.statuses,
                                      self.sizes)]}
+
+    def target(self, stream: Sequence[int]) -> int:
+        """The follow-up's target (an index of ``urls``) drawn by the shares, from the random
+        stream keyed ``stream`` (a scenario's seed, a session, a click or a request), as
+        replay and exports draw it."""
+        u = np.random.default_rng([*stream, FOLLOW_STREAM]).random()
+        return min(int(np.searchsorted(np.cumsum(self.shares), u, side="right")),
+                   len(self.urls) - 1)
+
+    def asked(self, j: int, marks: bool = True) -> str:
+        """Target ``j``'s URL as a client asks for it: marked with its logged status when that
+        is not 200 (``status_url``), unless ``marks`` is off (an application answers)."""
+        return status_url(self.urls[j], self.statuses[j]) if marks and self.statuses[j] != 200 \
+            else self.urls[j]
 
     def mean_size(self) -> float:
         """The follow-up's expected body size (bytes)."""
