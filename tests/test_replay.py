@@ -525,7 +525,8 @@ class _Clicking:
         return None
 
     async def visit(self, page: int, intended: float, view: int = 0,
-                    marks: dict[int, int] | None = None, pace=None, url=None) -> PageVisit:
+                    marks: dict[int, int] | None = None, pace=None, url=None,
+                    click: int = 0) -> PageVisit:
         self.pages.append(asyncio.get_running_loop().create_future())
         await self.pages[-1]
         for _ in range(3):
