@@ -315,7 +315,8 @@ class Client:
         ``page_redirects``; None for another page, or a follow-up's own redirect), its target
         drawn by the form's shares from its click's own stream, asked for with its logged
         status: the one ``wagon export`` writes."""
-        r = self.t.site.page_redirects.get(call.page) if call.is_page and not call.hops else None
+        r = self.t.site.redirect_of(call.page, call.status) if call.is_page and not call.hops \
+            else None
         if r is None:
             return None
         j = r.target((self.t.seed, self.session, self.click))

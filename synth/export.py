@@ -164,8 +164,8 @@ def _click_urls(sc: Scenario, s: ScenarioSession, k: int) -> list[tuple[str, boo
         for i, o in enumerate(view.objects)]
     out = [(status_url(u, marks[i]) if i in marks else u, again, method)
            for i, (u, again, method) in enumerate(asked) if i or not view.page_absent]
-    r = site.page_redirects.get(page)
-    if r is not None and 300 <= marks.get(0, 0) < 400 and not view.page_absent:
+    r = None if view.page_absent else site.redirect_of(page, marks.get(0))
+    if r is not None:
         j = r.target((sc.stream_seed, s.id, k))      # the follow-up, right after its form
         out.insert(1, (r.asked(j), False, r.methods[j]))
     return out

@@ -111,8 +111,7 @@ def _expand(b: SessionBatch, lay: _Layout, delays: np.ndarray | None, rho: float
                                        rng, lay.follows[obj[~is_page]]) / speedup
     done = np.zeros(len(pages))                 # each click's completion after its start
     np.maximum.at(done, rows, after)
-    click_of = np.arange(len(pages)) - np.repeat(b.click_ptr[:-1], counts)
-    follow = _follow_ups(lay.site, pages, b.statuses, (seed, sid, click_of))
+    follow = _follow_ups(lay.site, b, seed)
     np.maximum.at(done, follow.click, follow.delay / speedup)
     busy = np.r_[0.0, done[:-1]]                # the previous click's, before each think
     busy[b.click_ptr[:-1]] = 0.0
@@ -162,17 +161,17 @@ class _FollowUps:
     size: np.ndarray
 
 
-def _follow_ups(site: SiteSpec, pages: np.ndarray, marks: np.ndarray | None,
-                keys: tuple[int, np.ndarray, np.ndarray]) -> _FollowUps:
-    """The follow-up of each click ``SiteSpec.followed`` names, its target drawn by the
-    shares of its form's ``Redirect`` from the click's own stream (``keys``: the scenario's
-    seed, each click's session and its index in it), as a replay draws it."""
-    click = site.followed(pages, marks)
-    seed, sid, index = keys
+def _follow_ups(site: SiteSpec, b: SessionBatch, seed: int) -> _FollowUps:
+    """The follow-up of each click of ``b`` ``SiteSpec.followed`` names, its target drawn by
+    the shares of its form's ``Redirect`` from the click's own stream (the scenario's ``seed``,
+    the click's session and its index in it), as a replay draws it."""
+    click, ptr = site.followed(b.pages, b.statuses), np.asarray(b.click_ptr)
+    session = np.searchsorted(ptr, click, side="right") - 1
     rows = []
-    for c in click.tolist():
-        r = site.page_redirects[int(pages[c])]
-        j = r.target((seed, int(sid[c]), int(index[c])))
+    for c, k, i in zip(click.tolist(), np.asarray(b.ids)[session].tolist(),
+                       (click - ptr[session]).tolist()):
+        r = site.page_redirects[int(b.pages[c])]
+        j = r.target((seed, k, i))
         rows.append((r.delay, r.urls[j], r.methods[j], r.statuses[j], r.sizes[j]))
     delay, url, method, status, size = zip(*rows) if rows else ((),) * 5
     return _FollowUps(click, np.array(delay, float), np.array(url, object),

@@ -189,7 +189,8 @@ def nginx(root: Path, workdir: Path, keepalive: int = 65, connections: int = 819
                        keepalive_requests=keepalive_requests, log_format=log_format,
                        listen=(" ssl" if tls else "") + (" http2" if http2 else "") +
                        (f" sndbuf={sndbuf}" if sndbuf else ""),
-                       locations=locations, folder="\n".join((FOLDER_NGINX, METHODS_NGINX, STATUS_NGINX)),
+                       locations=locations,
+                       folder="\n".join((FOLDER_NGINX, METHODS_NGINX, STATUS_NGINX)),
                        tls=f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]}; "
                            "ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:tls:1m;"
                        if tls else "",

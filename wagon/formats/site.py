@@ -29,7 +29,8 @@ import numpy as np
 
 from .atomic import NAME_MAX, atomic_write
 
-__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "METHODS_NGINX", "SiteSpec", "PageView", "Redirect", "FetchTable",
+__all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "METHODS_NGINX", "SiteSpec", "PageView", "Redirect",
+           "FetchTable",
            "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site",
            "BuildReport", "check_url", "check_size", "check_indices", "STATUS_CODES",
            "STATUS_ARG", "status_url", "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR",
@@ -248,6 +249,12 @@ class SiteSpec:
                     if law is not None},
                    {i: r for i, r in enumerate(_page_redirect(p, w) for p, w in zip(pages, where))
                     if r is not None})
+
+    def redirect_of(self, page: int, status: int | None) -> Redirect | None:
+        """The ``Redirect`` a browser follows after ``page`` answered ``status`` (None: not a
+        form with one, or not a redirect): ``followed`` for one click."""
+        return self.page_redirects.get(page) if status is not None and _redirect(status) \
+            else None
 
     def followed(self, pages: np.ndarray, marks: np.ndarray | None) -> np.ndarray:
         """The clicks (positions in ``pages``) whose page, a form with a ``Redirect``, is
