@@ -23,8 +23,8 @@ import time
 import tomllib
 from typing import BinaryIO
 
-__all__ = ["MAX_DOCUMENT_BYTES", "FIFO_WAIT_S", "not_regular", "open_regular", "read_document", "read_toml",
-           "read_block", "open_stream"]
+__all__ = ["MAX_DOCUMENT_BYTES", "FIFO_WAIT_S", "PIPE_POLL_S", "not_regular", "open_regular",
+           "read_document", "read_toml", "read_block", "open_stream", "pipe_stream"]
 
 #: bytes of a JSON or TOML file read whole (a model with a million pages is ~200 MB)
 MAX_DOCUMENT_BYTES = 1 << 30
@@ -120,8 +120,7 @@ def _open_fifo(path: str, error: type[Exception]) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-    raw = io.FileIO(fd, "rb")
-    return io.BufferedReader(_Prefixed(head, raw) if head else raw)
+    return pipe_stream(io.FileIO(fd, "rb"), head)
 
 
 def _first_bytes(fd: int, path: str, error: type[Exception]) -> bytes:
@@ -144,11 +143,22 @@ def _first_bytes(fd: int, path: str, error: type[Exception]) -> bytes:
             raise error(f"{path}: a pipe no writer opened in {FIFO_WAIT_S:g} s")
 
 
-class _Prefixed(io.RawIOBase):
-    """A raw stream that gives ``head`` (bytes already read from ``raw``), then ``raw``."""
+#: seconds a read of a pipe waits for data before Python looks at its signals again
+PIPE_POLL_S = 0.2
 
-    def __init__(self, head: bytes, raw: io.RawIOBase) -> None:
+
+class _Pipe(io.RawIOBase):
+    """A pipe's raw stream: ``head`` (bytes already read from ``raw``), then ``raw``, each read
+    waiting for data in polls of at most ``PIPE_POLL_S``. A SIGINT or SIGTERM that lands
+    between Python's last look at its signals and a ``read(2)`` of an empty pipe is handled
+    only when that read returns: never, for a writer that holds the pipe open and waits
+    (``wagon compare`` of such a FIFO ignored SIGTERM one run in two); now within
+    ``PIPE_POLL_S``."""
+
+    def __init__(self, raw: io.RawIOBase, head: bytes = b"") -> None:
         self._head, self._raw = memoryview(head), raw
+        self._poller = select.poll()
+        self._poller.register(raw.fileno(), select.POLLIN)    # and POLLHUP, POLLERR
 
     def readable(self) -> bool:
         return True
@@ -158,6 +168,8 @@ class _Prefixed(io.RawIOBase):
 
     def readinto(self, buffer) -> int | None:
         if not self._head:
+            while not self._poller.poll(PIPE_POLL_S * 1000):
+                pass
             return self._raw.readinto(buffer)
         n = min(len(buffer), len(self._head))
         buffer[:n] = self._head[:n]
@@ -167,6 +179,11 @@ class _Prefixed(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
+
+
+def pipe_stream(raw: io.RawIOBase, head: bytes = b"") -> BinaryIO:
+    """A buffered reader of pipe ``raw`` (``_Pipe``: a signal is handled while it waits)."""
+    return io.BufferedReader(_Pipe(raw, head))
 
 
 def read_block(stream: BinaryIO, size: int) -> bytes:

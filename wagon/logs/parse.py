@@ -23,7 +23,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..source import open_stream, read_block
+from ..source import open_stream, pipe_stream, read_block
 from .clean import clean_requests, distinct_times
 from .jsonlog import JSON_FORMATS, bind_json, detect_json, to_text
 from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_range
@@ -852,7 +852,7 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
 
 
 def _stdin() -> BinaryIO:
-    """Standard input as a log: a pipe, a file or a terminal; a device (``< /dev/zero``) is a
+    """Standard input as a log: a pipe (``pipe_stream``), a file or a terminal; a device (``< /dev/zero``) is a
     LogError, as it is given by name; a stream without a descriptor (a caller's in-memory
     one) is read as it is."""
     try:
@@ -862,6 +862,8 @@ def _stdin() -> BinaryIO:
     if (stat.S_ISCHR(mode) and not sys.stdin.isatty()) or stat.S_ISBLK(mode) or \
             stat.S_ISDIR(mode):
         raise LogError("-: standard input is a device, not a log file or a pipe")
+    if stat.S_ISFIFO(mode):
+        return pipe_stream(io.FileIO(sys.stdin.fileno(), "rb", closefd=False))
     return sys.stdin.buffer
 
 
