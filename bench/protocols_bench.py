@@ -2,24 +2,27 @@
 run against the same nginx:
 
 1. HTTPS keep-alive requests/s of one engine process (50 persistent connections, no think time)
-   vs ``wrk`` with one thread and 50 connections over TLS (target ≥ 0.5×);
+   vs ``wrk`` with one thread and 50 connections over TLS (target ≥ 0.5×); the CPU each spends
+   per request (the engine's process; wrk's, once it ended), the best of each (target ≤ 1.6×);
 2. HTTP/2 requests/s: 50 browsers on one connection each, pages of a 1 KB page and 9 1 KB
    objects fetched as concurrent streams, vs ``h2load`` with 50 clients and 10 streams each on
    the same ten URLs (target ≥ 0.3×); with jh2 installed (``wagon-workload[h2fast]``), the
    engine on h2 as well, in a process where jh2 is hidden; and the engine's CPU per request
    beside what the HTTP/2 library alone spends on the same requests and answers (no sockets,
-   no engine): the floor under the engine's, and the ratio it would cap;
+   no engine): the floor under the engine's, and the ratio it would cap; CPU per request
+   against h2load's (target ≤ 3×);
 3. new TLS connections/s: HTTP/1.0 over HTTPS (a connection and a handshake per request, full
    or resumed) vs ``httperf --ssl``'s best rate without errors (full handshakes with
    ``--ssl-no-reuse``, resumed without it); stated, no target.
 
-Each side twice, alternately, the best of each.
+Each side three times, alternately (parts 1 and 2; part 3 twice), the best of each.
 
     python bench/protocols_bench.py [--part 1 2 3]
 """
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -36,6 +39,7 @@ from tests.servers import certificate, nginx, replay_on_h2, write_scenario_file 
 
 OBJECTS = 9
 SIZE = 1024
+RUNS = 3                # each side, alternately; the best of each
 
 
 @functools.cache
@@ -67,24 +71,55 @@ def _ours(scenario: Path, server, cert: Path) -> tuple[float, int]:
     return s["requests"]["ok"] / s["duration_s"], s["errors"]["total"]
 
 
+def _timed(run, *args) -> tuple[tuple[float, int], float]:
+    """``run(*args)`` (the engine here, or a baseline as a child): its result, and the CPU
+    seconds this process and its ended children spent on it."""
+    def cpu() -> float:
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
+    began = cpu()
+    return run(*args), cpu() - began
+
+
 def _best(runs: list[tuple[float, int]]) -> str:
     return (f"{max(r for r, _ in runs):,.0f} req/s (best of "
             f"{', '.join(f'{r:,.0f}' for r, _ in runs)}; errors {sum(e for _, e in runs)})")
 
 
+def _cpu_line(label: str, ours: list[float], theirs: list[float], base: str,
+              target: float) -> str:
+    """CPU per request of each side (µs, best of its runs) and their ratio: the engine's
+    best against the baseline's best."""
+    return (f"{label}: wagon {min(ours):.1f} µs (best of {', '.join(f'{c:.1f}' for c in ours)})"
+            f", {base} {min(theirs):.1f} µs (best of {', '.join(f'{c:.1f}' for c in theirs)})"
+            f" -> {min(ours) / min(theirs):.2f}x {base}'s (target <= {target:g})")
+
+
+def _wrk(url: str) -> tuple[float, int, int]:
+    """wrk -t1 -c50 for 8 s: requests/s, 0 errors, requests."""
+    out = subprocess.run(["wrk", "-t1", "-c50", "-d8s", url + "p.html"],
+                         capture_output=True, text=True, check=True).stdout
+    return (float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), 0,
+            int(re.search(r"(\d+) requests in", out).group(1)))
+
+
 def keepalive(tmp: Path) -> None:
     cert = _certificate(tmp)
-    scenario = _scenario(tmp, "lan/http11", 50, 600)
-    ours, theirs = [], []
+    clicks = 600
+    scenario = _scenario(tmp, "lan/http11", 50, clicks)
+    ours, theirs, cpu, wrk_cpu = [], [], [], []
     with nginx(_site(tmp), tmp / "ng1", access_log=False, tls=cert) as server:
-        for _ in range(2):
-            ours.append(_ours(scenario, server, cert[0]))
-            out = subprocess.run(["wrk", "-t1", "-c50", "-d8s", server.url + "p.html"],
-                                 capture_output=True, text=True, check=True).stdout
-            theirs.append((float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), 0))
+        for _ in range(RUNS):
+            got, spent = _timed(_ours, scenario, server, cert[0])
+            ours.append(got)
+            cpu.append(spent / (50 * clicks) * 1e6)
+            (rate, errors, n), spent = _timed(_wrk, server.url)
+            theirs.append((rate, errors))
+            wrk_cpu.append(spent / n * 1e6)
     ratio = max(r for r, _ in ours) / max(r for r, _ in theirs)
     print(f"1. HTTPS keep-alive: wagon {_best(ours)} (1 process, 50 connections, TLS 1.3), "
           f"wrk -t1 -c50 {_best(theirs)} -> ratio {ratio:.2f} (target >= 0.5)")
+    print(_cpu_line("1. HTTPS keep-alive CPU per request", cpu, wrk_cpu, "wrk", 1.6))
 
 
 def _h2load(url: str, requests: int) -> tuple[float, int]:
@@ -164,15 +199,17 @@ def http2(tmp: Path) -> None:
     clicks = 60
     requests = 50 * clicks * (OBJECTS + 1)
     scenario = _scenario(tmp, "lan/h2", 50, clicks, OBJECTS)
-    ours, pure, theirs, cpu = [], [], [], []
+    ours, pure, theirs, cpu, h2load_cpu = [], [], [], [], []
     with nginx(_site(tmp), tmp / "ng2", access_log=False, tls=cert, http2=True) as server:
-        for _ in range(2):
-            began = time.process_time()
-            ours.append(_ours(scenario, server, cert[0]))
-            cpu.append((time.process_time() - began) / requests * 1e6)
+        for _ in range(RUNS):
+            got, spent = _timed(_ours, scenario, server, cert[0])
+            ours.append(got)
+            cpu.append(spent / requests * 1e6)
             if h2lib.NAME == "jh2":
                 pure.append(_ours_on_h2(scenario, server, cert[0]))
-            theirs.append(_h2load(server.url, requests))
+            got, spent = _timed(_h2load, server.url, requests)
+            theirs.append(got)
+            h2load_cpu.append(spent / requests * 1e6)
     best = max(r for r, _ in theirs)
     for label, runs in ((h2lib.NAME, ours), ("h2", pure)):
         if runs:
@@ -184,6 +221,7 @@ def http2(tmp: Path) -> None:
           f"best of {', '.join(f'{c:.1f}' for c in cpu)}), of which {h2lib.NAME} alone "
           f"{floor:.1f} µs (the same requests and answers, no sockets): {h2lib.NAME} alone "
           f"would run {1e6 / floor:,.0f} req/s, ratio {1e6 / floor / best:.2f}")
+    print(_cpu_line(f"2. HTTP/2 CPU per request on {h2lib.NAME}", cpu, h2load_cpu, "h2load", 3))
 
 
 def _httperf_best(port: int, reuse: bool) -> tuple[float, int]:

@@ -82,6 +82,7 @@ class Connection:
         self._active = clock()                 # the last sign of life (for the idle timeout)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._headers_done = False
+        self._every_field = False              # does a script read this answer's fields?
         self._keep_alive = True
         self._reading = False
         self._wbuf = b""
@@ -106,9 +107,11 @@ class Connection:
             self._reading = False
 
     def _readable(self) -> None:
-        """Read until the socket would block while a response is outstanding: an error queued
-        behind data (a reset after the last segment) surfaces now, since the poller may not
-        report it again. With nothing outstanding, one read is enough (and saves a syscall)."""
+        """Read what the socket holds: one read, more only while each fills the buffer. The
+        poller is level-triggered, so bytes or an error (a reset) that are still queued are
+        reported again; reading on until the socket would block cost a read that found it
+        empty, and its exception, for most responses (nginx sends a page's headers and its
+        body in two segments, which often arrive apart)."""
         while self._reading:
             try:
                 if self._stamps:
@@ -124,7 +127,7 @@ class Connection:
                 self._lost(None)
                 return
             self._received(data, anc)
-            if not self.pending:
+            if len(data) < READ_SIZE:
                 return
 
     def _received(self, data: bytes, anc: list) -> None:
@@ -223,17 +226,20 @@ class Connection:
         if call is not None:
             start = call.start or 0.0
             call.first_byte = self._first if self._first > start else start
+        self._every_field = call is not None and call.answer is not None
         self._headers_done = False
 
     def on_header(self, name: bytes, value: bytes) -> None:
         """Called for every header field of every answer: the common one (neither Location
-        nor Set-Cookie, no script reading the answer) does as little as it can."""
-        call = self.answering
-        if call is not None and (len(name) in _KEPT or call.answer is not None):
-            self._header(call, name, value)
+        nor Set-Cookie, no script reading the answer) does as little as it can (whether a
+        script reads the answer is looked up once an answer, in ``on_message_begin``)."""
+        if len(name) in _KEPT or self._every_field:
+            self._header(name, value)
 
-    @staticmethod
-    def _header(call: Call, name: bytes, value: bytes) -> None:
+    def _header(self, name: bytes, value: bytes) -> None:
+        call = self.answering
+        if call is None:
+            return
         if len(name) == 8 and name.lower() == b"location":
             call.location = value
         elif len(name) == 10 and name.lower() == b"set-cookie":

@@ -142,11 +142,13 @@ class TlsLayer:
 
     def decrypt(self, data: bytes) -> tuple[bytes, bool]:
         """The plain text in the records ``data`` completes, and whether the server closed
-        TLS (close_notify). ssl.SSLError for a record that does not decrypt."""
+        TLS (close_notify). ssl.SSLError for a record that does not decrypt. Read while
+        records are left to read (not until OpenSSL says it wants more, whose exception
+        cost more than the record's decryption)."""
         self.incoming.write(data)
         out = []
         closed = False
-        while True:
+        while self.incoming.pending or self.obj.pending():
             try:
                 chunk = self.obj.read(READ_SIZE)
             except ssl.SSLWantReadError:
