@@ -52,7 +52,7 @@ class ModelSite:
 
     spec: SiteSpec
     entry_p: np.ndarray               # probability of starting on each page
-    popularity: np.ndarray            # probability of each page as a click (fallback routing)
+    popularity: np.ndarray            # where a page without routes goes: clicks, GETs only
     route_ptr: np.ndarray             # CSR row pointers into route_to / route_cum
     route_to: np.ndarray              # next page (-1: a remainder page; BALANCE: balance_to)
     route_cum: np.ndarray             # cumulative probability within the row (last = 1)
@@ -219,7 +219,7 @@ def _routing(n_rows: int, transitions: list) -> tuple[np.ndarray, np.ndarray, np
     return ptr, t[:, 1].astype(np.int64), cum
 
 
-def _flow_balance(transitions: list, row_hits: np.ndarray
+def _flow_balance(transitions: list, row_hits: np.ndarray, gets: np.ndarray
                   ) -> tuple[list, np.ndarray, np.ndarray]:
     """Routes that give each page the clicks the log gave it though every session's length
     comes from the clicks law. A run goes on from a page in the share q of its clicks (the
@@ -227,18 +227,26 @@ def _flow_balance(transitions: list, row_hits: np.ndarray
     the log left less often than q (a search or index page) sends its targets fewer clicks
     than the log did, (o_i − q·h_i)·t_ij / o_i each; a row the log left more often (q·h_i >
     o_i: an exit page, or a page never left) gets a route ``BALANCE`` of weight
-    BALANCE_SHARE·(q·h_i − o_i), drawn among the targets in proportion to what they lack. Returns those routes, the
-    targets and their probabilities (none when nothing lacks)."""
+    BALANCE_SHARE·(q·h_i − o_i), drawn among the targets in proportion to what they lack.
+    A balance route is a jump, as a typed address is: it neither leaves nor reaches a row
+    that is not a GET (``gets``, per row; the remainder's are): a form's answer leads where
+    its users went (a shop's checkout to its login form: a balance route from it diluted
+    that move, 0.527 → 0.47), and a form is sent from its page, never jumped to (the
+    script opened the form first: the replay's log had login forms the scenario never
+    asked for). Returns those routes, the targets and their probabilities (none when
+    nothing lacks)."""
     t = np.asarray(transitions, float).reshape(-1, 3)
     rows = t[:, 0].astype(np.int64)
     out = np.bincount(rows, weights=t[:, 2], minlength=len(row_hits))
     gap = out.sum() / row_hits.sum() * row_hits - out
     lack = np.maximum(-gap, 0)[rows] * t[:, 2] / np.maximum(out[rows], 1e-300)
     targets, at = np.unique(t[:, 1].astype(np.int64), return_inverse=True)
-    need = np.bincount(at.ravel(), weights=lack, minlength=len(targets))
+    reachable = np.where(targets >= 0, gets[np.maximum(targets, 0)], True)  # -1: remainder
+    need = np.bincount(at.ravel(), weights=lack, minlength=len(targets)) * reachable
     if not len(t) or need.sum() <= 0:
         return [], np.zeros(0, np.int64), np.zeros(0)
-    return ([[i, BALANCE, BALANCE_SHARE * g] for i, g in enumerate(gap.tolist()) if g > 0],
+    return ([[i, BALANCE, BALANCE_SHARE * g] for i, g in enumerate(gap.tolist())
+             if g > 0 and gets[i]],
             targets,
             need / need.sum())
 
@@ -356,7 +364,10 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
         if rem.get("within"):
             transitions.append([n, -1, rem["within"]])
     row_hits = np.r_[hits[:n], [rem.get("hits", 1)] if rem else []]
-    balance, balance_to, balance_p = _flow_balance(transitions, row_hits)
+    gets = np.array([m == "GET" for m in methods[:n]] + [True] * (len(row_hits) - n))
+    balance, balance_to, balance_p = _flow_balance(transitions, row_hits, gets)
+    jumps = hits * np.array([m == "GET" for m in methods])    # a jump reaches no form
+    jumps = jumps if jumps.sum() > 0 else hits
     ptr, to, cum = _routing(n_rows, transitions + balance)
     views = [[PageView(tuple(v["objects"]), frozenset(v.get("revalidated", [])),
                        v.get("page_revalidated", False), v.get("page_absent", False))
@@ -370,7 +381,7 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
     templates = {k: (spec.page_urls[k], head[p]["params"])      # copies of one-time templates too
                  for k, p in enumerate(once.origin.tolist()) if p < n and head[p].get("params")}
     return ModelSite(spec, entry / entry.sum() if entry.sum() > 0 else hits / hits.sum(),
-                     hits / hits.sum(), ptr, to, cum, tail_start, tail_p,
+                     jumps / jumps.sum(), ptr, to, cum, tail_start, tail_p,
                      _view_rows([head[o] if o < n else {} for o in once.origin.tolist()],
                                 len(spec.page_urls)), once, balance_to, balance_p,
                      ParamDraw(templates) if templates else None,

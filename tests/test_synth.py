@@ -233,6 +233,29 @@ def test_routing_follows_the_model():
     assert np.mean(from_b == 0) == 0
 
 
+def test_no_session_jumps_to_or_from_a_form():
+    """The flow balance's routes are jumps: none reaches a POST (a form is sent from its page)
+    or leaves one (its answer leads where its users went). The same site as above with /b a
+    form posted from /: every move into or out of it is one of the model's moves, in their
+    proportions, where the balance routed /a and /b to it (and /b's every move)."""
+    site = {"pages": [{"url": "/", "size": 100, "hits": 10, "objects": []},
+                      {"url": "/a", "size": 100, "hits": 5, "objects": []},
+                      {"url": "/b", "method": "POST", "size": 100, "hits": 5, "objects": []},
+                      {"url": "/c", "size": 100, "hits": 2, "objects": []}],
+            "objects": [], "entry": [[0, 1]],
+            "transitions": [[0, 1, 3], [0, 2, 1], [1, 0, 1], [2, 3, 1]]}
+    b = batches(hand_model(clicks_p=0.2, site=site), sessions=20_000, seed=1)[0]
+    nxt = np.ones(len(b.pages), bool)
+    nxt[b.click_ptr[1:] - 1] = False
+    pairs = np.c_[b.pages[:-1][nxt[:-1]], b.pages[1:][nxt[:-1]]]
+    moves = {(a, t) for a, t, _ in site["transitions"]}
+    into_or_from_form = pairs[(pairs[:, 0] == 2) | (pairs[:, 1] == 2)]
+    assert len(into_or_from_form) > 1000
+    assert {tuple(p) for p in into_or_from_form.tolist()} <= moves
+    assert np.all(pairs[pairs[:, 0] == 2][:, 1] == 3)       # its one move, never diluted
+    assert np.mean(pairs[pairs[:, 0] == 0][:, 1] == 2) == pytest.approx(0.25, abs=0.02)
+
+
 def test_zipf_site_when_the_model_has_none():
     site = resolve_site(hand_model(), pages=200, zipf_exponent=1.2).spec
     b = batches(hand_model(), sessions=30_000, seed=2, pages=200, zipf=1.2)[0]
