@@ -39,7 +39,7 @@ from ..source import read_document
 from .atomic import atomic_write
 from .kind import MODEL_FORMAT, wrong_kind
 from .site import (METHODS, PERCENTILES, STATUS_CODES, check_indices, check_size, check_url,
-                   is_size_law, template_pattern)
+                   is_size_law, sums_to_one, template_pattern)
 from .strict_json import dumps
 
 if TYPE_CHECKING:
@@ -546,7 +546,7 @@ def _check_redirects(redirects: object, forms: set[str], path: str) -> None:
               and _count(r.get("requests")) and _number(r.get("delay"))
               and 0 <= r["delay"] < math.inf
               and all(isinstance(t, dict) and _target_ok(t) for t in to)
-              and abs(sum(t["share"] for t in to) - 1) <= 1e-5)
+              and sums_to_one([t["share"] for t in to]))
         _check(ok, path, f"site.redirects row {str(r)!r:.60} must name a page of the site "
                "once ('from'), with 'requests', a 'delay' >= 0 (s) and 'to': targets with a "
                "path 'url', a 'method', shares in (0, 1] summing to 1, 'requests', 'status' "
