@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import socket
 import ssl
 import struct
@@ -107,11 +108,14 @@ class Connection:
             self._reading = False
 
     def _readable(self) -> None:
-        """Read until the socket would block while a response is outstanding: an error queued
-        behind data (a reset after the last segment) surfaces now, since the poller may not
-        report it again (libuv stops a poll handle on POLLERR: reading once per wake-up, a
-        reset behind data ended as a timeout in 1 of 4 runs of the faults test). With
-        nothing outstanding, one read is enough (and saves a syscall)."""
+        """Read while a response is outstanding and each read fills the buffer. An error
+        queued behind the data (a reset after the last segment) must surface now, since the
+        poller may not report it again (libuv stops a poll handle on POLLERR: reading once
+        per wake-up, a reset behind data ended as a timeout in 1 of 4 runs of the faults
+        test): after a short read the socket's pending error is asked for (SO_ERROR, 0.34
+        µs), not found by a read that finds the socket empty (1.3 µs with its exception,
+        0.66 of them a request: nginx sends a page's header and body in two segments). With
+        nothing outstanding, one read is enough."""
         while self._reading:
             try:
                 if self._stamps:
@@ -127,7 +131,12 @@ class Connection:
                 self._lost(None)
                 return
             self._received(data, anc)
-            if not self.pending:
+            if not self.pending or not self.open:
+                return
+            if len(data) < READ_SIZE:
+                err = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    self._lost(OSError(err, os.strerror(err)))
                 return
 
     def _received(self, data: bytes, anc: list) -> None:
