@@ -364,9 +364,10 @@ def _model_site(model: Model, site: dict, rng: np.random.Generator, scale: float
         if rem.get("within"):
             transitions.append([n, -1, rem["within"]])
     row_hits = np.r_[hits[:n], [rem.get("hits", 1)] if rem else []]
-    gets = np.array([m == "GET" for m in methods[:n]] + [True] * (len(row_hits) - n))
+    is_get = np.array([m == "GET" for m in methods])          # a jump reaches no form
+    gets = np.r_[is_get[:n], np.ones(len(row_hits) - n, bool)]   # per row: the remainder's
     balance, balance_to, balance_p = _flow_balance(transitions, row_hits, gets)
-    jumps = hits * np.array([m == "GET" for m in methods])    # a jump reaches no form
+    jumps = hits * is_get
     jumps = jumps if jumps.sum() > 0 else hits
     ptr, to, cum = _routing(n_rows, transitions + balance)
     views = [[PageView(tuple(v["objects"]), frozenset(v.get("revalidated", [])),

@@ -30,13 +30,11 @@ import numpy as np
 from .atomic import NAME_MAX, atomic_write
 
 __all__ = ["FOLDER_NGINX", "FOLDER_APACHE", "METHODS_NGINX", "SiteSpec", "PageView", "Redirect",
-           "FetchTable",
-           "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path", "build_site",
-           "BuildReport", "check_url", "check_size", "check_indices", "STATUS_CODES",
-           "STATUS_ARG", "status_url", "STATUS_NGINX", "STATUS_APACHE", "QUERY_DIR",
-           "sums_to_one",
-           "query_path", "METHODS", "PLACEHOLDER", "template_pattern", "fill_template",
-           "PERCENTILES", "is_size_law"]
+           "FetchTable", "SITE_MTIME", "LAST_MODIFIED", "page_html", "object_bytes", "url_path",
+           "build_site", "BuildReport", "check_url", "check_size", "check_indices",
+           "STATUS_CODES", "STATUS_ARG", "status_url", "STATUS_NGINX", "STATUS_APACHE",
+           "QUERY_DIR", "query_path", "METHODS", "PLACEHOLDER", "template_pattern",
+           "fill_template", "PERCENTILES", "is_size_law", "sums_to_one"]
 
 _FILL = np.random.default_rng(20011).integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
 

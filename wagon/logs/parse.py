@@ -852,9 +852,9 @@ def _open(path: str) -> tuple[BinaryIO, BinaryIO | None]:
 
 
 def _stdin() -> BinaryIO:
-    """Standard input as a log: a pipe (``pipe_stream``), a file or a terminal; a device (``< /dev/zero``) is a
-    LogError, as it is given by name; a stream without a descriptor (a caller's in-memory
-    one) is read as it is."""
+    """Standard input as a log: a pipe (``pipe_stream``), a file or a terminal; a device
+    (``< /dev/zero``) is a LogError, as it is given by name; a stream without a descriptor (a
+    caller's in-memory one) is read as it is."""
     try:
         mode = os.fstat(sys.stdin.fileno()).st_mode
     except (OSError, ValueError, io.UnsupportedOperation):
