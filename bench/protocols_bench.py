@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from wagon.replay import ReplayOptions, h2lib, http2 as engine_h2, replay  # noqa: E402
 from wagon.replay.identity import DEFAULT_AGENT  # noqa: E402
 from parts import run_parts  # noqa: E402
+from replay_bench import wrk_keepalive  # noqa: E402
 from tests.servers import certificate, nginx, replay_on_h2, write_scenario_file  # noqa: E402
 
 OBJECTS = 9
@@ -72,8 +73,8 @@ def _ours(scenario: Path, server, cert: Path) -> tuple[float, int]:
 
 
 def _timed(run, *args) -> tuple[tuple[float, int], float]:
-    """``run(*args)`` (the engine here, or a baseline as a child): its result, and the CPU
-    seconds this process and its ended children spent on it."""
+    """``run(*args)`` (the engine here, or h2load as a child): its result, and the CPU seconds
+    this process and its ended children spent on it."""
     def cpu() -> float:
         t = os.times()
         return t.user + t.system + t.children_user + t.children_system
@@ -95,14 +96,6 @@ def _cpu_line(label: str, ours: list[float], theirs: list[float], base: str,
             f" -> {min(ours) / min(theirs):.2f}x {base}'s (target <= {target:g})")
 
 
-def _wrk(url: str) -> tuple[float, int, int]:
-    """wrk -t1 -c50 for 8 s: requests/s, 0 errors, requests."""
-    out = subprocess.run(["wrk", "-t1", "-c50", "-d8s", url + "p.html"],
-                         capture_output=True, text=True, check=True).stdout
-    return (float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), 0,
-            int(re.search(r"(\d+) requests in", out).group(1)))
-
-
 def keepalive(tmp: Path) -> None:
     cert = _certificate(tmp)
     clicks = 600
@@ -113,8 +106,8 @@ def keepalive(tmp: Path) -> None:
             got, spent = _timed(_ours, scenario, server, cert[0])
             ours.append(got)
             cpu.append(spent / (50 * clicks) * 1e6)
-            (rate, errors, n), spent = _timed(_wrk, server.url)
-            theirs.append((rate, errors))
+            rate, spent, n = wrk_keepalive(server.url)
+            theirs.append((rate, 0))
             wrk_cpu.append(spent / n * 1e6)
     ratio = max(r for r, _ in ours) / max(r for r, _ in theirs)
     print(f"1. HTTPS keep-alive: wagon {_best(ours)} (1 process, 50 connections, TLS 1.3), "

@@ -74,7 +74,7 @@ def _closed_loop(tmp: Path, cls: str, conns: int, clicks: int) -> Path:
 KEEPALIVE_RUNS = 3
 
 
-def _wagon_keepalive(scenario: Path, url: str) -> tuple[float, float, int, dict]:
+def engine_run(scenario: Path, url: str) -> tuple[float, float, int, dict]:
     """The engine's run: requests/s, CPU seconds of this process over the whole replay,
     requests, and its summary."""
     c0 = os.times()
@@ -84,8 +84,9 @@ def _wagon_keepalive(scenario: Path, url: str) -> tuple[float, float, int, dict]
             s["requests"]["ok"], s)
 
 
-def _wrk_keepalive(url: str) -> tuple[float, float, int]:
-    """wrk's run: requests/s, its CPU seconds (its rusage, once it has ended), requests."""
+def wrk_keepalive(url: str) -> tuple[float, float, int]:
+    """wrk -t1 -c50 for 8 s: requests/s, its CPU seconds (its rusage, once it has ended),
+    requests (also protocols_bench's baseline over TLS)."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(["wrk", "-t1", "-c50", "-d8s", url + "p.html"],
                          capture_output=True, text=True, check=True).stdout
@@ -100,7 +101,7 @@ def keepalive(tmp: Path) -> None:
     runs = []
     with nginx(_site(tmp), tmp / "ng1", access_log=False) as server:
         for _ in range(KEEPALIVE_RUNS):
-            runs.append((_wagon_keepalive(scenario, server.url), _wrk_keepalive(server.url)))
+            runs.append((engine_run(scenario, server.url), wrk_keepalive(server.url)))
 
     for k, ((rate, cpu, n, s), (wrate, wcpu, wn)) in enumerate(runs, 1):
         print(f"   run {k}: wagon {rate:,.0f} req/s, {cpu:.2f} CPU-s for {n:,} requests = "
@@ -155,11 +156,9 @@ def new_connections(tmp: Path) -> None:
     with nginx(_site(tmp), tmp / "ng2", access_log=False) as server:
         for _ in range(2):
             time.sleep(2)
-            c0 = os.times()
-            s = replay(str(scenario), ReplayOptions(target=server.url, emulation=False))
-            c1 = os.times()
-            ours.append(s["requests"]["ok"] / s["duration_s"])
-            cpu.append(1e6 * (c1.user - c0.user + c1.system - c0.system) / s["requests"]["ok"])
+            rate, spent, n, s = engine_run(scenario, server.url)
+            ours.append(rate)
+            cpu.append(1e6 * spent / n)
             errors += s["errors"]["total"]
             theirs.append(_httperf_best(server.port))
     best = max(theirs)
