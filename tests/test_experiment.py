@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from wagon.cli import main
-from wagon.experiment.recipe import read_recipe, shipped
+from wagon.experiment.recipe import RecipeError, read_recipe, shipped
 from wagon.experiment.servers import NGINX_TEMPLATE
 from wagon.formats.scenario import read_scenario
 
@@ -103,6 +103,8 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
     ("[experiment]\nname = 'x'\nrepetitions = 0\n", "experiment.repetitions must be positive"),
     ("[experiment]\nname = 'x'\nrepetitions = 2.5\n", "repetitions must be an integer"),
     ("[experiment]\nname = 'x'\nrepetition = 3\n", "[experiment] has no key 'repetition'"),
+    ("[experiment]\nname = 'x'\n[replay]\nconnect_timeout = 0\n",
+     "replay.connect_timeout must be positive"),
     ("[experiment]\nname = 'x'\n[[plot]]\ny = 'a'\n", "needs x and y"),
     ("[experiment]\n", "needs a name"),
     ("[experiment\nname = 'x'\n", "not TOML"),
@@ -181,7 +183,7 @@ def test_every_shipped_recipe_reads_and_names_what_its_plots_draw(tmp_path):
     columns = {"pages": ("page_mean_with_cut_s", "page_km_median_s",
                          "page_html_latency_mean_s"),
                "requests": ("served_rps", "offered_rps", "requests_failed"),
-               "server": ("server_busy_mean",), "hurst": ("hurst_aggregated_variance",
+               "server": ("server_busy_mean", "server_listen_drops_delta"), "hurst": ("hurst_aggregated_variance",
                                                            "hurst_wavelet")}
     assert len(shipped()) >= 6
     from wagon.experiment.run import check_cells
@@ -263,9 +265,38 @@ def test_a_plot_of_a_column_the_table_lacks_is_a_reported_skip(tmp_path):
     (it was an empty PNG, said nowhere); the others are drawn."""
     from wagon.report.experiment import plot_table
     rows = [{"cell": 0, "x": 1, "y": 2.0}, {"cell": 1, "x": 2, "y": 3.0}]
-    plots = [{"x": "x", "y": ["y_typo"], "series": None, "title": "", "logy": False},
-             {"x": "x", "y": ["y"], "series": "nope", "title": "", "logy": False}]
+    flat = {"title": "", "logx": False, "logy": False}
+    plots = [{"x": "x", "y": ["y_typo"], "series": None, **flat},
+             {"x": "x", "y": ["y"], "series": "nope", **flat}]
     files, skipped = plot_table(rows, plots, tmp_path)
     assert files == [] and list(tmp_path.iterdir()) == []
     assert skipped == ["plot 0 skipped: the table has no column 'y_typo'",
                        "plot 1 skipped: the table has no column 'nope'"]
+
+
+def test_logx_draws_numbers_on_a_log_axis_and_labels_on_a_linear_one(monkeypatch, tmp_path):
+    """``logx`` (IP-TNE's clients, doubling): a log x axis where x is numeric; labels (a
+    classes axis) keep their evenly spaced ticks."""
+    from wagon.report import experiment as report
+    drawn = []
+    monkeypatch.setattr(report, "save_png", lambda fig, path, dpi: drawn.append(fig))
+    plot = {"y": ["y"], "series": None, "title": "", "logx": True, "logy": False}
+    rows = [{"n": 1, "c": "lan/http10", "y": 1.0}, {"n": 256, "c": "wan/http11", "y": 2.0}]
+    report.plot_table(rows, [{**plot, "x": "n"}, {**plot, "x": "c"}], tmp_path)
+    assert [fig.axes[0].get_xscale() for fig in drawn] == ["log", "linear"]
+    with pytest.raises(RecipeError, match="logx, logy\\); it has 'logz'"):
+        (tmp_path / "r.toml").write_text("[experiment]\nname = 'x'\n[[plot]]\nx = 'a'\n"
+                                         "y = 'b'\nlogz = true\n")
+        read_recipe(tmp_path / "r.toml")
+
+
+def test_s_clients_timeout_is_the_replays_connect_timeout():
+    """``replay.connect_timeout`` (sclient-decline's T = 0.5 s) is what every cell's replay
+    gives a connection to be established; a recipe without it keeps wagon replay's 10 s."""
+    from wagon.experiment.run import replay_options
+    decline = read_recipe(shipped()["sclient-decline"])
+    assert {replay_options(c.settings, "http://127.0.0.1/", None).connect_timeout
+            for c in decline.cells()} == {0.5}
+    rtt = read_recipe(shipped()["sclient-rtt"])
+    assert replay_options(rtt.cells()[0].settings, "http://127.0.0.1/", None).connect_timeout \
+        == 10.0

@@ -1,13 +1,16 @@
 """``wagon experiment``'s repetitions and what each row says happened: n rows a cell and a
 summary whose intervals are recomputed here (numpy and scipy, by hand), differences claimed only
 between intervals apart, the relay's lag p99 against numpy's percentile of the lags fed to it
-and in the lag flag, the kernel's connection states against sockets this test sets up."""
+and in the lag flag, the kernel's connection states against sockets this test sets up, its
+dropped SYNs against iproute2's nstat, the machine's busy CPU against this process's."""
 from __future__ import annotations
 
 import csv
 import math
 import os
+import shutil
 import socket
+import subprocess
 import time
 
 import numpy as np
@@ -18,7 +21,7 @@ from scipy import stats
 from wagon.cli import main
 from wagon.experiment import run as runner
 from wagon.experiment.run import LAG_FLAG_MS, generator_columns
-from wagon.experiment.status import tcp_states
+from wagon.experiment.status import StatusSampler, listen_drops, machine_cpu, tcp_states
 from wagon.experiment.summary import apart, differences
 from wagon.replay.relay import LAG_BIN, Relay
 
@@ -122,3 +125,59 @@ def test_the_kernel_connection_states_are_the_sockets_this_test_left():
         finally:
             for s in (*clients, *served):
                 s.close()
+
+
+class _NoStatus:
+    def status(self) -> dict[str, float]:
+        return {}
+
+
+def test_the_syns_a_full_listen_queue_drops_are_counted_as_nstat_reads_them():
+    """A listener whose accept queue one connection fills: each further connect's SYN is
+    dropped (Banga & Druschel's "dropped at the full listen socket"); the sampler's
+    ``listen_drops_delta`` counts at least those, and ``listen_drops`` reads what iproute2's
+    nstat reads (other drops of the machine only between the readings)."""
+    nstat = shutil.which("nstat")
+    if nstat is None:
+        pytest.skip("iproute2's nstat is not installed")
+    n = 20
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        first = socket.create_connection(("127.0.0.1", port))    # the queue is full
+        tries = []
+        with StatusSampler(_NoStatus(), every=0.05, port=port) as sampler:
+            time.sleep(0.12)
+            for _ in range(n):
+                s = socket.socket()
+                s.setblocking(False)
+                s.connect_ex(("127.0.0.1", port))
+                tries.append(s)
+            time.sleep(0.15)
+        for s in (*tries, first):
+            s.close()
+    summary = sampler.summary(None)
+    assert summary["listen_drops_delta"] >= n
+    assert 0 < summary["machine_cpu_busy"] <= 1
+    before = listen_drops()
+    shown = subprocess.run([nstat, "-asz", "TcpExtListenDrops"], capture_output=True,
+                           text=True, check=True).stdout
+    after = listen_drops()
+    counted = int(shown.split("TcpExtListenDrops")[1].split()[0])
+    assert before <= counted <= after
+
+
+def test_the_machines_busy_cpu_holds_what_this_process_burnt():
+    """Half a second of arithmetic in this process: the machine's busy CPU-seconds grow by at
+    least what this process spent (to /proc/stat's tick), its total by the wall time on every
+    core."""
+    busy0, all0 = machine_cpu()
+    cpu0, wall0 = time.process_time(), time.monotonic()
+    while time.process_time() - cpu0 < 0.5:
+        sum(range(1000))
+    busy1, all1 = machine_cpu()
+    spent, wall = time.process_time() - cpu0, time.monotonic() - wall0
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    assert busy1 - busy0 >= spent - 2 * tick
+    assert (all1 - all0) == pytest.approx(wall * os.cpu_count(), rel=0.15, abs=4 * tick)

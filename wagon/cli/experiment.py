@@ -67,6 +67,8 @@ SHOWN = (("page_mean_with_cut_s", "page s", ".2f"), ("page_km_median_s", "KM med
          ("page_cut", "cut", "d"), ("request_p50_ms", "req p50 ms", ".0f"),
          ("offered_rps", "offered/s", ".1f"), ("served_rps", "served/s", ".1f"),
          ("server_busy_mean", "busy", ".1f"), ("server_connections_mean", "sockets", ".1f"),
+         ("server_listen_drops_delta", "SYN drops", "d"),
+         ("server_machine_cpu_busy", "cpu", ".2f"),
          ("path_loss_rate", "loss", ".3f"), ("relay_lag_p99_ms", "relay p99 ms", ".1f"),
          ("generator_lagged", "lagged", ""))
 

@@ -8,9 +8,10 @@ A recipe has these tables (docs/experiments.md shows whole recipes)::
                   pages, speedup, steady; users (N > 0: a closed loop of N users instead)
     [server]      kind (apache, nginx, wagon), template (a config file), its parameters
     [replay]      network, protocol, workers, emulation, warmup, loss, topology (a file,
-                  relative to the recipe's folder: shared links, Gilbert–Elliott losses)
+                  relative to the recipe's folder: shared links, Gilbert–Elliott losses),
+                  connect_timeout (S-Client's T)
     [axes]        "TABLE.KEY" = [values …]: every combination is a cell
-    [[plot]]      x, y (a measure or a list), series, title: a figure of the table
+    [[plot]]      x, y (a measure or a list), series, title, logx, logy: a figure of the table
 
 Every value an axis names must be settable in its table: an axis on ``server.KeepAliveTimeout``
 varies that parameter of the server's configuration, one on ``server.kind`` the server itself.
@@ -58,12 +59,14 @@ TABLES: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
                  "speedup": ((int, float), 1.0), "steady": (bool, False), "users": (int, 0)},
     "replay": {"network": (str, "client"), "protocol": (str, ""), "workers": (int, 1),
                "emulation": (bool, True), "warmup": ((int, float), 0.0),
-               "loss": ((int, float), 0.0), "topology": (str, "")},
+               "loss": ((int, float), 0.0), "topology": (str, ""),
+               "connect_timeout": ((int, float), 10.0)},
 }
 #: [server] keys that are not the server's own parameters
 SERVER_KEYS = {"kind": (str, "wagon"), "template": (str, "")}
 POSITIVE = {"experiment.repetitions", "experiment.duration", "experiment.hurst_bin",
-            "workload.rate", "workload.pages", "workload.speedup", "replay.workers"}
+            "workload.rate", "workload.pages", "workload.speedup", "replay.workers",
+            "replay.connect_timeout"}
 NOT_NEGATIVE = {"experiment.seed", "experiment.drain", "experiment.pause", "replay.warmup",
                 "replay.loss", "workload.users"}
 MAX_CELLS = 10_000
@@ -74,7 +77,8 @@ AT_MOST = {"experiment.repetitions": MAX_CELLS, "experiment.seed": 2**63 - 1,
            "experiment.pause": MAX_RUN_S, "experiment.hurst_bin": MAX_RUN_S,
            "workload.rate": MAX_RATE, "workload.pages": MAX_PAGES,
            "workload.speedup": SPEEDUP[1], "workload.users": MAX_USERS,
-           "replay.workers": MAX_WORKERS, "replay.warmup": MAX_RUN_S}
+           "replay.workers": MAX_WORKERS, "replay.warmup": MAX_RUN_S,
+           "replay.connect_timeout": MAX_RUN_S}
 
 
 @dataclass(frozen=True)
@@ -276,15 +280,17 @@ def _plots(path: Path, given: Any) -> list[dict]:
         raise RecipeError(f"{path}: [[plot]] must be tables (x, y, series, title)")
     out = []
     for p in given:
-        unknown = set(p) - {"x", "y", "series", "title", "logy"}
+        unknown = set(p) - {"x", "y", "series", "title", "logx", "logy"}
         if unknown or "x" not in p or "y" not in p:
             raise RecipeError(f"{path}: a [[plot]] needs x and y (and may have series, title, "
-                              "logy)" + (f"; it has {sorted(unknown)[0]!r}" if unknown else ""))
+                              "logx, logy)" + (f"; it has {sorted(unknown)[0]!r}" if unknown
+                                               else ""))
         ys = p["y"] if isinstance(p["y"], list) else [p["y"]]
         if not all(isinstance(y, str) for y in ys) or not isinstance(p["x"], str):
             raise RecipeError(f"{path}: a [[plot]]'s x and y name columns of the table")
         out.append({"x": p["x"], "y": ys, "series": p.get("series"),
-                    "title": p.get("title", ""), "logy": bool(p.get("logy", False))})
+                    "title": p.get("title", ""), "logx": bool(p.get("logx", False)),
+                    "logy": bool(p.get("logy", False))})
     return out
 
 

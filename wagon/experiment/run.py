@@ -164,7 +164,7 @@ def replay_options(settings: dict, target: str, results: str | None, seed: int =
     return ReplayOptions(target=target, results=results, workers=r["workers"],
                          protocol=r["protocol"] or None, emulation=r["emulation"],
                          network=r["network"], loss=r["loss"], seed=seed,
-                         warmup=r["warmup"], fail_on=(),
+                         warmup=r["warmup"], connect_timeout=r["connect_timeout"], fail_on=(),
                          max_time=e["duration"] / settings["workload"]["speedup"] + e["drain"])
 
 

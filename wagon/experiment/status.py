@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import statistics
 import threading
 import time
@@ -14,10 +15,15 @@ from typing import Collection, Protocol
 
 from ..formats.atomic import atomic_write
 
-__all__ = ["StatusSampler", "COUNTERS", "TCP_STATES", "busy", "established", "tcp_states"]
+__all__ = ["StatusSampler", "COUNTERS", "TCP_STATES", "busy", "established", "listen_drops",
+           "machine_cpu", "tcp_states"]
 
-#: fields that count since the server started (summarised by their increase over the samples)
-COUNTERS = frozenset(("accesses", "accepts", "handled", "requests"))
+#: fields that count since the server started (summarised by their increase over the samples);
+#: the kernel's: SYNs its listen queues dropped, the machine's busy and total CPU-seconds
+COUNTERS = frozenset(("accesses", "accepts", "handled", "requests", "listen_drops",
+                      "cpu_busy_s", "cpu_s"))
+#: clock ticks a second of /proc/stat's CPU times
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 class HasStatus(Protocol):
@@ -73,10 +79,39 @@ def established(port: int, pid: int | str = "self") -> int:
     return tcp_states(port, pid)["established"]
 
 
+def listen_drops(pid: int | str = "self") -> int | None:
+    """SYNs and handshakes the listen sockets of process ``pid``'s network namespace dropped
+    since it was made (TcpExt ListenDrops: a full accept queue's, Banga & Druschel's "dropped
+    at the full listen socket"; every listener of the namespace counts); None unreadable."""
+    try:
+        with open(f"/proc/{pid}/net/netstat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            fields = dict(zip(names.split()[1:], values.split()[1:]))
+            return int(fields["ListenDrops"]) if "ListenDrops" in fields else None
+    return None
+
+
+def machine_cpu() -> tuple[float, float]:
+    """The machine's CPU-seconds since boot, busy (neither idle nor waiting on I/O) and in all,
+    over every core (/proc/stat's first line): whether the CPU was the limit of a run."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / TICK, sum(ticks) / TICK
+
+
 def _kernel(port: int, pid: int | str, exclude: Collection[int]) -> dict[str, float]:
-    """A sample's kernel fields: ``tcp_STATE`` per state and ``connections``, their sum."""
+    """A sample's kernel fields: ``tcp_STATE`` per state and ``connections``, their sum; the
+    namespace's ``listen_drops`` and the machine's ``cpu_busy_s`` and ``cpu_s``."""
     states = tcp_states(port, pid, set(exclude))
-    return {"connections": sum(states.values()), **{f"tcp_{k}": v for k, v in states.items()}}
+    busy_s, all_s = machine_cpu()
+    drops = listen_drops(pid)
+    return {"connections": sum(states.values()), **{f"tcp_{k}": v for k, v in states.items()},
+            **({} if drops is None else {"listen_drops": drops}),
+            "cpu_busy_s": busy_s, "cpu_s": all_s}
 
 
 class StatusSampler:
@@ -87,7 +122,8 @@ class StatusSampler:
     state in process ``pid``'s network namespace (``tcp_states``: ``tcp_established``,
     ``tcp_time_wait``, …) and ``connections``, their sum: every socket the server holds,
     read even when the status page cannot be; the connections of ``running``'s own status
-    requests (its ``status_ports``, if it has them) left out."""
+    requests (its ``status_ports``, if it has them) left out; and the namespace's dropped SYNs
+    (``listen_drops``) and the machine's CPU (``machine_cpu``)."""
 
     def __init__(self, running: HasStatus, every: float = 0.25, port: int | None = None,
                  pid: int | str = "self") -> None:
@@ -138,7 +174,8 @@ class StatusSampler:
 
     def summary(self, capacity: float | None) -> dict[str, float | int | None]:
         """``samples`` and ``failed``; per field its ``_mean`` and ``_max`` over the samples (a
-        counter: its ``_delta``, the increase from the first sample to the last); ``busy_mean``
+        counter: its ``_delta``, the increase from the first sample to the last;
+        ``machine_cpu_busy``: the fraction of the machine's CPU busy between them); ``busy_mean``
         and ``busy_max`` of the connections holding the server (``busy``) for every kind that
         has them; and ``utilisation``: the mean of ``busy`` over ``capacity`` (None without a
         capacity or a busy count)."""
@@ -151,6 +188,9 @@ class StatusSampler:
             else:
                 out[f"{name}_mean"] = statistics.fmean(values)
                 out[f"{name}_max"] = max(values)
+        spent, elapsed = out.pop("cpu_busy_s_delta", None), out.pop("cpu_s_delta", None)
+        if elapsed:                             # the machine's cores busy, as a fraction
+            out["machine_cpu_busy"] = spent / elapsed
         held = [b for _, sample in self.samples if (b := busy(sample)) is not None]
         if held and "busy_mean" not in out:     # nginx: its reading + writing connections
             out["busy_mean"], out["busy_max"] = statistics.fmean(held), max(held)

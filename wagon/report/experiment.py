@@ -70,7 +70,8 @@ def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = "
                             label=None if s is None else f"{p['series']} = {s}")
                 if not numeric:
                     ax.set_xticks(at, [str(v) for v in xs])
-            ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear")
+            ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear",
+                   xscale="log" if p["logx"] and numeric else "linear")
             if p["series"]:
                 ax.legend(fontsize="small")
         fig.suptitle(p["title"] or title or ", ".join(p["y"]) + f" against {p['x']}")
