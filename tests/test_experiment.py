@@ -284,6 +284,8 @@ def test_logx_draws_numbers_on_a_log_axis_and_labels_on_a_linear_one(monkeypatch
     rows = [{"n": 1, "c": "lan/http10", "y": 1.0}, {"n": 256, "c": "wan/http11", "y": 2.0}]
     report.plot_table(rows, [{**plot, "x": "n"}, {**plot, "x": "c"}], tmp_path)
     assert [fig.axes[0].get_xscale() for fig in drawn] == ["log", "linear"]
+    assert [t.get_text() for t in drawn[1].axes[0].get_xticklabels()] == ["lan/http10",
+                                                                           "wan/http11"]
     with pytest.raises(RecipeError, match="logx, logy\\); it has 'logz'"):
         (tmp_path / "r.toml").write_text("[experiment]\nname = 'x'\n[[plot]]\nx = 'a'\n"
                                          "y = 'b'\nlogz = true\n")

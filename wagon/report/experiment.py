@@ -69,9 +69,12 @@ def plot_table(rows: list[dict], plots: list[dict], folder: Path, title: str = "
                             marker="o", capsize=3,
                             label=None if s is None else f"{p['series']} = {s}")
                 if not numeric:
-                    ax.set_xticks(at, [str(v) for v in xs])
-            ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear",
-                   xscale="log" if p["logx"] and numeric else "linear")
+                    long = max(len(str(v)) for v in xs) > 60 / len(xs)   # would overlap
+                    ax.set_xticks(at, [str(v) for v in xs], rotation=20 if long else 0,
+                                  ha="right" if long else "center")
+            ax.set(xlabel=p["x"], ylabel=y, yscale="log" if p["logy"] else "linear")
+            if p["logx"] and numeric:           # (setting a scale drops a label axis' ticks)
+                ax.set_xscale("log")
             if p["series"]:
                 ax.legend(fontsize="small")
         fig.suptitle(p["title"] or title or ", ".join(p["y"]) + f" against {p['x']}")
