@@ -48,11 +48,11 @@ def main() -> None:
         rounds = [(busy_per_iteration(port), busy_per_iteration(None)) for _ in range(5)]
         dropped = listen_drops() - drops0
         first.close()
-    syn = min(a[0] for a, _ in rounds) - min(b[0] for _, b in rounds)
-    rate = 1 / min(a[1] for a, _ in rounds)
+    connect, alone = min(a[0] for a, _ in rounds), min(b[0] for _, b in rounds)
+    syn, rate = connect - alone, 1 / min(a[1] for a, _ in rounds)
     print(f"SYNs dropped (kernel's ListenDrops): {dropped:,} of {5 * N:,} connects")
-    print(f"CPU per connect {min(a[0] for a, _ in rounds) * 1e6:.2f} µs, per socket alone "
-          f"{min(b[0] for _, b in rounds) * 1e6:.2f} µs: a dropped SYN costs at most "
+    print(f"CPU per connect {connect * 1e6:.2f} µs, per socket alone "
+          f"{alone * 1e6:.2f} µs: a dropped SYN costs at most "
           f"{syn * 1e6:.2f} µs ({PAPER_S / syn:,.0f}x less than the paper's 325 µs)")
     print(f"one process sends at most {rate:,.0f} SYNs/s; the paper's decline "
           f"({PAPER_SHARE:.0%} of a CPU-bound server) would need {PAPER_SHARE / syn:,.0f} "
