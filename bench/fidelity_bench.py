@@ -41,6 +41,13 @@ left went on in the next window, an hour later, where the log's recorder had cut
 sessions at the window's end: 483–538 sessions split in two, the session rate differing in
 every run, the run of 2026-11-28.)
 
+A log whose stamps its publisher shuffled inside a unit (elastic's: each second redrawn inside
+its minute, ``wagon.logs.shuffled``) is read by wagon in its lines' order, spread over their
+minute; its synthetic export is written as the publisher wrote the log
+(``shuffled_as_logged``: each line's second redrawn uniformly inside its minute of the log's
+clock, the lines in order) before it is compared and measured: below the minute, the log's
+stamps hold the shuffle, not its users' timing.
+
 Printed per log and seed, for the export (and the replay): requests against the log's (the
 requests the model was fitted on, robots left out), requests per click, the compare rows that
 differ or are undecided, and measured here with NumPy and PyWavelets on the requests as parsed
@@ -235,6 +242,7 @@ def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) 
                              "--json"))
     wagon("export", str(scenario), "--to", "combined", "-o", str(synthetic), "--start",
           f"{np.floor(np.min(log_req.time)):.0f}")
+    synthetic.write_bytes(shuffled_as_logged(synthetic.read_bytes(), fit, seed))
     rows = json.loads(wagon("compare", str(log), str(synthetic), "--json"))["rows"]
     syn, _ = parse_bytes(synthetic.read_bytes())
     return measure(log_req, syn, np.asarray(syn.time, float), rows,
@@ -266,6 +274,20 @@ def as_logged(data: bytes, t: np.ndarray) -> bytes:
     found = [STAMP.search(line) for line in lines]
     return b"".join(line[:m.start()] + b"[" + clf_timestamp(u).encode() + b"]" + line[m.end():]
                     for line, m, u in zip(lines, found, t.tolist()))
+
+
+def shuffled_as_logged(data: bytes, fit: dict, seed: int) -> bytes:
+    """A synthetic log written as the log's publisher wrote the log, when ``wagon fit`` found
+    its stamps shuffled inside a unit (``wagon.logs.shuffled``): each line's time redrawn
+    uniformly inside its unit, the lines left in order; ``data`` itself otherwise."""
+    shuffled = list(fit.get("shuffled_stamps", {}).values())
+    if not shuffled:
+        return data
+    unit, w = shuffled[0]["unit_s"], windows(fit)
+    t = stamps(data)
+    clock = t if w is None else from_recorded(t, w)     # a synthetic log runs in recorded time
+    clock = np.floor(clock / unit) * unit + np.random.default_rng(seed).uniform(0, unit, len(t))
+    return as_logged(data, clock if w is None else to_recorded(clock, w))
 
 
 def windows(fit: dict) -> np.ndarray | None:

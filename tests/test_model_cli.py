@@ -288,3 +288,40 @@ def test_a_sampled_log_is_said_to_be_one(tmp_path, nasa, nasa_model, epa_model):
     known = {concrete_url(p["url"], p.get("params", {}))      # a template page stays one
              for p in result.model.data["site"]["pages"]}
     assert all(u in known or u.startswith("/wagon-once/") for u in clicked)
+
+
+def test_images_linked_from_other_sites_are_not_a_samples_mark(tmp_path):
+    """A complete log of a site whose images other sites' pages show (a forum's thread, a
+    search engine's image results): clicks that begin on an object whose Referer is another
+    site's page are counted as linked, not as pages the log lost. A search engine whose
+    Referers name one URL of the log (its bare origin, ``https://www.google.com/``, names
+    ``/``) is not the site; the site's own origin names its pages."""
+    from wagon.modeling import fit_logs
+    from wagon.modeling.model import looks_sampled, object_click_share
+
+    def line(k: int, second: int, url: str, referer: str) -> str:
+        return (f'10.0.{k // 250}.{k % 250} - - [01/Aug/2001:10:{second // 60:02d}:'
+                f'{second % 60:02d} +0000] "GET {url} HTTP/1.1" 200 1000 "{referer}" '
+                f'"Mozilla/5.0 (X11; Linux x86_64) Firefox/{k}.0"\n')
+
+    lines, site = [], "http://www.example.test"
+    for k in range(120):                           # readers of the site: a page, its image
+        page = "/" if k % 7 == 0 else f"/p{k % 7}.html"      # Google names "/" alone
+        lines += [line(k, 2 * k, page, "https://www.google.com/"),
+                  line(k, 2 * k, "/logo.png", site + page)]
+    linked = [(k, "/hot.jpg", "http://forum.example.org/thread/9") for k in range(200, 260)]
+    linked += [(k, "/logo.png", "https://www.google.com/imgres?imgurl=logo.png")
+               for k in range(300, 330)]
+    lones = [(k, "/logo.png", site + "/lost.html") for k in range(400, 410)]
+    for k, url, referer in linked + lones:
+        lines.append(line(k, k, url, referer))
+    log = tmp_path / "linked.log"
+    log.write_text("".join(sorted(lines, key=lambda s: s.split("[")[1])))
+    result = fit_logs([str(log)])
+    c = result.sessions.counts
+    assert c["clicks"] == 120 + len(linked) + len(lones)
+    assert c["object_clicks"] == len(linked) + len(lones)
+    assert c["linked_clicks"] == len(linked)
+    assert object_click_share(c) == pytest.approx(len(lones) / c["clicks"])
+    assert not looks_sampled(c)
+    assert "linked from other sites 90" in result.summary_text(str(tmp_path / "m.json"), [])

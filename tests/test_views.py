@@ -243,7 +243,8 @@ def test_a_click_on_a_page_from_a_cache_is_a_view_without_it_through_the_loop(tm
     run = CliRunner().invoke
     r = run(main, ["fit", str(tmp_path / "in.log"), "-o", str(tmp_path / "m.json")])
     assert r.exit_code == 0, r.output
-    assert "clicks on objects 30 (views of a page from a cache 30)" in r.output
+    assert "clicks on objects 30 (views of a page from a cache 30, linked from other sites 0)" \
+        in r.output
     site = json.loads((tmp_path / "m.json").read_text())["site"]
     assert [(p["url"], p["hits"]) for p in site["pages"]] == [("/p.html", 60)]
     absent = [v for v in site["pages"][0]["views"] if v.get("page_absent")]
@@ -264,7 +265,7 @@ def test_a_click_on_a_page_from_a_cache_is_a_view_without_it_through_the_loop(tm
     assert all(ref == "http://example.com/p.html" and agent != "-"
                for url, ref, agent in combined if url != "/p.html")
     r = wagon_ok("fit", str(tmp_path / "c.log"), "-o", str(tmp_path / "m2.json"))
-    assert f"(views of a page from a cache {without})" in r.output
+    assert f"(views of a page from a cache {without}, linked from other sites 0)" in r.output
 
 
 def test_a_replay_asks_for_a_cached_pages_objects_alone_naming_it(tmp_path):
@@ -361,15 +362,14 @@ def test_a_delay_dependence_interval_holds_its_spearman(pairs, concordant):
 
 
 def test_the_kept_views_ask_for_the_logs_requests_rare_large_ones_included():
-    """elastic's blog (tests/data): pages with up to 131 distinct views, the rare ones large
-    (a presentation's slides). The views the model keeps, 16 a page, ask for the log's
-    requests within 1 % (giving each rare view's clicks to the kept view of the nearest size
-    asked for 6 % fewer: 6,859 of 7,294)."""
+    """elastic's blog (tests/data): pages with up to 30 distinct views (4 pages more than
+    16), the rare ones large (a presentation's slides). The views the model keeps, 16 a page,
+    ask for the log's requests within 1 %."""
     import wagon
     from wagon.modeling.model import kept_views
     req, _ = wagon.parse_logs([str(ELASTIC)])
     s = wagon.sessionize(req)
     asked = sum((v.first + v.repeat) * (len(v.objects) + (not v.page_absent))
                 for views in s.site.page_views.values() for v in kept_views(views))
-    assert max(len(v) for v in s.site.page_views.values()) > 100
+    assert max(len(v) for v in s.site.page_views.values()) > 16
     assert asked == pytest.approx(s.counts["requests_used"], rel=0.01)

@@ -30,6 +30,7 @@ from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_ra
 from .logformat import (AUTO_CANDIDATES, FormatError, LogFormat, compile_format, line_regex,
                         named_format, resolve_format)
 from .presets import w3c_spec
+from .shuffled import Disorder, Shuffle, disorder, restamped, shuffles_of
 from .urls import LONG, MAX_URL_CHARS, page_urls
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
@@ -252,6 +253,9 @@ class Requests:
     #: the grid of the logged timestamps (s, ``resolution_of``): 1.0 for whole seconds, 0.001
     #: for milliseconds, ... 1e-6; 0.0 when finer (exact values); None: unknown
     resolution: float | None = None
+    #: > 0: the times are known only to their cell of this many seconds (stamps shuffled in
+    #: it, ``logs.shuffled``), spread inside it in the log's order
+    cell: float = 0.0
 
     def __post_init__(self) -> None:
         n = len(self.time)
@@ -268,7 +272,7 @@ class Requests:
         """Rows ``idx`` (indices or mask), vocabularies shared."""
         cols = {k: getattr(self, k)[idx] for k in _COLUMNS}
         return Requests(**cols, **{k: getattr(self, k) for k in _VOCABS},
-                        resolution=self.resolution)
+                        resolution=self.resolution, cell=self.cell)
 
 
 MAX_PLACES = 6                      # timestamps on a grid down to 1 µs; finer ones are exact
@@ -318,6 +322,8 @@ class ParseStats:
     duplicates: int = 0
     left_out: list[tuple[str, int, str, str]] = field(default_factory=list)
     long_urls: int = 0        # requests whose URL was cut to MAX_URL_CHARS (wagon.logs.urls)
+    shuffled: dict[str, Shuffle] = field(default_factory=dict)   # inputs whose stamps were
+                                                                 # shuffled (logs.shuffled)
 
     @property
     def malformed_total(self) -> int:
@@ -345,6 +351,7 @@ class ParseStats:
         if self.long_urls:
             out.append(f"URLs longer than {MAX_URL_CHARS:,} characters cut (ending in {LONG}): "
                        f"{self.long_urls:,} requests")
+        out += [f"{os.path.basename(path)}: {s.describe()}" for path, s in self.shuffled.items()]
         if self.time_outliers or self.duplicates:
             out.append(f"left out: {self.time_outliers:,} time outliers, {self.duplicates:,} "
                        "lines repeated from an earlier input")
@@ -356,6 +363,7 @@ class ParseStats:
                 "formats": dict(self.formats),
                 "time_outliers": self.time_outliers, "duplicate_lines": self.duplicates,
                 "long_urls": self.long_urls,
+                "shuffled_stamps": {p: s.as_dict() for p, s in self.shuffled.items()},
                 "examples": [{"file": f, "line": n, "reason": r, "text": t}
                              for f, n, r, t in self.examples + self.left_out]}
 
@@ -1243,9 +1251,19 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
             raise nothing_parsed(name, col.stats.formats[name],
                                  col.stats.malformed - malformed_before)
     req = col.requests()
+    shuffles = shuffles_of(req.time, req.line, req.file)    # every line, as pieces see them
     if len(sources) > 1:
         req = req.take(np.argsort(req.time, kind="stable"))
-    return clean_requests(req, col.stats)
+    req, stats = clean_requests(req, col.stats)             # on the stamps as logged
+    for index, shuffle in shuffles.items():
+        rows = np.flatnonzero(req.file == index)
+        req.time[rows] = restamped(req.time[rows], req.line[rows], index, shuffle)
+        stats.shuffled[stats.inputs[index]] = shuffle
+    if shuffles:
+        req = req.take(np.argsort(req.time, kind="stable"))
+        req.resolution = 0.0                  # times spread inside their cells: exact values
+        req.cell = max(s.unit for s in shuffles.values())
+    return req, stats
 
 
 def nothing_parsed(name: str, fmt: str, malformed: Counter) -> LogError:
@@ -1350,6 +1368,7 @@ class PieceResult:
     places: int | None
     chunks: list[Chunk] | None = None
     routes: list[str] = field(default_factory=list)   # its routes (templates.route_paths)
+    disorder: Disorder = field(default_factory=Disorder)   # of its stamps (logs.shuffled)
 
 
 def partition_of(hosts: list[str], n_partitions: int) -> np.ndarray:
@@ -1434,4 +1453,5 @@ def parse_piece(piece: Piece, options: ParseOptions = ParseOptions(), n_partitio
     bounds = np.searchsorted(part[order], np.arange(n_partitions + 1))
     chunks = [Chunk(piece.key, _pruned(req, order[bounds[k]:bounds[k + 1]]))
               for k in range(n_partitions)]
-    return PieceResult(piece, col.stats, distinct_times(req.time), col.places, chunks)
+    return PieceResult(piece, col.stats, distinct_times(req.time), col.places, chunks,
+                       disorder=disorder(req.time, req.line))

@@ -24,6 +24,7 @@ import numpy as np
 from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, finest, nothing_parsed, resolution_of, sorted_table)
+from .shuffled import Shuffle, decided, merged, restamped
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
                        sessionize_requests)
 from .templates import ValueTally, dynamic_prefixes, template_requests
@@ -45,6 +46,7 @@ class Shared:
     resolution: float | None                       # of the logged times (parse.resolution_of)
     dynamic: frozenset[str] = frozenset()          # route prefixes whose next segment is a
                                                    # placeholder (templates.dynamic_prefixes)
+    shuffled: dict[int, Shuffle] = field(default_factory=dict)   # input → its stamps' shuffle
 
 
 @dataclass
@@ -115,7 +117,15 @@ def shared_context(results: list[PieceResult]) -> tuple[Shared, ParseStats]:
         del values, counts
     places = functools.reduce(finest, (r.places for r in ordered), None)
     dynamic = dynamic_prefixes(u for r in ordered for u in r.routes)
-    return Shared(inputs, keep, _line_offsets(ordered), resolution_of(places), dynamic), stats
+    offsets = _line_offsets(ordered)
+    shuffled = {}
+    for index, name in enumerate(inputs):
+        s = decided(merged([(r.disorder, offsets[r.piece.key]) for r in ordered
+                            if r.piece.index == index]))
+        if s is not None:
+            shuffled[index] = stats.shuffled[name] = s
+    resolution = 0.0 if shuffled else resolution_of(places)   # restamped: exact values
+    return Shared(inputs, keep, offsets, resolution, dynamic, shuffled), stats
 
 
 def _joined(chunks: list[Chunk], shared: Shared) -> Requests:
@@ -151,7 +161,11 @@ def partition_requests(chunks: list[Chunk], shared: Shared, speedup: float = 1.0
     same for every partition."""
     req = _joined(chunks, shared)
     stats = ParseStats(inputs=list(shared.inputs))
-    req, stats = clean_requests(req, stats, shared.keep)
+    req, stats = clean_requests(req, stats, shared.keep)      # on the stamps as logged
+    for index, shuffle in shared.shuffled.items():
+        rows = np.flatnonzero(req.file == index)
+        req.time[rows] = restamped(req.time[rows], req.line[rows], index, shuffle)
+        req.cell = max(req.cell, shuffle.unit)
     if shared.keep:
         req = dilate(req, speedup, float(np.floor(min(lo for lo, _ in shared.keep.values()))))
     return req, stats

@@ -26,7 +26,8 @@ import numpy as np
 from .parse import Requests, sorted_table
 from .urls import LONG, MAX_URL_CHARS, TUNNEL
 
-__all__ = ["template_path", "template_requests", "referer_path", "PLACEHOLDERS"]
+__all__ = ["template_path", "template_requests", "referer_path", "referer_origin",
+           "PLACEHOLDERS"]
 
 PLACEHOLDERS = ("{id}", "{uuid}", "{email}", "{hex}", "{token}", LONG, TUNNEL)
 
@@ -83,6 +84,15 @@ def referer_path(ref: str) -> str:
         return ref
     rest = ref.split("://", 1)[1]
     return "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+
+
+def referer_origin(ref: str) -> str:
+    """The scheme and host of a referer URL (``http://host/a/b?q`` → ``http://host``, lower
+    case); ``""`` for other text (a path, ``-``)."""
+    if "://" not in ref:
+        return ""
+    scheme, rest = ref.split("://", 1)
+    return (scheme + "://" + rest.split("/", 1)[0]).lower()
 
 
 def template_requests(req: Requests) -> tuple[Requests, np.ndarray]:

@@ -42,6 +42,7 @@ Rules (documented in docs/methods.md, "Sessions"):
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -49,7 +50,7 @@ import numpy as np
 from .agents import FAMILIES, family_codes
 from .delays import delay_bin
 from .parse import MAX_PLACES, Requests, sorted_table
-from .paths import referer_path
+from .paths import referer_origin, referer_path
 from .robots import robot_clients, robot_rules
 from .templates import KEPT_METHODS
 from .tied import REDIRECTS, referred_after
@@ -221,7 +222,8 @@ def dilate(req: Requests, k: float, base: float | None = None) -> Requests:
     # on the grid first: an epoch time's float64 error (0.2 µs) would grow k-fold
     since = on_grid(req.time - base, req.resolution or 0.0)
     return replace(req, time=base + since * k, duration=req.duration * k,
-                   resolution=None if req.resolution is None else req.resolution * k)
+                   resolution=None if req.resolution is None else req.resolution * k,
+                   cell=req.cell * k)
 
 
 def float_resolution(t: np.ndarray) -> float:
@@ -280,6 +282,8 @@ def object_flags(req: Requests, extensions: frozenset[str]) -> np.ndarray:
     return flags
 
 
+#: distinct URLs of the log an origin's Referers name, at least, for the origin to be the site's
+OWN_URLS = 2
 #: an answer that is never a page view (a navigation answered 204 stays where it was: the HTML
 #: standard's "process a navigate response"): an analytics beacon's, an XHR's
 NO_CONTENT = 204
@@ -349,6 +353,28 @@ def _referer_urls(req: Requests) -> np.ndarray:
         path = referer_path(ref)
         out[i] = index.get(path, index.get(path.split("?", 1)[0], -2))
     return out
+
+
+def _origin_tallies(req: Requests, order: np.ndarray, lone: np.ndarray, ref: np.ndarray
+                    ) -> dict[str, dict[str, int]]:
+    """The origins (``paths.referer_origin``) of the Referers of the clicks that begin on an
+    object at positions ``lone`` of ``order`` naming no URL of the log, with their counts;
+    and each origin with a URL of the log one of its Referers names (``origin URL``), with
+    theirs: merged over the partitions, for ``merge_partials``' ``linked_clicks``."""
+    code = req.referer[order]
+    rows = lone[ref[lone] == -2]
+    codes, n = np.unique(code[rows], return_counts=True)
+    alone: dict[str, int] = {}
+    for c, k in zip(codes.tolist(), n.tolist()):
+        o = referer_origin(req.referers[c])
+        alone[o] = alone.get(o, 0) + k
+    rows = np.flatnonzero(ref >= 0)
+    pairs, n = np.unique(np.c_[code[rows], ref[rows]], axis=0, return_counts=True)
+    named: dict[str, int] = {}
+    for (c, u), k in zip(pairs.tolist(), n.tolist()):
+        o = referer_origin(req.referers[c]) + " " + req.urls[u]
+        named[o] = named.get(o, 0) + k
+    return {"lone_referer_origins": alone, "named_referer_origins": named}
 
 
 def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: float) -> None:
@@ -556,10 +582,11 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                   referer_attached=int((attach & (click_of != own)).sum()),
                   think_below_tmin=int((inside < rules.tmin).sum()),
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
+    counts.update(_origin_tallies(req, order, cs[is_object[cs] & ~cached[cs]], ref))
     full = ok200 & (size > 0)                 # complete responses: their size is the object's
     first_agent = req.agent[order][cs][new_session] if n else np.zeros(0, np.int64)
     partial = Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
-                      samples=samples, resolution=resolution,
+                      samples=samples, resolution=resolution, cell=req.cell,
                       agents=_families(first_agent, req.agents),
                       page_hits=_tally(page),
                       page_objects=_tally(page[click_of][member], url[member],
@@ -748,6 +775,7 @@ class Partial:
     session_start: np.ndarray               # recorded (on the log's grid), unsorted
     samples: dict[str, np.ndarray]          # every sample but the inter-arrival gaps
     resolution: float
+    cell: float                             # Requests.cell: times known to their cell only
     agents: np.ndarray                      # sessions per browser family (FAMILIES' order)
     page_hits: np.ndarray                   # (url, clicks)
     page_objects: np.ndarray                # (page url, object url, clicks that fetched it)
@@ -869,6 +897,14 @@ def _add_counts(partials: list[Partial]) -> dict:
     return counts
 
 
+def _linked_clicks(lone: dict[str, int], named: dict[str, int]) -> int:
+    """The clicks that begin on an object linked from another site's page: their Referer's
+    origin is not the site's — one whose Referers name at least ``OWN_URLS`` URLs of the log
+    (a search engine's bare origin, ``https://www.google.com/``, names only ``/``)."""
+    urls = Counter(key.split(" ", 1)[0] for key in named)
+    return sum(n for o, n in lone.items() if o and urls[o] < OWN_URLS)
+
+
 def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules(),
                    seed: int = 0, min_share: float = 0.1) -> Sessions:
     """One ``Sessions`` from the partials of disjoint sets of clients: the same whatever the
@@ -878,6 +914,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     clicks."""
     urls, maps = sorted_table([p.urls for p in partials])
     counts = _add_counts(partials)
+    counts["linked_clicks"] = _linked_clicks(counts.pop("lone_referer_origins", {}),
+                                             counts.pop("named_referer_origins", {}))
     order = ["robots.txt"] + robot_rules(rules.robots).names()
     by_rule = counts.get("robots_by_rule", {})
     counts["robots_by_rule"] = {r: by_rule[r] for r in order if r in by_rule}
@@ -923,7 +961,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
                                                                          len(recorded)))
     click_time, click_session, click_url = _merged_clicks(partials, maps)
-    windows = recording_windows(click_time if len(click_time) else recorded, rules.tmax)
+    windows = recording_windows(click_time if len(click_time) else recorded, rules.tmax,
+                                resolution, max(p.cell for p in partials))
     gaps = np.diff(recorded)
     if windows is not None:       # a log recorded in windows: no gap across a silence
         counts["recording_windows"] = len(windows)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .parse import Requests, sorted_table
-from .paths import _segment, referer_path, template_path
+from .paths import _segment, referer_origin, referer_path, template_path
 from .urls import LONG, MAX_URL_CHARS, TUNNEL
 
 __all__ = ["KEPT_METHODS", "DYNAMIC_VALUES", "ValueTally", "route_paths", "dynamic_prefixes",
@@ -208,8 +208,10 @@ def template_requests(req: Requests, dynamic: frozenset[str] = frozenset(),
     keys = [page_key(m, t) for (m, _), (t, _) in zip(pairs, done)]
     names, (code,) = sorted_table([keys])
     code = code.astype(np.int32)
-    referers = [templated(p, dynamic, keep_query)[0] if p.startswith("/") else p
-                for p in map(referer_path, req.referers)]
+    # a referer keeps its origin (scheme and host): whose page it was (``sessions``' links
+    # from other sites); its path is templated as the pages are
+    referers = [referer_origin(r) + templated(p, dynamic, keep_query)[0] if p.startswith("/")
+                else p for r, p in zip(req.referers, map(referer_path, req.referers))]
     out = replace(req, url=code[pair] if len(req) else req.url, urls=names, referers=referers)
     return out, raw, keys, _tally(pair, req.host, keys, done)
 

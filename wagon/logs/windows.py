@@ -21,10 +21,13 @@ MIN_GAPS = 3                # silences at least, for a periodic sampling to be t
 SPREAD = 0.02               # their lengths and the windows' periods within 2 % of their medians
 
 
-def recording_windows(times: np.ndarray, silence: float) -> np.ndarray | None:
+def recording_windows(times: np.ndarray, silence: float, tick: float = 1.0, cell: float = 0.0
+                      ) -> np.ndarray | None:
     """The windows ([start, end] rows, s) a log was recorded in, from its requests' or clicks'
-    ``times``, when its silences longer than ``silence`` seconds are periodic (module
-    docstring); None for a log recorded throughout."""
+    ``times`` on a grid of ``tick`` s (0: exact times), when its silences longer than
+    ``silence`` seconds are periodic (module docstring); None for a log recorded throughout.
+    ``cell`` > 0: times known only to their cell of that many seconds (``logs.shuffled``):
+    each window is the whole cells its times fall in."""
     t = np.sort(np.asarray(times, float))
     if len(t) < 2:
         return None
@@ -36,7 +39,10 @@ def recording_windows(times: np.ndarray, silence: float) -> np.ndarray | None:
     if not all(np.max(np.abs(x - np.median(x))) <= SPREAD * np.median(x)
                for x in (gaps[cut], np.diff(starts))):
         return None
-    return np.c_[starts, np.r_[t[cut], t[-1]] + 1.0]     # a window holds its last second
+    ends = np.r_[t[cut], t[-1]] + tick                     # a window holds its last tick
+    if cell:
+        starts, ends = np.floor(starts / cell) * cell, (np.floor(ends / cell) + 1) * cell
+    return np.c_[starts, ends]
 
 
 def widened(windows: np.ndarray, t: np.ndarray) -> np.ndarray:

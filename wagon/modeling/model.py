@@ -42,8 +42,10 @@ SAMPLED_SHARE = 0.25
 
 def object_click_share(counts: dict) -> float:
     """The share of clicks that begin on an object (no page fetched before it) whose Referer
-    names no page of the log (those that do are views of it from a cache: ``cached_views``)."""
-    lone = counts["object_clicks"] - counts.get("cached_views", 0)
+    names no page of the log (those that do are views of it from a cache: ``cached_views``)
+    nor another site's (an image linked from elsewhere: ``linked_clicks``)."""
+    lone = (counts["object_clicks"] - counts.get("cached_views", 0)
+            - counts.get("linked_clicks", 0))
     return lone / counts["clicks"] if counts["clicks"] else 0.0
 
 
@@ -80,6 +82,7 @@ class FitResult:
                 "malformed_by_reason": st.by_reason(), "skipped": st.skipped,
                 "formats": st.formats, "long_urls": st.long_urls,
                 "time_outliers": st.time_outliers, "duplicate_lines": st.duplicates,
+                "shuffled_stamps": {p: s.as_dict() for p, s in st.shuffled.items()},
                 "sessions": self.sessions.counts["sessions"], "counts": self.sessions.counts,
                 "object_click_share": object_click_share(self.sessions.counts),
                 "looks_sampled": looks_sampled(self.sessions.counts),
@@ -110,15 +113,17 @@ class FitResult:
         out.append(f"{self.clients_text()}  sessions {c['sessions']:,}  clicks {c['clicks']:,}  "
                    f"embedded requests {c['embedded_requests']:,}")
         out.append(f"clicks on objects {c['object_clicks']:,} (views of a page from a cache "
-                   f"{c.get('cached_views', 0):,})  objects placed by referer "
+                   f"{c.get('cached_views', 0):,}, linked from other sites "
+                   f"{c.get('linked_clicks', 0):,})  objects placed by referer "
                    f"{c['referer_attached']:,}  requests with a duration "
                    f"{c['with_duration']:,}  think times below tmin {c['think_below_tmin']:,}")
         out += template_lines(self.model.site) + redirect_lines(self.model.site)
         if looks_sampled(c):
             out.append(f"the log looks sampled or filtered: {100 * object_click_share(c):.0f} % "
                        "of its clicks begin on an object with no page before it nor in its "
-                       "Referer (complete logs: a few %); the pages they stand for are "
-                       "missing, and the model does not take those objects for pages")
+                       "Referer, its own site's or another's (complete logs: a few %); the "
+                       "pages they stand for are missing, and the model does not take those "
+                       "objects for pages")
         w = self.sessions.windows
         if w is not None:
             span = w[-1, 1] - w[0, 0]

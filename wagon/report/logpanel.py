@@ -10,6 +10,7 @@ offset (``wagon.logs.zone``). No SciPy, matplotlib or pandas: 10,000 lines take 
 from __future__ import annotations
 
 import html
+import os
 from dataclasses import dataclass
 from http import HTTPStatus
 
@@ -126,7 +127,8 @@ def _totals(view: LogView, visitor: np.ndarray) -> str:
         ("malformed lines", (units.count(s.malformed_total), s.malformed_total)),
         ("lines left out (time outliers, repeated across files)",
          (units.count(s.time_outliers + s.duplicates), s.time_outliers + s.duplicates)),
-    ]
+    ] + [(f"{os.path.basename(path)}: stamps", (shuffle.describe(), shuffle.share))
+         for path, shuffle in s.shuffled.items()]
     return ("<section><h3>Totals</h3>" + sortable(["figure", "value"], [list(x) for x in rows],
                                                    "totals")
             + howto("the log at a glance; times are the log's own (its UTC offset), a visitor "
