@@ -43,7 +43,8 @@ every run, the run of 2026-11-28.)
 
 A log whose stamps its publisher shuffled inside a unit (elastic's: each second redrawn inside
 its minute, ``wagon.logs.shuffled``) is read by wagon in its lines' order, spread over their
-minute; its synthetic export is written as the publisher wrote the log
+minute; its synthetic export and its replay's server log are written as the publisher wrote
+the log
 (``shuffled_as_logged``: each line's second redrawn uniformly inside its minute of the log's
 clock, the lines in order) before it is compared and measured: below the minute, the log's
 stamps hold the shuffle, not its users' timing.
@@ -319,7 +320,7 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     # times: K ticks of nginx's millisecond are 0.4 s at K = 400, which put in whole seconds
     # alias (two requests' seconds, then three) into burstiness at the finest octave
     tick = np.random.default_rng(seed).uniform(0.0, CLOCK[kind], len(t))
-    data = as_logged(served, first + (t + tick - t.min()) * k)
+    data = shuffled_as_logged(as_logged(served, first + (t + tick - t.min()) * k), fit, seed)
     out = work / "server.log"
     out.write_bytes(data)
     rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())
