@@ -325,3 +325,6 @@ def test_images_linked_from_other_sites_are_not_a_samples_mark(tmp_path):
     assert object_click_share(c) == pytest.approx(len(lones) / c["clicks"])
     assert not looks_sampled(c)
     assert "linked from other sites 90" in result.summary_text(str(tmp_path / "m.json"), [])
+    from wagon.modeling.stages import LocalRunner   # the same whatever the clients' partitions
+    cut = fit_logs([str(log)], runner=LocalRunner(partitions=7, piece_bytes=4096))
+    assert cut.sessions.counts["linked_clicks"] == len(linked)

@@ -155,3 +155,17 @@ def test_the_log_report_says_the_stamps_were_shuffled():
     assert f"time stamps shuffled within the minute ({100 * np.mean(back[same]):.1f} %" in page
     page = "".join(log_sections(read_log([str(DATA / "nasa-aug95-morning.log.gz")])))
     assert "shuffled" not in page
+
+
+def test_a_log_out_of_order_across_minutes_is_no_shuffle_and_keeps_no_runs():
+    """NASA's morning sorted by client (a log merged host by host): its lines go back across
+    minutes, so it is no shuffle of a minute or an hour, and no piece keeps a run a minute
+    (as many as its lines)."""
+    from wagon.logs.shuffled import decided, disorder
+    data = gzip.decompress((DATA / "nasa-aug95-morning.log.gz").read_bytes())
+    lines = sorted(data.splitlines(keepends=True), key=lambda x: x.split(b" ", 1)[0])
+    t = raw_stamps(b"".join(lines))
+    ok = np.isfinite(t)
+    d = disorder(t[ok], np.flatnonzero(ok) + 1)
+    assert np.all(d.counts[:, 4] > 0.1 * d.counts[:, 3])       # back across cells, often
+    assert all(len(r) == 0 for r in d.runs) and decided(d) is None

@@ -355,12 +355,14 @@ def _referer_urls(req: Requests) -> np.ndarray:
     return out
 
 
-def _origin_tallies(req: Requests, order: np.ndarray, lone: np.ndarray, ref: np.ndarray
-                    ) -> dict[str, dict[str, int]]:
+def _origin_tallies(req: Requests, order: np.ndarray, lone: np.ndarray, ref: np.ndarray,
+                    referer_urls: np.ndarray) -> dict[str, dict[str, int]]:
     """The origins (``paths.referer_origin``) of the Referers of the clicks that begin on an
     object at positions ``lone`` of ``order`` naming no URL of the log, with their counts;
-    and each origin with a URL of the log one of its Referers names (``origin URL``), with
-    theirs: merged over the partitions, for ``merge_partials``' ``linked_clicks``."""
+    and for each origin the ``OWN_URLS`` first (in text order) of the URLs of the log its
+    Referers name, as ``origin URL`` keys: merged over the partitions (summed, the keys
+    united: an origin names ``OWN_URLS`` URLs in all when it does in the union of every
+    partition's first ones), for ``merge_partials``' ``linked_clicks``."""
     code = req.referer[order]
     rows = lone[ref[lone] == -2]
     codes, n = np.unique(code[rows], return_counts=True)
@@ -368,12 +370,11 @@ def _origin_tallies(req: Requests, order: np.ndarray, lone: np.ndarray, ref: np.
     for c, k in zip(codes.tolist(), n.tolist()):
         o = referer_origin(req.referers[c])
         alone[o] = alone.get(o, 0) + k
-    rows = np.flatnonzero(ref >= 0)
-    pairs, n = np.unique(np.c_[code[rows], ref[rows]], axis=0, return_counts=True)
-    named: dict[str, int] = {}
-    for (c, u), k in zip(pairs.tolist(), n.tolist()):
-        o = referer_origin(req.referers[c]) + " " + req.urls[u]
-        named[o] = named.get(o, 0) + k
+    named_urls: dict[str, set[str]] = {}
+    for c in np.unique(code[ref >= 0]).tolist():       # a referer names one URL (``ref``)
+        named_urls.setdefault(referer_origin(req.referers[c]), set()).add(
+            req.urls[referer_urls[c]])
+    named = {f"{o} {u}": 1 for o, urls in named_urls.items() for u in sorted(urls)[:OWN_URLS]}
     return {"lone_referer_origins": alone, "named_referer_origins": named}
 
 
@@ -582,7 +583,8 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                   referer_attached=int((attach & (click_of != own)).sum()),
                   think_below_tmin=int((inside < rules.tmin).sum()),
                   with_duration=int(np.isfinite(req.duration[order]).sum()))
-    counts.update(_origin_tallies(req, order, cs[is_object[cs] & ~cached[cs]], ref))
+    counts.update(_origin_tallies(req, order, cs[is_object[cs] & ~cached[cs]], ref,
+                                  referer_urls))
     full = ok200 & (size > 0)                 # complete responses: their size is the object's
     first_agent = req.agent[order][cs][new_session] if n else np.zeros(0, np.int64)
     partial = Partial(counts=counts, urls=list(req.urls), session_start=t[cs][new_session],
