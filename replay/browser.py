@@ -78,6 +78,8 @@ class Target:
     script: BoundScript | None = None  # a user's script (bodies, logins, checks: ``script``)
     status_marks: bool = True          # ask for the scenario's logged statuses (a built site)
     seed: int = 0                      # the scenario's: modeled follow-ups' draws (``_modeled``)
+    statuses_drawn: bool = False       # the scenario's statuses drawn from a model: a request
+                                       # it left unmarked was drawn answered with content
 
     def path(self, url: str) -> str:
         """The server path of the site's ``url`` (under the target's prefix)."""
@@ -629,13 +631,14 @@ class Client:
             intended = opened.done if opened.done is not None else clock()
         self.page_calls, self.click = [], click
         fetch = self.t.view(page, view)
+        drawn = (marks or {}).get(0, 200 if self.t.statuses_drawn else None)   # for the script
         marks = marks if marks and self.t.status_marks else {}
         own = url or site.page_urls[page]
         if not fetch.page_absent:
             html = self._new(page, self.t.path(_marked(own, 0, marks)), True, intended,
                              referer=self._click_referer(page))
             html.method = site.page_methods[page]
-            failed = self.script is not None and self._scripted(html, own, marks)
+            failed = self.script is not None and self._scripted(html, own, marks, drawn)
         objs = self._objects_of(page, fetch, marks) if fetch.objects else []
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
                                            objects=len(objs))
@@ -714,12 +717,13 @@ class Client:
         except Failure:
             return None
 
-    def _scripted(self, html: Call, url: str, marks: dict[int, int]) -> bool:
+    def _scripted(self, html: Call, url: str, marks: dict[int, int], drawn: int | None) -> bool:
         """The script's URL values, body, header fields and answer reading for ``html``
-        (``marks``: its click's, ``visit``); True when the script failed it before it was
-        sent (settled now: ``script_error``)."""
+        (``marks``: its click's, ``visit``; ``drawn``: the status the scenario drew for it,
+        200 for content, None when it drew none); True when the script failed it before it
+        was sent (settled now: ``script_error``)."""
         try:
-            asked, html.body, html.extra, reads = self.script.request(html.page, url)
+            asked, html.body, html.extra, reads = self.script.request(html.page, url, drawn)
             if asked != url:
                 html.url = self.t.path(_marked(asked, 0, marks))
         except Failure as e:
@@ -729,7 +733,7 @@ class Client:
             self._done(html)
             return True
         if reads:
-            html.answer = Answer()
+            html.answer = Answer(drawn=drawn)
         return False
 
     async def prelude(self) -> float | None:

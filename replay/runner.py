@@ -384,7 +384,7 @@ async def play(sc: Scenario, opts: ReplayOptions, worker: int, workers: int, t0_
                     opts.emulation and opts.network == "client",
                     opts.follow_redirects, tuple(a["user_agent"] for a in sc.agents),
                     sources_for(opts), prefix, tls_for(opts), script, opts.status_marks,
-                    sc.stream_seed)
+                    sc.stream_seed, sc.statuses_drawn)
     hooks.script_failed.append(_script_failures(sc.site, _first_of_kind(tell)))
     mine = (s for s in sc.sessions() if workers <= 1 or s.id % workers == worker)
     sched = Scheduler(target, classes, mine, t0, hooks, _pace(sc, opts))

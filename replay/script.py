@@ -19,7 +19,13 @@ the pages of the scenario's site, named as ``"METHOD URL-template"`` (``"POST /c
 
 A string anywhere in a form, JSON or header value may name values as ``{name}``: the click's
 URL placeholders (``{id}``), values extracted earlier in the session (``{csrf}``), a data row's
-fields (``{users.email}``). Extraction and checks see the answer after its redirects.
+fields (``{users.email}``), and ``{status}``: the status the scenario drew for the request
+(the model's, per move out of a form: ``site.move_statuses``; ``200`` for content; empty when
+the scenario drew no statuses, as one written by hand). A value may
+also be a function of those values (``lambda v: ...``, a dict of them by name), for what a
+template cannot say: a wrong password where the scenario drew the failed login the log shows.
+Extraction and checks see the answer after its redirects; ``when(status, check)`` checks only
+the requests the scenario drew with that status.
 
 A failure is the request's own outcome, counted as errors are (``check_failed``,
 ``extract_failed``, ``script_error``: a value the session does not have, a hook that raised);
@@ -41,7 +47,7 @@ from ..formats.site import PLACEHOLDER, SiteSpec, fill_template, template_patter
 
 __all__ = ["Script", "ScriptError", "BoundScript", "SessionScript", "Answer", "form_field",
            "regex", "maybe", "header", "cookie", "json_path", "status", "contains", "json_field",
-           "load_script", "CHECK_FAILED", "EXTRACT_FAILED", "SCRIPT_ERROR", "MAX_KEPT"]
+           "when", "load_script", "CHECK_FAILED", "EXTRACT_FAILED", "SCRIPT_ERROR", "MAX_KEPT"]
 
 CHECK_FAILED, EXTRACT_FAILED, SCRIPT_ERROR = "check_failed", "extract_failed", "script_error"
 MAX_KEPT = 1 << 20               # bytes of an answer's body a script sees
@@ -68,6 +74,8 @@ class Answer:
     status: int = 0
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytearray = field(default_factory=bytearray)
+    drawn: int | None = None      # the status the scenario drew for the request (200: content;
+                                  # None: it drew none)
 
     def header(self, name: str) -> str | None:
         name = name.lower()
@@ -180,6 +188,14 @@ def contains(text: str) -> Check:
     return lambda a: None if text in a.text else f"no {text!r} in the body"
 
 
+def when(code: int, check: Check) -> Check:
+    """``check``, on the requests the scenario drew answered ``code`` only (200: content;
+    a scenario that drew no statuses, as one written by hand, runs it on none)."""
+    def drawn(a: Answer) -> str | None:
+        return check(a) if a.drawn == code else None
+    return drawn
+
+
 def json_field(path: str, equals: object = None) -> Check:
     """The JSON body has ``path`` (equal to ``equals`` when given)."""
     def check(a: Answer) -> str | None:
@@ -284,22 +300,24 @@ class SessionScript:
         first, url = fetch[0]
         return first, self._fill(url, self.values)
 
-    def request(self, page: int, url: str) -> tuple[str, bytes | None, list[tuple[str, str]],
-                                                    bool]:
+    def request(self, page: int, url: str, drawn: int | None = None
+                ) -> tuple[str, bytes | None, list[tuple[str, str]], bool]:
         """The URL, body, header fields and whether the answer is needed, of ``page``'s
-        request at ``url``; Failure (``script_error``) when a value is missing or the hook
-        raised."""
+        request at ``url`` (``drawn``: the status the scenario drew for it, 200 for content,
+        None when it drew none); Failure (``script_error``) when a value is missing or the
+        hook raised."""
         hook = self.bound.hooks.get(page)
         if hook is None:
             return url, None, [], False
         pattern = self.bound.site.templates[page]
         m = pattern.fullmatch(url.split("#", 1)[0]) if pattern is not None else None
         own = {k: unquote(v) for k, v in m.groupdict().items()} if m else {}
-        values = self.values | own | dict(zip(hook.names, own.values()))   # the script's names
+        own_values = self.values | {"status": "" if drawn is None else str(drawn)}
+        values = own_values | own | dict(zip(hook.names, own.values()))   # the script's names
         if hook.url and m:                  # the session's own values, in the URL and after
             site_name = dict(zip(hook.names, own))
             own = own | {site_name[k]: self._fill(v, values) for k, v in hook.url.items()}
-            values = self.values | own | dict(zip(hook.names, own.values()))
+            values = own_values | own | dict(zip(hook.names, own.values()))
             url = fill_template(self.bound.site.page_urls[page], own)
         headers = [(k, self._fill(v, values)) for k, v in hook.headers.items()]
         body = None
@@ -337,6 +355,11 @@ class SessionScript:
             raise Failure(SCRIPT_ERROR, f"{type(e).__name__}: {e}") from None
 
     def _fill(self, text: object, values: dict[str, str]) -> str:
+        if callable(text):               # a user's function of the values: what it raises
+            try:                         # is its failure (``script_error``)
+                return str(text(dict(values)))
+            except Exception as e:
+                raise Failure(SCRIPT_ERROR, f"{type(e).__name__}: {e}") from None
         if not isinstance(text, str):
             return str(text)
 
@@ -352,7 +375,7 @@ class SessionScript:
             return {k: self._deep(v, values) for k, v in doc.items()}
         if isinstance(doc, list):
             return [self._deep(v, values) for v in doc]
-        return self._fill(doc, values) if isinstance(doc, str) else doc
+        return self._fill(doc, values) if isinstance(doc, str) or callable(doc) else doc
 
 
 def _shows(template: str, url: str) -> bool:

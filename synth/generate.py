@@ -194,7 +194,7 @@ class Generator:
         self.delays: dict | None = model.site.get("object_delays") if model is not None else None
         self.class_p = np.array([c.weight for c in self.classes])
         self.agents = AgentMix(model.agents if model is not None else {}, self.classes)
-        self.statuses = (StatusDraw(model.statuses, self.site.spec)
+        self.statuses = (StatusDraw(model.statuses, self.site.spec, model.move_statuses)
                          if model is not None and model.statuses else None)
 
     def header(self, model_name: str | None = None) -> dict:
@@ -209,7 +209,8 @@ class Generator:
                 "classes": [c.to_dict() for c in self.played_classes()],
                 "site": self.site.spec.to_dict(),
                 "agents": self.agents.header(),
-                **({"object_delays": _delays_header(self.delays)} if self.delays else {})}
+                **({"object_delays": _delays_header(self.delays)} if self.delays else {}),
+                **({"statuses_drawn": True} if self.statuses is not None else {})}
 
     def played_classes(self) -> list[ClientClass]:
         """The classes as the scenario's header gives them to replay: sped up with the rest of

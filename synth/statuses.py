@@ -1,7 +1,9 @@
 """Which synthesized requests the logged server would have answered otherwise than with content:
 each request of a click (its page, the objects of its view) is marked with a status drawn from
 its URL's shares in the model (``Model.statuses``: 404, redirects, 403, 5xx, ...), so that
-exports write that status and a replay asks a built site for it (``site.status_url``)."""
+exports write that status and a replay asks a built site for it (``site.status_url``). A form's
+page is drawn from its shares on the move its session makes next (``Model.move_statuses``: a
+login tried again was answered 200, one its user went on from 303), where the model has them."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,12 +18,18 @@ __all__ = ["StatusDraw"]
 class StatusDraw:
     """The model's status shares laid out for the site's pages and objects."""
 
-    def __init__(self, statuses: dict[str, dict[int, float]], site: SiteSpec) -> None:
-        self.codes = np.array(sorted({c for s in statuses.values() for c in s}), np.int64)
+    def __init__(self, statuses: dict[str, dict[int, float]], site: SiteSpec,
+                 moves: dict[tuple[int, int | None], dict[int, float]] | None = None) -> None:
+        moves = moves or {}
+        self.codes = np.array(sorted({c for s in (*statuses.values(), *moves.values())
+                                      for c in s}), np.int64)
         self.fetch = site.fetches()
         self.page_cum = self._cumulative(statuses, [status_key({"url": u, "method": m}) for u, m
                                                     in zip(site.page_urls, site.page_methods)])
         self.object_cum = self._cumulative(statuses, site.object_urls)
+        self.moves = [(a, -1 if b is None else b) for a, b in moves]      # -1: the session's end
+        self.move_cum = self._cumulative({str(k): v for k, v in enumerate(moves.values())},
+                                         [str(k) for k in range(len(moves))])
 
     def _cumulative(self, statuses: dict[str, dict[int, float]], urls: list[str]) -> np.ndarray:
         """(URL, code) cumulative shares: a uniform draw below column j's is answered with
@@ -43,9 +51,22 @@ class StatusDraw:
         pos = np.arange(len(click)) - np.repeat(np.cumsum(per_click) - per_click, per_click)
         obj = f.objects[np.minimum(f.ptr[row[click]] + pos - 1, max(len(f.objects) - 1, 0))] \
             if len(f.objects) else np.zeros(len(click), np.int64)
-        cum = np.where((pos == 0)[:, None], self.page_cum[b.pages[click]],
+        page_cum = self._on_moves(b) if self.moves else self.page_cum[b.pages]
+        cum = np.where((pos == 0)[:, None], page_cum[click],
                        self.object_cum[obj] if len(self.object_cum) else 1.0)
         j = (rng.random(len(click))[:, None] >= cum).sum(axis=1)
         j[(pos == 0) & f.page_absent[row[click]]] = len(self.codes)    # a page not asked for
         hit = np.flatnonzero(j < len(self.codes))
         return np.c_[click[hit], pos[hit], self.codes[j[hit]]] if len(hit) else None
+
+    def _on_moves(self, b: SessionBatch) -> np.ndarray:
+        """Each click's page's cumulative shares: its move's (the page of its session's next
+        click, or the session's end) where the model has them, else its page's."""
+        pages = np.asarray(b.pages, np.int64)
+        ends = np.zeros(len(pages), bool)
+        ends[np.asarray(b.click_ptr[1:], np.int64) - 1] = True
+        nxt = np.where(ends, -1, np.r_[pages[1:], -1])
+        out = self.page_cum[pages]
+        for k, (a, to) in enumerate(self.moves):
+            out[(pages == a) & (nxt == to)] = self.move_cum[k]
+        return out

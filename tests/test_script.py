@@ -225,3 +225,77 @@ def test_a_script_that_cannot_play_is_one_line_before_the_run(tmp_path, text, wh
                                   "http://127.0.0.1:9/", "--script", str(tmp_path / "bad.py")])
     assert r.exit_code == 2 and why in r.output and len(r.output.strip().splitlines()) == 1, \
         r.output
+
+
+def test_a_login_the_scenario_drew_failed_is_sent_wrong_and_tried_again_from_its_answer(
+        app, tmp_path):
+    """A scenario drawn from a model (``statuses_drawn``) whose sessions log in twice: the
+    first login left unmarked (drawn answered with content, 200: the log's user typed a wrong
+    password), the second marked 303. The script's password is a function of ``{status}``:
+    the application sees a wrong password then the right one from each session, logs each in
+    once, and the retry is sent from the failed login's answer (no GET /login between); the
+    checks ``when(200, ...)`` and ``when(303, ...)`` each run on their own login (an
+    application: the marks are not asked of it, ``status_marks=False``). The same sessions in
+    a scenario that drew no statuses send the right password twice."""
+    server, seen = app
+    n, clicks = 3, (0, 1, 1, 3)                     # GET /login, POST /login twice, a cart
+    header = {"seed": 1, "classes": [c.to_dict() for c in parse_classes("lan/http11")],
+              "site": {"pages": [{"url": u, "size": 10, "objects": [], "method": m}
+                                 for m, u in PAGES], "objects": []}}
+    marks = np.array([[4 * i + 2, 0, 303] for i in range(n)])
+    (tmp_path / "users.csv").write_text("email\n" + "".join(f"u{k}@shop.test\n"
+                                                            for k in range(4)))
+    (tmp_path / "shop.py").write_text('''
+from wagon.replay.script import Script, contains, form_field, json_field, when
+script = Script()
+script.data("users", "users.csv")
+script.on("GET /login", extract={"csrf": form_field("csrf_token")})
+script.on("POST /login", after=["GET /login"], form={
+    "email": "{users.email}", "csrf_token": "{csrf}",
+    "password": lambda v: ("bad-" if v["status"] == "200" else "pw-") + v["users.email"]},
+    check=[when(200, contains("wrong password")), when(303, contains("welcome"))])
+script.on("POST /cart/{n}", form={"item": "{n}", "csrf_token": "{csrf}"},
+          check=json_field("ok", True))
+''')
+    for drawn, expected in ((True, ["wrong password", "welcome"]), (False, ["welcome"] * 2)):
+        out = io.StringIO()
+        ScenarioWriter(out, header | ({"statuses_drawn": True} if drawn else {})).write(
+            SessionBatch(np.arange(n), np.arange(n) * 0.02, np.zeros(n, int),
+                         np.arange(n + 1) * 4, np.tile(clicks, n),
+                         np.tile([0.0, 0.01, 0.01, 0.01], n), statuses=marks,
+                         urls=[(4 * i + 3, f"/cart/{5 + i}") for i in range(n)]))
+        (tmp_path / "s.jsonl").write_text(out.getvalue())
+        _App.logins = []
+        s = replay(str(tmp_path / "s.jsonl"), ReplayOptions(
+            target=f"http://127.0.0.1:{server.server_port}/", script=str(tmp_path / "shop.py"),
+            results=str(tmp_path / "r.csv"), fail_on=(), status_marks=False))
+        assert s["errors"]["total"] == 0, read_results(tmp_path / "r.csv")[
+            ["session", "method", "url", "status", "error"]].to_string()
+        assert sorted(seen.logins) == sorted([f"u{i % 4}@shop.test" for i in range(n)] * (
+            1 if drawn else 2))
+        rows = read_results(tmp_path / "r.csv")
+        assert rows.groupby("session")["url"].apply(list).tolist() == [
+            # not drawn: the second login, after the first's 303 to /home, opens the form
+            ["/login", "/login", "/home", "/login", "/login", "/home", f"/cart/{5 + i}"]
+            if not drawn else ["/login", "/login", "/login", "/home", f"/cart/{5 + i}"]
+            for i in range(n)], drawn
+
+
+def test_a_value_function_that_raises_is_a_script_error_and_the_request_is_not_sent(
+        app, tmp_path):
+    server, seen = app
+    (tmp_path / "users.csv").write_text("email\nu0@shop.test\n")
+    (tmp_path / "shop.py").write_text('''
+from wagon.replay.script import Script, form_field
+script = Script(start=["GET /login", "POST /login"])
+script.data("users", "users.csv")
+script.on("GET /login", extract={"csrf": form_field("csrf_token")})
+script.on("POST /login", form={"email": "{users.email}", "password": lambda v: v["nope"],
+                               "csrf_token": "{csrf}"})
+''')
+    s = replay(_scenario(tmp_path, 2), ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/", script=str(tmp_path / "shop.py"),
+        results=str(tmp_path / "r.csv"), fail_on=()))
+    assert s["errors"]["by_kind"].get("script_error") == 2 and not seen.logins
+    rows = read_results(tmp_path / "r.csv")
+    assert (rows[rows["error"] == "script_error"]["status"] == 0).all()     # never sent

@@ -47,8 +47,9 @@ def _mix(lines: list[tuple[str, str, int]]) -> dict[str, float]:
 
 def _predicted(scenario: str) -> dict[str, int]:
     """The shop's rows the scenario's clicks make, by the shop's rules (HOOKS.md) and the
-    script's: a login row per POST to /login (the script opens the form first and knows the
-    password); a cart row per POST /cart once the session has shown an item the shop sells
+    script's: a login row per POST to /login the scenario drew answered 303 (the script opens
+    the form first and knows the password; where the scenario drew the login answered with
+    the form again, 200, it sends a wrong one: no row, the session as it was); a cart row per POST /cart once the session has shown an item the shop sells
     (ids 1..500: the item the form sends); an order per POST /checkout of a logged-in session
     with a non-empty cart (which empties it); /logout logs out."""
     sc = read_scenario(scenario)
@@ -63,7 +64,7 @@ def _predicted(scenario: str) -> dict[str, int]:
                 item = item or 1 <= int(shown[1] or shown[2]) <= 500
             elif method == "GET" and path == "/logout":
                 logged = False
-            elif method == "POST" and path == "/login":
+            elif method == "POST" and path == "/login" and s.marks(k).get(0) == 303:
                 logged, rows["logins"] = True, rows["logins"] + 1
             elif method == "POST" and path == "/cart" and item:
                 cart, rows["carts"] = cart + 1, rows["carts"] + 1

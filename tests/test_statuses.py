@@ -58,6 +58,17 @@ def test_a_model_with_bad_statuses_is_refused_in_one_line(nasa_model):
         data["site"]["statuses"] = bad
         with pytest.raises(ModelError, match="site.statuses"):
             validate(data)
+    data = json.loads(nasa_model[0].read_text())
+    pages = len(data["site"]["pages"])
+    good = {"from": 0, "to": None, "moves": 5, "statuses": {"303": 1.0}}
+    data["site"]["move_statuses"] = [good, good | {"to": 1, "statuses": {}}]
+    validate(data)
+    for bad in ({"to": pages}, {"from": -1}, {"moves": 0}, {"statuses": {"200": 1.0}},
+                {"statuses": {"404": 0.7, "302": 0.7}}, {"extra": 1}, {"to": True}):
+        data["site"]["move_statuses"] = [good | bad]
+        with pytest.raises(ModelError, match="site.move_statuses") as e:
+            validate(data)
+        assert "\n" not in str(e.value)
 
 
 def _header(site: dict, seed: int = 0) -> dict:
@@ -246,3 +257,60 @@ def test_a_forms_post_is_answered_with_its_page_by_every_server_of_a_built_site(
                 assert post(base, "/a.html", "PUT") == (200, page)
     with _serving(tmp_path / "s.jsonl") as port:
         assert post(f"http://127.0.0.1:{port}", "/a.html") == (200, page)
+
+
+def test_a_forms_answer_is_kept_per_move_and_drawn_on_the_move_the_session_makes(tmp_path):
+    """The shop's log (tests/data), read here with a regex: of its logins (POST /login, with
+    or without ?next), those its client's next request (its /static/ files and beacons
+    aside) is a login again were all answered 200 (a wrong password, tried again: 47), the
+    others all 303. The model keeps that per move (``site.move_statuses``, moves seen at least
+    5 times), and synthesis marks a login followed by a login as content and every other login
+    on a kept move 303, where drawn by the page's shares alone 4 % of the logins anywhere
+    would be content."""
+    from .test_shop_loop import DATA as SHOP
+    line = re.compile(r'^(\S+) .*?"(\w+) (\S+) HTTP/[0-9.]+" (\d{3})')
+    last: dict[str, tuple[str, str, int]] = {}
+    seen = collections.Counter()
+    for m in map(line.match, gzip.decompress(SHOP.read_bytes()).decode().splitlines()):
+        path = m[3].split("?")[0] if m else ""
+        if not m or path.startswith("/static/") or path == "/track":
+            continue
+        prev = last.get(m[1])
+        if prev is not None and prev[:2] == ("POST", "/login"):
+            seen[(m[2], path) == ("POST", "/login"), prev[2]] += 1
+        last[m[1]] = (m[2], path, int(m[4]))
+    assert set(seen) == {(True, 200), (False, 303)}
+    out = tmp_path / "shop.json"
+    r = CliRunner().invoke(main, ["fit", str(SHOP), "-o", str(out), "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    model = load_model(str(out))
+    pages = model.site["pages"]
+    name = [f"{p.get('method', 'GET')} {p['url']}" for p in pages]
+    logins = {i for i, k in enumerate(name) if k.startswith("POST /login")}
+    again = {(a, b): s for (a, b), s in model.move_statuses.items() if a in logins}
+    assert sum(row["moves"] for row in model.site["move_statuses"]
+               if row["from"] == row["to"] and row["from"] in logins) == seen[True, 200]
+    assert all(s == ({} if a == b else {303: 1.0}) for (a, b), s in again.items())
+    r = CliRunner().invoke(main, ["synth", str(out), "--sessions", "3000", "--seed", "5", "-o",
+                                  str(tmp_path / "s.jsonl")])
+    assert r.exit_code == 0, r.output
+    drawn, kept = collections.Counter(), model.move_statuses
+    for s in read_scenario(str(tmp_path / "s.jsonl")).sessions():
+        p = [page for page, _ in s.clicks]
+        for k in range(len(p)):
+            move = (p[k], p[k + 1] if k + 1 < len(p) else None)
+            if p[k] in logins:          # a move the model kept is drawn by its shares (0 or 1)
+                drawn[move in kept, move[0] == move[1], s.marks(k).get(0)] += 1
+    assert {k for k in drawn if k[0]} == {(True, True, None), (True, False, 303)}, drawn
+    # the moves the model did not keep (seen fewer than 5 times, jumps of the chain): the
+    # page's shares, 96 % 303
+    other = sum(drawn[k] for k in drawn if not k[0])
+    assert drawn[True, True, None] > 10 and other < 0.1 * sum(drawn.values()), drawn
+    assert drawn[False, False, 303] >= 0.9 * other, drawn
+    lines = (tmp_path / "s.jsonl").read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    assert header["statuses_drawn"] is True
+    (tmp_path / "bad.jsonl").write_text(json.dumps(header | {"statuses_drawn": "yes"}) + "\n"
+                                        + "".join(lines[1:3]))
+    with pytest.raises(ScenarioError, match="statuses_drawn must be true or false"):
+        read_scenario(str(tmp_path / "bad.jsonl"))

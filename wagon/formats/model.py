@@ -22,8 +22,10 @@ placeholders too, ``/api/items?ids={ids}``); ``site.statuses`` keys a page
 of another method than GET as ``"POST /cart"`` (``status_key``); ``site.thinks`` holds the
 think times of the transitions the log supports (counts per log-spaced bin). Version 8 adds
 ``site.redirects``: where each form's redirect sent the browser (the follow-up the sessions
-leave out of the clicks), with its share, status, size and delay. Files of earlier versions,
-without them, read as before.
+leave out of the clicks), with its share, status, size and delay. Version 10 adds
+``site.move_statuses``: how each form was answered on each move out of it (a login answered
+200 when its user tried again, 303 when they went on). Files of earlier versions, without
+them, read as before.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "valid
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
            "PARAM_LAWS", "PARAM_ALPHABETS", "LIST_SEPARATORS", "MAX_DISTINCT", "status_key"]
 
-MODEL_VERSION = 9           # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 10          # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
@@ -61,7 +63,8 @@ MODEL_VERSION = 9           # 2 adds, all optional (version 1 models are read as
                             # optional: site.pages[].method, params, site.thinks,
                             # site.pages[].views[].page_absent, site.pages[].sizes; 8
                             # adds, optional: site.redirects; 9 adds, optional:
-                            # variables.think.dependence
+                            # variables.think.dependence; 10 adds, optional:
+                            # site.move_statuses
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -188,6 +191,13 @@ class Model:
         answered otherwise than with content (200, 304); {} before version 6."""
         return {u: {int(a): s for a, s in shares.items()}
                 for u, shares in self.site.get("statuses", {}).items()}
+
+    @property
+    def move_statuses(self) -> dict[tuple[int, int | None], dict[int, float]]:
+        """(form's page, next click's page or None for the session's end) → {status: share}
+        of the form's answers on that move ({} before version 10, and where none was kept)."""
+        return {(r["from"], r["to"]): {int(a): s for a, s in r["statuses"].items()}
+                for r in self.site.get("move_statuses", [])}
 
     @property
     def agents(self) -> dict[str, float]:
@@ -327,6 +337,7 @@ def validate(data: object, path: str = "model") -> None:
     _check_remainder(site.get("remainder"), len(pages), path)
     _check_delays(site.get("object_delays"), path)
     _check_statuses(site.get("statuses", {}), path)
+    _check_move_statuses(site.get("move_statuses", []), len(pages), path)
     _check_thinks(site.get("thinks"), len(pages), path)
     _check_redirects(site.get("redirects", []), {status_key(p) for p in pages}, path)
     for key, width in (("entry", 2), ("transitions", 3)):
@@ -508,6 +519,27 @@ def _check_statuses(statuses: object, path: str) -> None:
               and sum(shares.values()) <= 1 + 1e-5)
         _check(ok, path, f"site.statuses[{url!r:.60}] must map statuses ({min(codes)}..."
                f"{max(codes)}, not 304) to shares in (0, 1] summing to at most 1")
+
+
+def _check_move_statuses(rows: object, pages: int, path: str) -> None:
+    """``site.move_statuses`` (version 10, optional): rows ``{"from": page, "to": page or
+    null, "moves": n >= 1, "statuses": {...}}``, the statuses as ``site.statuses`` has them
+    (an empty object: every one answered with content)."""
+    _check(isinstance(rows, list), path, "site.move_statuses is not a list")
+    assert isinstance(rows, list)
+    codes = {str(c) for c in STATUS_CODES}
+    for row in rows:
+        ok = (isinstance(row, dict) and set(row) == {"from", "to", "moves", "statuses"}
+              and _index(row["from"]) and row["from"] < pages
+              and (row["to"] is None or _index(row["to"]) and row["to"] < pages)
+              and _index(row["moves"]) and 1 <= row["moves"] < 1 << 63
+              and isinstance(row["statuses"], dict)
+              and all(a in codes and _number(v) and 0 < v <= 1
+                      for a, v in row["statuses"].items())
+              and sum(row["statuses"].values()) <= 1 + 1e-5)
+        _check(ok, path, f"site.move_statuses row {str(row)[:80]} is malformed (from, to: "
+               "page indices, to null for a session's end; moves >= 1; statuses as in "
+               "site.statuses)")
 
 
 def _check_thinks(thinks: object, pages: int, path: str) -> None:

@@ -459,6 +459,13 @@ class Scenario:
         return session_keys(self.stream_seed, sessions)
 
     @property
+    def statuses_drawn(self) -> bool:
+        """Whether the sessions' statuses were drawn from a model (the header's
+        ``statuses_drawn``): a request without a mark was then drawn answered with content,
+        where without them nothing is said of it."""
+        return self.header.get("statuses_drawn", False)
+
+    @property
     def stream_seed(self) -> int:
         """The seed of the replay's own draws (pacing, modeled follow-ups): the scenario's
         ``seed``, 0 when it has none."""
@@ -773,6 +780,8 @@ def _checked(first: bytes, path: str, data: bytes | None = None) -> Scenario:
         raise ScenarioError(f"{path}:1: the header's object_delays needs 'quantiles': rows of "
                             "as many non-decreasing delays >= 0 (s), at least two a row, and "
                             "'rho' (optional) in [0, 1]")
+    if not isinstance(h.get("statuses_drawn", False), bool):
+        raise ScenarioError(f"{path}:1: the header's statuses_drawn must be true or false")
     return Scenario(path, h, classes, site, _agents(h.get("agents", []), path), data)
 
 

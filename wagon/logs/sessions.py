@@ -142,6 +142,12 @@ class Site:
     follow_delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (form url, delay in µs, follow-ups): how long
                                             # after the form its follow-up began
+    form_moves: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (form url, next click's url, the form's status,
+                                            # moves): how a form was answered, by where its
+                                            # user went next (a failed login: the form again)
+    form_exits: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (form url, status, sessions ended there)
 
 
 @dataclass(frozen=True)
@@ -378,6 +384,19 @@ def _origin_tallies(req: Requests, order: np.ndarray, lone: np.ndarray, ref: np.
     return {"lone_referer_origins": alone, "named_referer_origins": named}
 
 
+def _form_answers(page: np.ndarray, status: np.ndarray, form: np.ndarray, moved: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+    """``Partial.form_moves`` and ``form_exits``: each click on a form (``form``: a page of
+    another method than GET whose request the log has), its status and the page of the
+    session's next click (``moved``: click i's session goes on to click i + 1), or the
+    session's end."""
+    goes_on = np.r_[moved, False] if len(page) else np.zeros(0, bool)
+    on = np.flatnonzero(form & goes_on)
+    end = form & ~goes_on
+    return {"form_moves": _tally(page[on], page[on + 1], status[on]),
+            "form_exits": _tally(page[end], status[end])}
+
+
 def _cut_long_sessions(t_click: np.ndarray, new_session: np.ndarray, timeout: float) -> None:
     """Start a new session at the first click more than ``timeout`` after its session began."""
     starts = np.flatnonzero(new_session)
@@ -607,6 +626,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                       statuses=_tally(url, status),
                       joined=_tally(url[member & ~is_object]),
                       follows=follows, follow_delays=follow_delays,
+                      **_form_answers(page, status[cs], action[page] & ~cached[cs], moved),
                       clicks=(t[cs], np.cumsum(new_session) - 1, page))
     return partial, keep
 
@@ -804,6 +824,10 @@ class Partial:
                                             # (form, follow-up, status, size, follow-ups)
     follow_delays: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
                                             # (form, delay in µs, follow-ups)
+    form_moves: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+                                            # (form, next click's url, status, moves)
+    form_exits: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+                                            # (form, status, sessions ended there)
     clicks: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # time, session, url
                                             # of each click
 
@@ -953,7 +977,9 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
                 thinks=merged("thinks", 2).reshape(-1, 4),
                 joined=frozenset(merged("joined")[:, 0].tolist()), page_size_rows=page_sizes,
                 follows=merged("follows", 2).reshape(-1, 5),
-                follow_delays=merged("follow_delays").reshape(-1, 3))
+                follow_delays=merged("follow_delays").reshape(-1, 3),
+                form_moves=merged("form_moves", 2).reshape(-1, 4),
+                form_exits=merged("form_exits").reshape(-1, 3))
     recorded = np.sort(np.concatenate([p.session_start for p in partials]))
     resolution = min(p.resolution for p in partials)   # decimal grids nest: the finest holds all
     starts = recorded

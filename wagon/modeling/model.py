@@ -27,7 +27,7 @@ from .delays import delay_dependence, delay_quantiles, percentiles, think_depend
 from .options import FitOptions
 from .params import value_laws
 from .redirects import follow_targets, redirect_lines, redirects_json
-from .statuses import status_shares
+from .statuses import move_statuses, status_shares
 from .stages import (ArrivalTask, FitTask, LocalRunner, Progress, Runner, bootstrap_stage,
                      variable_stage)
 from .urlspace import url_space, url_space_lines
@@ -377,6 +377,9 @@ def _site_json(sessions: Sessions, max_pages: int, variants: np.ndarray | None,
         out["thinks"] = thinks
     if tail:
         out["remainder"] = _remainder(site, tail, page_index)
+    answers = move_statuses(site, page_index)
+    if answers:
+        out["move_statuses"] = answers
     redirects = redirects_json(site, forms, laws)
     if redirects:
         out["redirects"] = redirects

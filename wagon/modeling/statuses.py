@@ -8,7 +8,10 @@ import numpy as np
 from ..formats.site import STATUS_CODES
 from ..logs.sessions import Site
 
-__all__ = ["logged_answers", "status_shares"]
+__all__ = ["logged_answers", "status_shares", "move_statuses", "MIN_MOVES"]
+
+#: moves out of a form seen at least this often to keep how the form was answered on them
+MIN_MOVES = 5
 
 
 def logged_answers(status: np.ndarray) -> np.ndarray:
@@ -37,3 +40,37 @@ def status_shares(site: Site, urls: set[str]) -> dict[str, dict[str, float]]:
             shares = out.setdefault(site.urls[u], {})
             shares[str(a)] = shares.get(str(a), 0.0) + k / total[u]
     return {u: {a: round(s, 6) for a, s in sorted(out[u].items())} for u in sorted(out)}
+
+
+def _shares(answers: np.ndarray, n: np.ndarray) -> dict[str, float]:
+    """Answer (other than content) → share of ``n`` (rows of one key), sorted."""
+    total = float(n.sum())
+    out: dict[str, float] = {}
+    for a, k in zip(logged_answers(answers).tolist(), n.tolist()):
+        if a:
+            out[str(a)] = out.get(str(a), 0.0) + k / total
+    return {a: round(s, 6) for a, s in sorted(out.items())}
+
+
+def move_statuses(site: Site, page_index: dict[int, int]) -> list[dict]:
+    """The model's ``site.move_statuses``: for each move out of a form between kept pages
+    (``to``: the next click's page index; None: the session ended there) seen at least
+    ``MIN_MOVES`` times, how the form was answered then — the shares of its answers other
+    than content, as ``site.statuses`` has them for all its requests (a login that failed is
+    answered 200 and tried again; one that succeeded, 303 and the user goes on)."""
+    out = []
+    for rows, width in ((site.form_moves, 2), (site.form_exits, 1)):
+        if not len(rows):
+            continue
+        keys = rows[:, :width]
+        new = np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]      # rows sorted by key
+        for lo, hi in zip(np.flatnonzero(new).tolist(), np.r_[np.flatnonzero(new)[1:],
+                                                                len(rows)].tolist()):
+            a, b = int(rows[lo, 0]), int(rows[lo, 1]) if width == 2 else None
+            n = rows[lo:hi, -1]
+            if n.sum() < MIN_MOVES or a not in page_index or (b is not None
+                                                             and b not in page_index):
+                continue
+            out.append({"from": page_index[a], "to": None if b is None else page_index[b],
+                        "moves": int(n.sum()), "statuses": _shares(rows[lo:hi, width], n)})
+    return sorted(out, key=lambda r: (r["from"], r["to"] is None, r["to"] or 0))
