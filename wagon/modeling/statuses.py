@@ -29,17 +29,23 @@ def logged_answers(status: np.ndarray) -> np.ndarray:
 def status_shares(site: Site, urls: set[str]) -> dict[str, dict[str, float]]:
     """For each URL of ``urls`` (the model's pages and objects) answered otherwise than with
     content at least once: answer → share of its requests, sorted by URL."""
-    rows = site.statuses
+    rows, out = site.statuses, {}
+    for lo, hi in _groups(rows, 1):
+        url = site.urls[int(rows[lo, 0])]
+        shares = _shares(rows[lo:hi, 1], rows[lo:hi, 2]) if url in urls else {}
+        if shares:
+            out[url] = shares
+    return dict(sorted(out.items()))
+
+
+def _groups(rows: np.ndarray, width: int) -> list[tuple[int, int]]:
+    """(start, end) of each run of rows with the same first ``width`` columns (rows sorted by
+    them, as tallies are)."""
     if not len(rows):
-        return {}
-    url, answer, n = rows[:, 0], logged_answers(rows[:, 1]), rows[:, 2]
-    total = np.bincount(url, weights=n, minlength=len(site.urls))
-    out: dict[str, dict[str, float]] = {}
-    for u, a, k in zip(url.tolist(), answer.tolist(), n.tolist()):
-        if a and site.urls[u] in urls:
-            shares = out.setdefault(site.urls[u], {})
-            shares[str(a)] = shares.get(str(a), 0.0) + k / total[u]
-    return {u: {a: round(s, 6) for a, s in sorted(out[u].items())} for u in sorted(out)}
+        return []
+    keys = rows[:, :width]
+    start = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)])
+    return list(zip(start.tolist(), np.r_[start[1:], len(rows)].tolist()))
 
 
 def _shares(answers: np.ndarray, n: np.ndarray) -> dict[str, float]:
@@ -60,12 +66,7 @@ def move_statuses(site: Site, page_index: dict[int, int]) -> list[dict]:
     answered 200 and tried again; one that succeeded, 303 and the user goes on)."""
     out = []
     for rows, width in ((site.form_moves, 2), (site.form_exits, 1)):
-        if not len(rows):
-            continue
-        keys = rows[:, :width]
-        new = np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]      # rows sorted by key
-        for lo, hi in zip(np.flatnonzero(new).tolist(), np.r_[np.flatnonzero(new)[1:],
-                                                                len(rows)].tolist()):
+        for lo, hi in _groups(rows, width):
             a, b = int(rows[lo, 0]), int(rows[lo, 1]) if width == 2 else None
             n = rows[lo:hi, -1]
             if n.sum() < MIN_MOVES or a not in page_index or (b is not None
