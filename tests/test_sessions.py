@@ -53,6 +53,37 @@ def test_clicks_embedded_objects_and_think_times():
     assert window.counts["clicks"] == 2 and window.counts["object_clicks"] == 1
 
 
+def test_an_objects_query_leaves_it_an_object_and_a_pages_query_a_page():
+    """A style sheet with a cache-busting query (``/style.css?v=3``) 30 s after its page is
+    the page's, as ``/late.gif`` is above (it was read as a page of its own, its 30 s a think
+    time: a replay's delayed objects made think times of 45-52 s in the shop's refit); a
+    search whose query names an image (``/search?q=a.jpg``) is a page, a click of its own."""
+    s = _sessions([(0, "a", "/index.html", 1000), (30, "a", "/style.css?v=3", 50),
+                   (60, "a", "/search?q=a.jpg", 700), (61, "a", "/app.js?v=3", 20),
+                   (100, "a", "/last.html", 5)])
+    assert s.counts["clicks"] == 3 and s.samples["think"].tolist() == [30.0, 39.0]
+    assert s.samples["objects_per_page"].tolist() == [1, 1, 0]
+
+
+def test_an_object_of_a_forms_follow_up_belongs_to_the_forms_click():
+    """A login's 303 lands on / (the follow-up, no click), whose late image names / in its
+    Referer: it is the login's click's, whose completion it ends, not the first click's (the
+    client's earlier /): the think to the next page runs from it (3 s), not from the login
+    (the shop's refit read 45-52 s there)."""
+    lines = [(0, "GET", "/", 200, "-"), (1, "GET", "/a.png", 200, "http://s/"),
+             (10, "POST", "/login", 303, "http://s/"), (11, "GET", "/", 200, "http://s/"),
+             (57, "GET", "/b.png", 200, "http://s/"), (60, "GET", "/next.html", 200, "http://s/")]
+    log = "".join(f'1.2.3.4 - - [01/Aug/1995:00:00:{t:02d} +0000] "{m} {u} HTTP/1.1" {st} 10 '
+                  f'"{r}" "Mozilla/5.0"\n' for t, m, u, st, r in lines).encode()
+    from wagon.logs.sessions import sessionize_requests
+    from wagon.logs.templates import template_requests
+    req, _ = parse_bytes(log, "combined")
+    req = template_requests(req)[0]
+    p = sessionize_requests(req)
+    assert p.counts["redirect_follows"] == 1 and p.counts["clicks"] == 3
+    assert p.samples["think"].tolist() == [9.0, 3.0]     # before: [9.0, 50.0]
+
+
 def test_tmax_ends_a_session_and_timeout_caps_its_length():
     rows = [(0, "a", "/1.html"), (100, "a", "/2.html"), (800, "a", "/3.html"),  # 700 s idle
             (850, "a", "/4.html"), (900, "a", "/5.html")]

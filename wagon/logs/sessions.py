@@ -265,10 +265,11 @@ def _client_codes(req: Requests, identity: str) -> np.ndarray:
 
 
 def extension_flags(urls: list[str], extensions: frozenset[str]) -> np.ndarray:
-    """True for URLs whose last path segment ends in one of ``extensions``."""
+    """True for URLs whose last path segment ends in one of ``extensions``: the path's, before
+    any query (``/style.css?v=3`` is a style sheet, ``/search?q=a.jpg`` a page)."""
     flags = np.zeros(len(urls), bool)
     for i, u in enumerate(urls):
-        leaf = u.rsplit("/", 1)[-1]
+        leaf = u.split("?", 1)[0].rsplit("/", 1)[-1]
         dot = leaf.rfind(".")
         flags[i] = dot >= 0 and leaf[dot + 1:].lower() in extensions
     return flags
@@ -462,12 +463,18 @@ def _by_pairs(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     return order
 
 
-def _referer_parents(url: np.ndarray, ref: np.ndarray, segment: np.ndarray) -> np.ndarray:
+def _referer_parents(url: np.ndarray, ref: np.ndarray, segment: np.ndarray,
+                     shown: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """For each request whose referer names a URL: the latest earlier request of the same
-    segment (client, since its last gap over tmax) with that URL, else -1."""
+    segment (client, since its last gap over tmax) with that URL, else -1; ``shown``: (URL,
+    position) pairs of pages shown at a request's position without a request of their own
+    (a form's follow-up, at the form's)."""
     n = len(url)
     pos = np.arange(n, dtype=np.int64)
-    keys = np.sort(url.astype(np.int64) * n + pos)
+    keys = url.astype(np.int64) * n + pos
+    if shown is not None and len(shown[0]):
+        keys = np.concatenate([keys, shown[0] * n + shown[1]])
+    keys = np.sort(keys)
     out = np.full(n, -1, np.int64)
     ask = np.flatnonzero(ref >= 0)
     if len(ask) == 0:
@@ -519,7 +526,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     all_objects = object_flags(req, rules.object_extensions) | (req.status == NO_CONTENT)
     referer_urls = _referer_urls(req)
     action = _actions(req)                              # per URL code, once
-    files = extension_flags([u.split("?", 1)[0] for u in req.urls], rules.object_extensions)
+    files = extension_flags(req.urls, rules.object_extensions)
     fetched = all_objects | files[req.url]              # no page, whatever its query
     order = referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
                            req, client, referer_urls, fetched, action)
@@ -527,6 +534,10 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     followed = form_of >= 0
     counts["redirect_follows"] = int(followed.sum())
     follows, follow_delays = _follow_tallies(req, order, form_of)
+    # a follow-up is no click nor object, but the page the form led to: objects naming it in
+    # their Referer belong to the form's click (not to an older click of that URL)
+    kept_at = np.cumsum(~followed) - 1
+    shown = (req.url[order[followed]].astype(np.int64), kept_at[form_of[followed]])
     order = order[~followed]
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
@@ -542,7 +553,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     gap[first] = np.inf
     lapse = first | (gap > rules.tmax)                 # nothing earlier to belong to
     segment = np.maximum.accumulate(np.where(lapse, np.arange(n), 0)) if n else first
-    parent = _referer_parents(url, ref, segment)
+    parent = _referer_parents(url, ref, segment, shown)
     late = (is_object & (gap >= rules.embed_window) if rules.embed_window is not None
             else np.zeros(n, bool))
     orphan = is_object & (ref != -1) & (parent < 0)    # a referer naming nothing fetched before
