@@ -24,20 +24,21 @@ class StatusDraw:
         self.codes = np.array(sorted({c for s in (*statuses.values(), *moves.values())
                                       for c in s}), np.int64)
         self.fetch = site.fetches()
-        self.page_cum = self._cumulative(statuses, [status_key({"url": u, "method": m}) for u, m
-                                                    in zip(site.page_urls, site.page_methods)])
-        self.object_cum = self._cumulative(statuses, site.object_urls)
+        pages = [status_key({"url": u, "method": m})
+                 for u, m in zip(site.page_urls, site.page_methods)]
+        self.page_cum = self._cumulative([statuses.get(u, {}) for u in pages])
+        self.object_cum = self._cumulative([statuses.get(u, {}) for u in site.object_urls])
         self.moves = [(a, -1 if b is None else b) for a, b in moves]      # -1: the session's end
-        self.move_cum = self._cumulative({str(k): v for k, v in enumerate(moves.values())},
-                                         [str(k) for k in range(len(moves))])
+        self.move_cum = self._cumulative(list(moves.values()))
 
-    def _cumulative(self, statuses: dict[str, dict[int, float]], urls: list[str]) -> np.ndarray:
-        """(URL, code) cumulative shares: a uniform draw below column j's is answered with
-        codes[j] or an earlier one; at or above the last, with content."""
-        shares = np.zeros((len(urls), len(self.codes)))
+    def _cumulative(self, rows: list[dict[int, float]]) -> np.ndarray:
+        """(row, code) cumulative shares of each row's {code: share}: a uniform draw below
+        column j's is answered with codes[j] or an earlier one; at or above the last, with
+        content."""
+        shares = np.zeros((len(rows), len(self.codes)))
         column = {int(c): j for j, c in enumerate(self.codes)}
-        for i, url in enumerate(urls):
-            for code, share in statuses.get(url, {}).items():
+        for i, row in enumerate(rows):
+            for code, share in row.items():
                 shares[i, column[code]] = share
         return np.cumsum(shares, axis=1)
 
