@@ -30,7 +30,7 @@ from .pieces import DECOMPRESS_ERRORS, Piece, compression, decompressed, open_ra
 from .logformat import (AUTO_CANDIDATES, FormatError, LogFormat, compile_format, line_regex,
                         named_format, resolve_format)
 from .presets import w3c_spec
-from .shuffled import Disorder, Shuffle, disorder, restamped, shuffles_of
+from .shuffled import Disorder, Shuffle, disorder, restamp_inputs, shuffles_of
 from .urls import LONG, MAX_URL_CHARS, page_urls
 from .timefmt import _fraction, _run, _DIGIT, assemble, days_from_civil, days_in_month, decode_time
 
@@ -1255,14 +1255,10 @@ def _parse_sources(sources, fmt, keep_query, base_month, progress, client, stric
     if len(sources) > 1:
         req = req.take(np.argsort(req.time, kind="stable"))
     req, stats = clean_requests(req, col.stats)             # on the stamps as logged
-    for index, shuffle in shuffles.items():
-        rows = np.flatnonzero(req.file == index)
-        req.time[rows] = restamped(req.time[rows], req.line[rows], index, shuffle)
-        stats.shuffled[stats.inputs[index]] = shuffle
+    restamp_inputs(req, shuffles)
+    stats.shuffled.update((stats.inputs[index], s) for index, s in shuffles.items())
     if shuffles:
         req = req.take(np.argsort(req.time, kind="stable"))
-        req.resolution = 0.0                  # times spread inside their cells: exact values
-        req.cell = max(s.unit for s in shuffles.values())
     return req, stats
 
 

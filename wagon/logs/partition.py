@@ -24,7 +24,7 @@ import numpy as np
 from .clean import SHOWN, clean_requests, median_run, merge_counted
 from .parse import (EXAMPLES_KEPT, Chunk, ParseStats, PieceResult, Requests, _COLUMNS,
                     _DTYPES, finest, nothing_parsed, resolution_of, sorted_table)
-from .shuffled import Shuffle, decided, merged, restamped
+from .shuffled import Shuffle, decided, merged, restamp_inputs
 from .sessions import (Partial, SessionRules, Sessions, dilate, merge_partials,
                        sessionize_requests)
 from .templates import ValueTally, dynamic_prefixes, template_requests
@@ -162,10 +162,7 @@ def partition_requests(chunks: list[Chunk], shared: Shared, speedup: float = 1.0
     req = _joined(chunks, shared)
     stats = ParseStats(inputs=list(shared.inputs))
     req, stats = clean_requests(req, stats, shared.keep)      # on the stamps as logged
-    for index, shuffle in shared.shuffled.items():
-        rows = np.flatnonzero(req.file == index)
-        req.time[rows] = restamped(req.time[rows], req.line[rows], index, shuffle)
-        req.cell = max(req.cell, shuffle.unit)
+    restamp_inputs(req, shared.shuffled)
     if shared.keep:
         req = dilate(req, speedup, float(np.floor(min(lo for lo, _ in shared.keep.values()))))
     return req, stats

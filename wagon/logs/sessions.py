@@ -527,7 +527,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     referer_urls = _referer_urls(req)
     action = _actions(req)                              # per URL code, once
     files = extension_flags(req.urls, rules.object_extensions)
-    fetched = all_objects | files[req.url]              # no page, whatever its query
+    fetched = all_objects | files[req.url]              # no page: a file by its extension too
     order = referred_after(_canonical_order(req, np.flatnonzero(keep), client, all_objects),
                            req, client, referer_urls, fetched, action)
     form_of = _redirect_follows(req, order, client, fetched, action, rules.tmin)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["UNITS", "Disorder", "Shuffle", "disorder", "merged", "decided", "restamped",
-           "shuffles_of"]
+           "restamp_inputs", "shuffles_of"]
 
 UNITS = (60.0, 3600.0)          # a minute, an hour: the units a publisher rewrites stamps in
 SHUFFLED = 0.25                 # share of a cell's consecutive lines going back, at least
@@ -159,3 +159,15 @@ def restamped(time: np.ndarray, line: np.ndarray, file_index: int, shuffle: Shuf
         cum = np.cumsum(e)
         out[rows] = (cell + cum[line[rows] - first] / cum[-1]) * unit
     return out
+
+
+def restamp_inputs(req, shuffles: dict[int, Shuffle]) -> None:
+    """Requests ``req`` (``parse.Requests``: a whole parse's, or a partition's) with the times
+    of each shuffled input (``file`` index → its ``Shuffle``) put back in file order, in place:
+    they are then exact values, known to their cell (``Requests.resolution`` 0, ``cell``)."""
+    for index, shuffle in shuffles.items():
+        rows = np.flatnonzero(req.file == index)
+        req.time[rows] = restamped(req.time[rows], req.line[rows], index, shuffle)
+    if shuffles:
+        req.resolution = 0.0
+        req.cell = max(s.unit for s in shuffles.values())
