@@ -357,6 +357,18 @@ def format_params(params: dict) -> str:
     return " ".join(f"{k}={_g(v)}" for k, v in params.items())
 
 
+def _distinct(sample) -> tuple[np.ndarray, np.ndarray]:
+    """The sample's distinct values (float64, sorted) and their counts, found in its own dtype:
+    sizes and counts held as integers are sorted as such, not as a float64 copy (a month's 18M
+    object sizes: 70 MB sorted instead of 290 MB), and every check that follows reads the
+    distinct values only."""
+    a = np.asarray(sample).ravel()
+    if a.dtype.kind not in "iu":
+        a = a.astype(np.float64, copy=False)
+    v, w = np.unique(a, return_counts=True)
+    return v.astype(np.float64), w
+
+
 def is_discrete(x: np.ndarray) -> bool:
     """Auto rule: integer values ≥ 0 (counts) with at most 100 distinct ones."""
     return bool(np.all(x == np.round(x)) and (x.size == 0 or x.min() >= 0)
@@ -583,9 +595,9 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     candidate's ("all"), or those of the laws named and the chosen one. BLAS runs on one
     thread meanwhile (``fitting.threads``).
     """
-    x = np.asarray(sample, dtype=np.float64).ravel()
-    if x.size < 2:
-        raise ValueError(f"{name}: need at least 2 values to fit, got {x.size}")
+    x, counts = _distinct(sample)
+    if counts.sum() < 2:
+        raise ValueError(f"{name}: need at least 2 values to fit, got {counts.sum()}")
     if observation is None:
         if discrete is None:
             discrete = is_discrete(x)
@@ -595,7 +607,7 @@ def fit(sample, candidates=None, discrete: bool | None = None, bootstrap: int = 
     if not np.all(np.isfinite(x)):
         raise ValueError(f"{name}: the sample holds NaN/inf values")
     observation.check(x, name)
-    s = Sample(x, observation=observation)
+    s = Sample(x, observation=observation, counts=counts)
     names = candidates or default_candidates(observation, s.support_min) + (SPLICED,)
     unknown = [c for c in names if c not in LAWS and c != SPLICED]
     if intervals not in ("best", "all"):

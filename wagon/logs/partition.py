@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -196,11 +197,13 @@ def merge_cleaning(stats: ParseStats, parts: list[tuple[int, int, list]]) -> Non
 
 
 def merge_partitions(results: list[PartitionResult], stats: ParseStats, rules: SessionRules,
-                     seed: int = 0) -> tuple[Sessions, np.ndarray, float, ValueTally]:
+                     seed: int = 0, released: Callable[[], None] | None = None
+                     ) -> tuple[Sessions, np.ndarray, float, ValueTally]:
     """(Sessions, logged URLs per URL of ``sessions.site.urls``, span of the kept start times
-    in seconds, the values the placeholders took); ``stats`` gets the cleaning's counts and its first left-out lines of each
-    cause, in input and line order."""
-    sessions = merge_partials([r.partial for r in results], rules, seed)
+    in seconds, the values the placeholders took); ``stats`` gets the cleaning's counts and its
+    first left-out lines of each cause, in input and line order. ``released``: as in
+    ``sessions.merge_partials``."""
+    sessions = merge_partials([r.partial for r in results], rules, seed, released=released)
     merge_cleaning(stats, [(r.time_outliers, r.duplicates, r.left_out) for r in results])
     template_of = {u: t for r in results for u, t in zip(r.raw_urls, r.raw_template)}
     index = {u: i for i, u in enumerate(sessions.site.urls)}

@@ -43,6 +43,7 @@ Rules (documented in docs/methods.md, "Sessions"):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -185,7 +186,7 @@ class Sessions:
     rules: SessionRules
     counts: dict[str, int]
     click_time: np.ndarray                  # float64, start of each click
-    click_session: np.ndarray               # int64 session index of each click
+    click_session: np.ndarray               # session index of each click (``narrow``)
     click_url: np.ndarray                   # int32 url code (of the Requests) of each click's
                                             # page; the click arrays are empty when merged
     session_start: np.ndarray               # float64, sorted
@@ -600,11 +601,11 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     moved = ~new_session[1:]                            # the moves, one a think time (inside)
     thought = inside >= rules.tmin
     samples = {
-        "clicks": np.bincount(session).astype(np.int64) if len(session) else np.zeros(0, np.int64),
+        "clicks": narrow(np.bincount(session) if len(session) else np.zeros(0, np.int64)),
         "think": inside[inside >= rules.tmin],
-        "page_size": page_size[page_ok].astype(np.float64),
-        "objects_per_page": (np.bincount(click_of, minlength=k) - ~cached[cs]).astype(np.int64),
-        "object_size": size[obj_ok].astype(np.float64),
+        "page_size": narrow(page_size[page_ok]),
+        "objects_per_page": narrow(np.bincount(click_of, minlength=k) - ~cached[cs]),
+        "object_size": narrow(size[obj_ok]),
     }
     counts.update(sessions=int(new_session.sum()), clicks=int(k),
                   requests_used=int(n) + counts["redirect_follows"],
@@ -638,7 +639,7 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
                       joined=_tally(url[member & ~is_object]),
                       follows=follows, follow_delays=follow_delays,
                       **_form_answers(page, status[cs], action[page] & ~cached[cs], moved),
-                      clicks=(t[cs], np.cumsum(new_session) - 1, page))
+                      clicks=(t[cs], narrow(session), page))
     return partial, keep
 
 
@@ -843,6 +844,14 @@ class Partial:
                                             # of each click
 
 
+def narrow(counts: np.ndarray) -> np.ndarray:
+    """Integers (sizes, counts, indices) as int32 when every one fits, else int64: the samples
+    and clicks the merge holds for the fit take half the memory (a month's: 200 MB)."""
+    counts = np.asarray(counts)
+    small = not len(counts) or (counts.min() >= -2**31 and counts.max() < 2**31)
+    return counts.astype(np.int32 if small else np.int64, copy=False)
+
+
 def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The partials' clicks as one stream (time, session, URL in the merged table), sessions
@@ -855,7 +864,8 @@ def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
     first = np.cumsum([0] + [p.counts.get("sessions", 0) for p in partials])
     mine = [(p, f, m) for p, f, m in zip(partials, first.tolist(), maps) if p.clicks is not None]
     time = np.concatenate([p.clicks[0] for p, _, _ in mine])
-    session = np.concatenate([p.clicks[1] + f for p, f, _ in mine])
+    as_int = narrow(first[-1:]).dtype
+    session = np.concatenate([p.clicks[1].astype(as_int, copy=False) + f for p, f, _ in mine])
     url = np.concatenate([m[p.clicks[2]].astype(np.int32) for p, _, m in mine])
     for p, _, _ in mine:
         p.clicks = None
@@ -943,12 +953,14 @@ def _linked_clicks(lone: dict[str, int], named: dict[str, int]) -> int:
 
 
 def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules(),
-                   seed: int = 0, min_share: float = 0.1) -> Sessions:
+                   seed: int = 0, min_share: float = 0.1,
+                   released: Callable[[], None] | None = None) -> Sessions:
     """One ``Sessions`` from the partials of disjoint sets of clients: the same whatever the
     partition of the clients (samples concatenated in the partials' order; the fit sorts
     them; they move out of the partials, which then hold none, so that the memory of a large
     log holds them once). Objects of a page: those fetched in at least ``min_share`` of its
-    clicks."""
+    clicks. ``released`` is called once the partials' clicks are merged and freed (``wagon
+    fit`` hands the freed heap back there: a month's 64 partials leave 250 MB of it)."""
     urls, maps = sorted_table([p.urls for p in partials])
     counts = _add_counts(partials)
     counts["linked_clicks"] = _linked_clicks(counts.pop("lone_referer_origins", {}),
@@ -1000,6 +1012,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
                                                                          len(recorded)))
     click_time, click_session, click_url = _merged_clicks(partials, maps)
+    if released is not None:
+        released()
     windows = recording_windows(click_time if len(click_time) else recorded, rules.tmax,
                                 resolution, max(p.cell for p in partials))
     gaps = np.diff(recorded)

@@ -84,7 +84,7 @@ def fit_logs(paths: Iterable[str], options: FitOptions = FitOptions(),
     finally:
         runner.close()                            # also when no input had a parseable line
     sessions, variants, span, values = merge_partitions(partitions, stats, options.rules,
-                                                        options.seed)
+                                                        options.seed, give_back_freed_memory)
     del partitions
     give_back_freed_memory()                      # the merge's temporaries, before SciPy
     _load_fitting()
