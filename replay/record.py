@@ -16,7 +16,6 @@ cover the whole run (the report shades the parts left out).
 """
 from __future__ import annotations
 
-import math
 import os
 from array import array
 from typing import TextIO
@@ -48,12 +47,13 @@ STALL_S = 0.005                     # event-loop lag above this is a stall, and 
 OWN_SHARE = 0.25                    # of the stall time its own work: the generator's doing
 
 
-#: a request's durations, the histograms they go to: staged a row per request (NaN where not
-#: measured) and counted in bulk, one append per request instead of one per histogram (in a
-#: list: an array's ``extend`` converts item by item, 2,700 machine instructions a row)
+#: a request's durations, the histograms they go to
 CALL_TIMES = ("intended", "request_all", "first_byte", "request", "transfer")
-_STAGED = len(CALL_TIMES) << 14              # values staged before they are counted
-_NAN = math.nan
+#: an answered request (``Stats.on_call``) and a page, staged as rows of these values (None as
+#: NaN) and counted in bulk, one list extend each instead of a dozen counts (columnar)
+ANSWER_ROW = ("last_byte", "start", "intended", "first_byte", "bytes")
+PAGE_ROW = ("start", "intended", "done", "errors")
+_STAGED = 1 << 16                            # values staged before they are counted
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
@@ -79,7 +79,8 @@ class Stats:
         self.stop_at: float | None = None            # the run's stop, once it came
         self.windowed = bool(window[0]) or window[1] is not None
         self.h = {name: Histogram() for name in LATENCIES + GENERATOR}
-        self.staged: list[float] = []                # rows of CALL_TIMES not yet counted
+        self.answers: list[float] = []               # rows of ANSWER_ROW not yet counted
+        self.pages: list[float] = []                 # rows of PAGE_ROW not yet counted
         self.c = Counts()
         self.errors = Counts()
         # per second of run: successful requests, their bytes, connections opened and closed
@@ -95,13 +96,17 @@ class Stats:
         hooks.tls_handshake.append(self.on_tls)
         hooks.connection_close.append(self.on_connection_close)
 
+    def _series(self, name: str, n: int) -> array:
+        """Series ``name``, grown to at least ``n`` seconds."""
+        series = self.s[name]
+        if n > len(series):
+            series.extend(_seconds(max(n, 2 * len(series)) - len(series)))
+        return series
+
     def _count(self, name: str, t: float, amount: int = 1) -> None:
         """Add ``amount`` to second ``t`` (clock time) of series ``name``."""
         sec = max(int(t - self.t0), 0)
-        series = self.s[name]
-        if sec >= len(series):
-            series.extend(_seconds(max(sec + 1, 2 * len(series)) - len(series)))
-        series[sec] += amount
+        self._series(name, sec + 1)[sec] += amount
 
     def on_stop(self, at: float) -> None:
         self.stop_at = at
@@ -124,45 +129,88 @@ class Stats:
         return part is not None
 
     def on_call(self, call: Call) -> None:
-        """One outcome per request: counted (a request the stop cut off is not an error), and
-        timed where it has times; the per-second series count it even outside the window."""
-        end, start, intended, first = call.last_byte, call.start, call.intended, call.first_byte
-        ok = call.error is None
-        if ok and end >= self.t0:
-            sec = int(end - self.t0)
-            done, got = self.s["per_second"], self.s["bytes_per_second"]
-            if sec >= len(done):
-                self._count("per_second", end, 0)
-                self._count("bytes_per_second", end, 0)
-            done[sec] += 1
-            got[sec] += call.bytes
+        """One outcome per request. An answer is staged, counted and timed in bulk by
+        ``_fold`` (the per-second series count it even outside the window); any other outcome
+        is counted now (a request the stop cut off is not an error) and timed where it has
+        times."""
+        if call.error is None:
+            self.answers.extend((call.last_byte, call.start, call.intended, call.first_byte,
+                                 call.bytes))
+            if len(self.answers) >= _STAGED:
+                self._fold()
+            return
+        start, intended, end = call.start, call.intended, call.last_byte
         if self.windowed and self._left_out("requests",
                                             start if start is not None else intended):
             return
-        c = self.c
-        c["requests"] += 1
-        if ok:
-            c["ok"] += 1
-        elif call.error in UNFINISHED:
-            c[call.error] += 1
+        self.c["requests"] += 1
+        if call.error in UNFINISHED:
+            self.c[call.error] += 1
         else:
             self.errors[call.error] += 1
-        c["bytes"] += call.bytes
+        self.c["bytes"] += call.bytes
         if end is None:                                # not started, skipped
             return
-        took = _NAN if start is None else end - start
-        self.staged.extend((_NAN if intended is None else end - intended, took,
-                            _NAN if start is None or first is None else first - start,
-                            took if ok else _NAN, end - first if ok else _NAN))
-        if len(self.staged) >= _STAGED:
-            self._fold()
+        if intended is not None:
+            self.h["intended"].add(end - intended)
+        if start is not None:
+            self.h["request_all"].add(end - start)
+            if call.first_byte is not None:
+                self.h["first_byte"].add(call.first_byte - start)
 
     def _fold(self) -> None:
-        """Count the staged durations into their histograms."""
-        rows = np.array(self.staged, np.float64).reshape(-1, len(CALL_TIMES))
-        for k, name in enumerate(CALL_TIMES):
-            self.h[name].add_many(rows[:, k])
-        self.staged = []
+        """Count the staged answers and pages."""
+        if self.answers:
+            self._answers(np.array(self.answers, np.float64).reshape(-1, len(ANSWER_ROW)))
+            self.answers = []
+        if self.pages:
+            self._pages(np.array(self.pages, np.float64).reshape(-1, len(PAGE_ROW)))
+            self.pages = []
+
+    def _answers(self, rows: np.ndarray) -> None:
+        """Count answers (rows of ANSWER_ROW): in the per-second series by the second they
+        ended in (from t0 on), then those in the window: counts and durations."""
+        end, start, intended, first, size = rows.T
+        after = end >= self.t0
+        sec = (end[after] - self.t0).astype(np.int64)
+        if len(sec):
+            n = int(sec.max()) + 1
+            for name, weights in (("per_second", None), ("bytes_per_second", size[after])):
+                np.frombuffer(self._series(name, n), np.int64)[:n] += \
+                    np.bincount(sec, weights).astype(np.int64)
+        if self.windowed:
+            end, start, intended, first, size = rows[self._measured("requests",
+                                                                    start, intended)].T
+        c = self.c
+        c["requests"] += len(end)
+        c["ok"] += len(end)
+        c["bytes"] += int(size.astype(np.int64).sum())
+        took = end - start
+        for name, t in zip(CALL_TIMES, (end - intended, took, first - start, took, end - first)):
+            self.h[name].add_many(t)
+
+    def _pages(self, rows: np.ndarray) -> None:
+        """Count pages (rows of PAGE_ROW) in the window, and their response times."""
+        start, intended, done, errors = rows.T
+        if self.windowed:
+            start, intended, done, errors = rows[self._measured("pages", start, intended)].T
+        self.c["pages"] += len(start)
+        self.c["page_errors"] += int(np.count_nonzero(errors > 0))
+        self.h["page"].add_many(done - start)
+
+    def _measured(self, what: str, t: np.ndarray, instead: np.ndarray) -> np.ndarray:
+        """Which of clock times ``t`` (NaN: ``instead``'s, and where that is NaN too the
+        stop's, or now: as ``_part``) fall in the window; the others are counted as left
+        out."""
+        now = self.stop_at if self.stop_at is not None else clock()
+        sec = np.where(np.isnan(t), np.where(np.isnan(instead), now, instead), t) - self.t0
+        lo, hi = self.window
+        warm = sec < lo if lo else np.zeros(len(sec), bool)
+        cool = ~warm & (sec >= hi) if hi is not None else np.zeros(len(sec), bool)
+        for part, out in ((WARMUP, warm), (COOLDOWN, cool)):
+            if out.any():
+                self.c[f"{part}_{what}"] += int(np.count_nonzero(out))
+        return ~(warm | cool)
 
     def on_connection(self, conn_id: int, connect: float | None,
                       at: float | None = None) -> None:
@@ -186,14 +234,10 @@ class Stats:
         self._count("closed", clock() if at is None else at)
 
     def on_page(self, page: PageVisit) -> None:
-        if self.windowed and self._left_out("pages", page.start if page.start is not None
-                                            else page.intended):
-            return
-        self.c["pages"] += 1
-        self.c["page_errors"] += page.errors > 0
-        took = page.response_time
-        if took is not None:
-            self.h["page"].add(took)
+        """A page, staged (``_fold`` counts it)."""
+        self.pages.extend((page.start, page.intended, page.done, page.errors))
+        if len(self.pages) >= _STAGED:
+            self._fold()
 
     def on_session_start(self, session: int, intended: float, actual: float) -> None:
         """Start lag: |actual − intended| start (early is as wrong as late); late: > LATE_S."""
@@ -263,6 +307,7 @@ class Stats:
         return {f"p{p}": 1e3 * v for p, v in zip(PERCENTILES, got)} | {"max": 1e3 * h.top}
 
     def summary(self, duration: float, cpu: float | None, complete: bool) -> dict:
+        self._fold()
         ok, opened, closed = (np.frombuffer(self.s[name], np.int64) for name in
                               ("per_second", "opened", "closed"))
         last = int(np.max(np.nonzero(ok)[0], initial=-1)) + 1
