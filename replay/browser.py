@@ -171,10 +171,14 @@ def _encoded(fields: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
     return [(n.lower().encode("latin-1"), v.encode("latin-1", "replace")) for n, v in fields]
 
 
-def _stale(call: Call) -> bool:
-    """Did ``call`` get no byte of answer on a reused connection, which the server closed or
-    reset (a request a browser sends once more, on a new connection)?"""
-    return call.reused and call.first_byte is None and call.error in RESENT
+def _stale(calls: list[Call]) -> list[Call]:
+    """Those of ``calls`` that got no byte of answer on a reused connection, which the server
+    closed or reset (requests a browser sends once more, on a new connection)."""
+    stale = []
+    for c in calls:
+        if c.reused and c.first_byte is None and c.error in RESENT:
+            stale.append(c)
+    return stale
 
 
 def _fresh(conn: Connection) -> bool:
@@ -398,15 +402,18 @@ class Client:
         if conn.tls is not None and self.p.resume:
             self.tls_session = conn.tls.resumable() or self.tls_session
 
-    def _headers(self, call: Call) -> list[tuple[str, str]]:
-        """This request's own header fields: its Referer, If-Modified-Since when it
-        revalidates, and the session's cookies."""
-        extra = [("Referer", call.referer)] if call.referer else []
-        extra += call.extra
-        if call.since is not None:
-            extra.append(("If-Modified-Since", call.since))
-        cookie = self.jar.header(call.url) if self.jar is not None else None
-        return extra + [("Cookie", cookie)] if cookie else extra
+    def _headers(self, calls: list[Call]) -> list[list[tuple[str, str]]]:
+        """The header fields of each request of ``calls`` of its own: its Referer,
+        If-Modified-Since when it revalidates, and the session's cookies."""
+        extras = []
+        for call in calls:
+            extra = [("Referer", call.referer)] if call.referer else []
+            extra += call.extra
+            if call.since is not None:
+                extra.append(("If-Modified-Since", call.since))
+            cookie = self.jar.header(call.url) if self.jar is not None else None
+            extras.append(extra + [("Cookie", cookie)] if cookie else extra)
+        return extras
 
     def _click_referer(self, page: int) -> str | None:
         """The previous page's URL when its HTML links to ``page`` (a followed link), else
@@ -434,11 +441,10 @@ class Client:
                 c.error, c.last_byte = "closed", now
                 c.conn, c.reused = conn.id, conn.used > 0
             return None
-        if self.p.http2:
-            reqs = [self.t.fields(c.url, self.agent, x, c.method) for c, x in zip(calls, extras)]
-        else:
-            reqs = [self.t.request(c.url, self.http10, self.agent, x, c.method, c.body)
-                    for c, x in zip(calls, extras)]
+        reqs = []                      # (a loop: a list comprehension is a call of its own)
+        for c, x in zip(calls, extras):
+            reqs.append(self.t.fields(c.url, self.agent, x, c.method) if self.p.http2 else
+                        self.t.request(c.url, self.http10, self.agent, x, c.method, c.body))
         return conn.send(calls, reqs)
 
     def _timer(self, conn: Connection, calls: list[Call]) -> asyncio.TimerHandle:
@@ -452,7 +458,7 @@ class Client:
         what to await for their answers (the last one's future: answers come in order, a
         failure settles them all), None when ``conn`` took none. A plain function, so that a
         request with nothing to wait for costs no coroutine of its own."""
-        extras = list(map(self._headers, calls))
+        extras = self._headers(calls)
         wait = self.net.send_delay(self._upload(calls, extras), _fresh(conn)) \
             if self.net.delays else 0.0
         if wait > 0:
@@ -521,7 +527,7 @@ class Client:
                 if answer is not None:
                     await answer
                     self._resumable(conn)
-                stale = [] if attempt else list(filter(_stale, todo))
+                stale = [] if attempt else _stale(todo)
                 if not stale:
                     break
                 for c in stale:
@@ -556,7 +562,7 @@ class Client:
                 self._done(c)
             return objs
         ended = _Ended(self.loop)
-        extras = [self._headers(c) for c in objs]
+        extras = self._headers(objs)
         fresh = _fresh(conn)
         due: dict[float, list[int]] = {}
         for i, (c, x) in enumerate(zip(objs, extras)):
@@ -607,7 +613,7 @@ class Client:
     def _went_on(self, call: Call) -> Call | asyncio.Task:
         """``_streams``: ``call``'s stream ended: the call settled, or the task that goes on
         with it (sent once more, or redirected; its result the last request of the chain)."""
-        if _stale(call):
+        if _stale([call]):
             call.retry()
             return self.loop.create_task(self._kept(0, [call], resent=True))
         nxt = self._follow(call)
