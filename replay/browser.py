@@ -256,6 +256,8 @@ class Client:
         self.opening: dict[int, asyncio.Future] = {}      # slot → its connect in progress
         self.retired: list[Connection] = []      # replaced while still open (HTTP/2 GOAWAY)
         self.tls_session = None                  # the session the next connection resumes
+        self.resumes = target.tls is not None and protocol.resume   # (``_resumable``)
+        self.referers = target.identity          # does it name the page a click left?
         self.http10 = not protocol.persistent
         self.open: dict[Call, None] = {}          # issued or known, outcome not yet emitted
         self.visit_now: PageVisit | None = None
@@ -398,9 +400,8 @@ class Client:
 
     def _resumable(self, conn: Connection) -> None:
         """Keep ``conn``'s TLS session for the next connection (TLS 1.3 sends it after the
-        handshake, so it is taken once an answer came)."""
-        if conn.tls is not None and self.p.resume:
-            self.tls_session = conn.tls.resumable() or self.tls_session
+        handshake, so it is taken once an answer came); called only if ``resumes``."""
+        self.tls_session = conn.tls.resumable() or self.tls_session
 
     def _headers(self, calls: list[Call]) -> list[list[tuple[str, str]]]:
         """The header fields of each request of ``calls`` of its own: its Referer,
@@ -418,7 +419,7 @@ class Client:
     def _click_referer(self, page: int) -> str | None:
         """The previous page's URL when its HTML links to ``page`` (a followed link), else
         None (a typed address, a bookmark, the first click)."""
-        if self.last_page is None or not self.t.identity:
+        if self.last_page is None or not self.referers:
             return None
         previous, url = self.last_page
         return self.t.absolute(url) if page in self.t.site.page_links[previous] else None
@@ -496,7 +497,8 @@ class Client:
                     answer = self._exchange(conn, [call])
                     if answer is not None:
                         await answer
-                        self._resumable(conn)
+                        if self.resumes:
+                            self._resumable(conn)
                 finally:                   # the run's stop too: no answer after it
                     conn.close()
             nxt = self._follow(call)
@@ -526,7 +528,8 @@ class Client:
                 answer = self._exchange(conn, todo)
                 if answer is not None:
                     await answer
-                    self._resumable(conn)
+                    if self.resumes:
+                        self._resumable(conn)
                 stale = [] if attempt else _stale(todo)
                 if not stale:
                     break
@@ -581,7 +584,8 @@ class Client:
             for _ in objs:
                 i = await ended.next()
                 chains[i] = self._went_on(objs[i])
-            self._resumable(conn)
+            if self.resumes:
+                self._resumable(conn)
             return [c if isinstance(c, Call) else (await c)[0] for c in chains]
         except asyncio.CancelledError:         # the run stops: so do the chains gone on
             for t in timers:                   # (no request written while they end)
@@ -637,17 +641,18 @@ class Client:
             intended = opened.done if opened.done is not None else clock()
         self.page_calls, self.click = [], click
         fetch = self.t.view(page, view)
-        drawn = (marks or {}).get(0, 200 if self.t.statuses_drawn else None)   # for the script
+        drawn = (marks or {}).get(0, 200 if self.t.statuses_drawn else None) \
+            if self.script is not None else None                 # for the script
         marks = marks if marks and self.t.status_marks else {}
         own = url or site.page_urls[page]
         if not fetch.page_absent:
-            html = self._new(page, self.t.path(_marked(own, 0, marks)), True, intended,
-                             referer=self._click_referer(page))
+            html = self._new(page, self.t.path(_marked(own, 0, marks)), True, intended, 0,
+                             self._click_referer(page))     # (positional: a faster call)
             html.method = site.page_methods[page]
             failed = self.script is not None and self._scripted(html, own, marks, drawn)
         objs = self._objects_of(page, fetch, marks) if fetch.objects else []
         visit = self.visit_now = PageVisit(self.session, self.cls, page, intended, clock(),
-                                           objects=len(objs))
+                                           None, None, None, len(objs))   # (its objects)
         if fetch.page_absent:
             return await self._cached(visit, objs, fetch.objects, own, pace)
         html.asked = marks.get(0)
