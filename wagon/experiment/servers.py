@@ -516,7 +516,29 @@ def start(kind: str, params: dict[str, object], root: Path, workdir: Path,
                               http2=http2)
             if kind == "apache":
                 _all_workers(running)
+            elif kind == "nginx":
+                _nginx_workers(running)
             yield running
+
+
+def _nginx_workers(running: Running) -> None:
+    """Return once nginx's master has forked its worker processes (it forks them after it
+    listens: what starts at once may find one of two), or at once where the kernel does not
+    list a process's children."""
+    want = int(running.params["worker_processes"])
+    children = Path(f"/proc/{running.pid}/task/{running.pid}/children")
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            workers = len(children.read_text().split())
+        except OSError:
+            return
+        if workers >= want:
+            return
+        if time.monotonic() > deadline:
+            raise ServerError(f"nginx started {workers} of its {want} worker processes in "
+                              f"{START_TIMEOUT:g} s")
+        time.sleep(0.02)
 
 
 def _all_workers(running: Running) -> None:
