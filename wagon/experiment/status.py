@@ -189,8 +189,9 @@ class StatusSampler:
                 out[f"{name}_mean"] = statistics.fmean(values)
                 out[f"{name}_max"] = max(values)
         spent, elapsed = out.pop("cpu_busy_s_delta", None), out.pop("cpu_s_delta", None)
-        if elapsed:                             # the machine's cores busy, as a fraction
-            out["machine_cpu_busy"] = spent / elapsed
+        if elapsed:                             # the machine's cores busy, as a fraction: at
+            # most 1 in ticks, but the deltas of two large sums of seconds may divide to 1 + 1e-11
+            out["machine_cpu_busy"] = min(spent / elapsed, 1.0)
         held = [b for _, sample in self.samples if (b := busy(sample)) is not None]
         if held and "busy_mean" not in out:     # nginx: its reading + writing connections
             out["busy_mean"], out["busy_max"] = statistics.fmean(held), max(held)
