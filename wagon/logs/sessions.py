@@ -852,13 +852,14 @@ def narrow(counts: np.ndarray) -> np.ndarray:
     return counts.astype(np.int32 if small else np.int64, copy=False)
 
 
-def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merged_clicks(partials: list[Partial], maps: list[np.ndarray],
+                   released: Callable[[], None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The partials' clicks as one stream (time, session, URL in the merged table), sessions
     numbered partial after partial, clicks in order of time (ties by URL text, then session:
     the same stream whatever the partition but for the sessions' numbers). The clicks move out
-    of the partials, which then hold none, and the stream is put in order a column at a time:
-    a month's 10M clicks (20 bytes each) are held about twice instead of four times."""
+    of the partials, which then hold none (``released`` is called then, before the sort), and
+    the stream is put in order a column at a time: a month's 10M clicks (16 bytes each) are
+    held about twice instead of four times."""
     if len(partials) == 1 and partials[0].clicks is not None:
         return partials[0].clicks
     first = np.cumsum([0] + [p.counts.get("sessions", 0) for p in partials])
@@ -869,6 +870,7 @@ def _merged_clicks(partials: list[Partial], maps: list[np.ndarray]
     url = np.concatenate([m[p.clicks[2]].astype(np.int32) for p, _, m in mine])
     for p, _, _ in mine:
         p.clicks = None
+    released()
     order = np.lexsort((session, url, time))
     time = time[order]
     session = session[order]
@@ -959,8 +961,9 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     partition of the clients (samples concatenated in the partials' order; the fit sorts
     them; they move out of the partials, which then hold none, so that the memory of a large
     log holds them once). Objects of a page: those fetched in at least ``min_share`` of its
-    clicks. ``released`` is called once the partials' clicks are merged and freed (``wagon
-    fit`` hands the freed heap back there: a month's 64 partials leave 250 MB of it)."""
+    clicks. ``released`` is called each time a part of the partials (their clicks, a sample)
+    is merged and freed (``wagon fit`` hands the freed heap back there: a month's 64 partials'
+    clicks leave 250 MB of it, their samples in one process as much)."""
     urls, maps = sorted_table([p.urls for p in partials])
     counts = _add_counts(partials)
     counts["linked_clicks"] = _linked_clicks(counts.pop("lone_referer_origins", {}),
@@ -1011,9 +1014,8 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
         # the sorted starts); the inter-arrival sample keeps the recorded gaps
         starts = np.sort(recorded + np.random.default_rng(seed).uniform(0.0, resolution,
                                                                          len(recorded)))
-    click_time, click_session, click_url = _merged_clicks(partials, maps)
-    if released is not None:
-        released()
+    released = released or (lambda: None)
+    click_time, click_session, click_url = _merged_clicks(partials, maps, released)
     windows = recording_windows(click_time if len(click_time) else recorded, rules.tmax,
                                 resolution, max(p.cell for p in partials))
     gaps = np.diff(recorded)
@@ -1025,6 +1027,7 @@ def merge_partials(partials: list[Partial], rules: SessionRules = SessionRules()
     samples = {"interarrival": on_grid(gaps, resolution)}
     for name in list(partials[0].samples):    # moved: each partial's part goes once merged
         samples[name] = np.concatenate([p.samples.pop(name) for p in partials])
+        released()
     families = sum(p.agents for p in partials)
     agents = {f: int(c) for f, c in zip(FAMILIES, families) if c}
     return Sessions(rules=rules, counts=counts, click_time=click_time,

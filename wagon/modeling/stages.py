@@ -65,6 +65,7 @@ from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
+from .allocator import give_back_freed_memory
 from ..logs.spool import spool
 from ..logs.templates import route_paths
 
@@ -315,9 +316,12 @@ class LocalRunner:
         return out
 
     def map(self, fn: Callable, items: list, stage: str, progress: Progress | None) -> list:
+        """``fn`` of each item in turn, the heap its temporaries leave handed back after each
+        (as a ``ProcessRunner`` worker does)."""
         out = []
         for i, x in enumerate(items):
             out.append(fn(x))
+            give_back_freed_memory()
             if progress:
                 progress(stage, i + 1, len(items))
         return out
