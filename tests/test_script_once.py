@@ -28,3 +28,20 @@ def test_the_script_runs_once_per_process_and_its_first_failure_is_said_once(
     assert imports.read_text().count("x") == (1 if workers == 1 else 1 + workers)
     said = [line for line in capfd.readouterr().err.splitlines() if "wagon: script:" in line]
     assert len(said) == 1 and "check_failed on POST /login" in said[0], said
+
+
+def test_a_script_page_the_site_does_not_have_is_skipped_and_said_once(
+        app, tmp_path, capfd):  # noqa: F811
+    """A script serves scenarios of several models: a page of ``script.on`` that this
+    scenario's site does not have is said once on stderr, and the run plays as without it
+    (the application's own logins)."""
+    server, seen = app
+    script = tmp_path / "shop.py"
+    _files(tmp_path)
+    script.write_text(script.read_text() + 'script.on("GET /nowhere/{id}", check=contains("x"))\n')
+    s = replay(_scenario(tmp_path, 3), ReplayOptions(
+        target=f"http://127.0.0.1:{server.server_port}/", script=str(script), fail_on=()))
+    assert s["errors"]["total"] == 0, s["errors"]
+    assert sorted(seen.logins) == sorted(f"u{i}@shop.test" for i in range(3))
+    said = [line for line in capfd.readouterr().err.splitlines() if "wagon: script:" in line]
+    assert len(said) == 1 and "skipped: GET /nowhere/{id}" in said[0], said
