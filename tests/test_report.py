@@ -142,8 +142,10 @@ def test_replay_report_against_nginx_and_numpy(replays, replay_page):
     lat = 1e3 * (ok["last_byte"] - ok["start"]).to_numpy()
     p50, p90, p99, _ = (float(v) for v in
                         rows["latency (ms) request (successful): p50, p90, p99, max"].split(", "))
-    want = np.percentile(lat, [50, 90])
-    assert abs(p50 - want[0]) <= 0.02 * want[0] and abs(p90 - want[1]) <= 0.02 * want[1]
+    # the summary's nearest rank (its histogram's bins are 0.1 % wide, printed to 0.01 ms);
+    # NumPy's default interpolates, which at a gap between two of ~300 values is 2 % off
+    want = np.percentile(lat, [50, 90], method="inverted_cdf")
+    assert np.all(np.abs([p50, p90] - want) <= 0.001 * want + 0.01), ([p50, p90], want)
     assert np.sort(lat)[-3] * 0.98 <= p99 <= lat.max() * 1.02     # p99 of ~300 values
     for cls, _, _, _, _, _, c50, _ in table_rows(dom, "classes"):
         v = 1e3 * (ok.loc[ok["class"] == cls, "last_byte"] - ok.loc[ok["class"] == cls, "start"])
