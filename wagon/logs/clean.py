@@ -40,14 +40,17 @@ def _ranked(counts: np.ndarray, ranks: list[int], step: int = 1 << 20) -> np.nda
     return out
 
 
-def _quantile(values: np.ndarray, counts: np.ndarray, n: int, q: float) -> float:
-    """``np.quantile`` (linear) of the sample of n values, distinct sorted ``values`` with
-    their ``counts``, without expanding it."""
-    h = (n - 1) * q
-    k = int(np.floor(h))
-    a, b = values[_ranked(counts, [k, min(k + 1, n - 1)])]
-    t = h - k
-    return float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+def _quantiles(values: np.ndarray, counts: np.ndarray, n: int, qs: list[float]) -> list[float]:
+    """``np.quantile`` (linear) at each of ``qs`` of the sample of n values, distinct sorted
+    ``values`` with their ``counts``, without expanding it (one pass over the counts)."""
+    hs = [(n - 1) * q for q in qs]
+    ks = [int(np.floor(h)) for h in hs]
+    at = values[_ranked(counts, [r for k in ks for r in (k, min(k + 1, n - 1))])]
+    out = []
+    for (a, b), h, k in zip(at.reshape(-1, 2), hs, ks):
+        t = h - k
+        out.append(float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t))
+    return out
 
 
 def _runs(values: np.ndarray) -> np.ndarray | None:
@@ -110,7 +113,8 @@ def median_run(values: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
     """(first, last) time of the run holding the median time, from one file's distinct sorted
     times and their counts (module docstring): times outside it are outliers."""
     n = int(np.sum(counts, dtype=np.int64))
-    gap = max(MIN_GAP_S, _quantile(values, counts, n, 0.99) - _quantile(values, counts, n, 0.01))
+    low, high = _quantiles(values, counts, n, [0.01, 0.99])
+    gap = max(MIN_GAP_S, high - low)
     if values[-1] - values[0] <= gap:
         return float(values[0]), float(values[-1])
     cut = _cuts(values, gap)

@@ -65,9 +65,9 @@ from ..lifeline import ScratchDir
 from ..logs.parse import Chunk, ParseOptions, PieceResult, parse_piece
 from ..logs.partition import PartitionResult, Shared, sessionize_partition
 from ..logs.pieces import PIECE_BYTES, Piece
-from .allocator import give_back_freed_memory
 from ..logs.spool import spool
 from ..logs.templates import route_paths
+from .allocator import give_back_freed_memory
 
 if TYPE_CHECKING:
     from ..fitting import FitReport, Observation
