@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -228,13 +229,20 @@ def draw_observed(frozen, s_obs, mode: str, support_min: int, n: int,
     return _grid_draws(frozen, s_obs, n, rng)[0] * s_obs.step
 
 
+@lru_cache(maxsize=256)
+def _truncated(frozen, a: float | None, b: float | None) -> Truncated:
+    """``Truncated(frozen, a, b)``, kept: synthesis draws a law within the same windows batch
+    after batch (a transition's think-time bins), and each costs four of SciPy's calls."""
+    return Truncated(frozen, a, b)
+
+
 def _grid_draws(frozen, obs, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """(recorded cells, latent values) of n gaps whose recorded cell falls in the window: true
     values drawn within a step of the window (outside it they are never recorded there), a
     uniform phase, kept when ⌊U + g/step⌋ is in the window."""
     lo, hi = obs.cell_window()
-    near = Truncated(frozen, (lo - 1) * obs.step if math.isfinite(lo) else None,
-                     (hi + 1) * obs.step if math.isfinite(hi) else None)
+    near = _truncated(frozen, (lo - 1) * obs.step if math.isfinite(lo) else None,
+                      (hi + 1) * obs.step if math.isfinite(hi) else None)
     cells, latent, have = [], [], 0
     for _ in range(1000):
         m = max(2 * (n - have), 64)

@@ -11,6 +11,7 @@ The run's expected end is the latest session start plus duration; the server is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -51,19 +52,20 @@ class WallTime:
                 f"and transfers (an idle server){why}")
 
 
-def _round_trips(p: Protocol, objects: np.ndarray, first: np.ndarray, asked: np.ndarray
-                 ) -> np.ndarray:
-    """Round trips of each click: its page's request when ``asked`` (not from a cache; and
-    a connect, on a new connection) and its objects' waves over the protocol's connections
-    or streams."""
-    k = max(1, p.connections)
-    waves = np.minimum(objects, 1) if p.pipeline else -(-objects // k)
-    fresh = first | (not p.persistent) | p.close_after_page
-    page = np.where(asked > 0, 1 + fresh, fresh & p.persistent)   # a connect for the objects
-    if not p.persistent:                                   # HTTP/1.0: a connect per object
-        return page + 2 * waves
-    extra = (fresh & (k > 1) & (objects > 1) & (not p.http2)).astype(np.int64)
-    return page + waves + extra
+def _round_trips(protocols: list[Protocol], cls: np.ndarray, objects: np.ndarray,
+                 first: np.ndarray, asked: np.ndarray) -> np.ndarray:
+    """Round trips of each click by its class's protocol (``cls``: its index in
+    ``protocols``): its page's request when ``asked`` (not from a cache; and a connect, on a
+    new connection) and its objects' waves over the protocol's connections or streams."""
+    def per_click(attribute: Callable[[Protocol], int | bool]) -> np.ndarray:
+        return np.array([attribute(p) for p in protocols])[cls]
+    k = per_click(lambda p: max(1, p.connections))
+    persistent = per_click(lambda p: p.persistent)
+    waves = np.where(per_click(lambda p: p.pipeline), np.minimum(objects, 1), -(-objects // k))
+    fresh = first | ~persistent | per_click(lambda p: p.close_after_page)
+    page = np.where(asked > 0, 1 + fresh, fresh & persistent)   # a connect for the objects
+    extra = fresh & (k > 1) & (objects > 1) & ~per_click(lambda p: p.http2)
+    return page + np.where(persistent, waves + extra, 2 * waves)   # HTTP/1.0: a connect each
 
 
 def _click_bytes(sc: Scenario, fetch: FetchTable) -> np.ndarray:
@@ -176,13 +178,12 @@ def _batch_lengths(sc: Scenario, b: SessionBatch, classes: list[ClientClass], fe
     follow, follow_bytes = _follow_ups(sc, b)
     size = size + follow_bytes
     network = np.zeros(len(rows))
-    for i, c in enumerate(classes if emulation else ()):
-        on = cls == i
-        n = c.network
-        network[on] = ((_round_trips(c.protocol, objects[on], first[on], asked[on]) + follow[on])
-                       * n.rtt_ms / 1e3 + size[on] * 8 / (n.down_kbps * 1e3)
-                       + REQUEST_BYTES * (asked[on] + objects[on] + follow[on]) * 8
-                       / (n.up_kbps * 1e3))
+    if emulation and len(classes):
+        rtt, down, up = (np.array([getattr(c.network, a) for c in classes], float)[cls]
+                         for a in ("rtt_ms", "down_kbps", "up_kbps"))
+        network = ((_round_trips([c.protocol for c in classes], cls, objects, first, asked)
+                    + follow) * rtt / 1e3 + size * 8 / (down * 1e3)
+                   + REQUEST_BYTES * (asked + objects + follow) * 8 / (up * 1e3))
     click = np.maximum(network, _pacing(sc, b, fetch, rows, paced, network))
     if not len(click):
         return np.zeros(len(b)), np.zeros(len(b))

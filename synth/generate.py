@@ -12,6 +12,7 @@ import math
 import os
 import warnings
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from typing import Callable, Iterator, TextIO
 
 import numpy as np
@@ -70,14 +71,35 @@ class _Law:
         try:
             with warnings.catch_warnings():   # SciPy's overflow warnings: the error says it
                 warnings.simplefilter("ignore")
-                self.mean = (latent_mean(self.frozen, self.observation) if self.observation
-                             else float(self.frozen.mean()))
                 if self.observation:          # a law without mass in its window: no draw
                     draw_latent(self.frozen, self.observation, 1, np.random.default_rng(0))
+                mean = None if self._positive_window() else self.mean
         except ValueError as e:
             raise SynthError(f"the {name} law {self.name}: {e}") from None
-        if not np.isfinite(self.mean) or self.mean <= 0:
+        if mean is not None and (not np.isfinite(mean) or mean <= 0):
             raise SynthError(f"the {name} law {self.name} has no finite positive mean")
+
+    @cached_property
+    def mean(self) -> float:
+        """The mean of the draws: for a law drawn within a window, a quadrature (25 ms),
+        computed when asked."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return (latent_mean(self.frozen, self.observation) if self.observation
+                    else float(self.frozen.mean()))
+
+    def _positive_window(self) -> bool:
+        """Whether every draw lies in [a, b] with 0 ≤ a and 0 < b < ∞ (the law's support
+        within its observation's window, a grid step wider): their mean is then finite and
+        positive without computing it."""
+        obs = self.observation
+        if obs is None:
+            return False
+        pad = obs.step if obs.kind == "grid" else 0.0
+        low, high = self.frozen.support()
+        a = max(low, -math.inf if obs.lower is None else obs.lower - pad)
+        b = min(high, math.inf if obs.upper is None else obs.upper + pad)
+        return a >= 0 and 0 < b < math.inf
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Values as the model says they were: a think-time law fitted to times recorded on a
