@@ -9,30 +9,40 @@ __all__ = ["stack_distances"]
 
 def stack_distances(codes: np.ndarray, limit: int | None = None) -> np.ndarray:
     """LRU stack distance of each re-reference (first references excluded), on at most
-    ``limit`` requests (None: all) (a Fenwick tree over positions: O(n log n))."""
-    codes = codes[:limit]
-    n = len(codes)
-    tree = np.zeros(n + 1, np.int64)
+    ``limit`` requests (None: all), in the stream's order. The distance of a reference at i
+    whose URL was last referenced at p is the number of distinct URLs in (p, i): the window's
+    i − p − 1 references less those whose own previous reference lies in it too, i.e. less
+    the pairs of consecutive references (a, b) nested in (p, i) (counted for every pair at once:
+    ``_nested``)."""
+    codes = np.asarray(codes)[:limit]
+    order = np.argsort(codes, kind="stable")
+    same = codes[order[1:]] == codes[order[:-1]]
+    after, before = order[1:][same], order[:-1][same]    # a re-reference and the one before
+    by_start = np.argsort(before)
+    nested = np.empty(len(before), np.int64)
+    nested[by_start] = _smaller_after(after[by_start])
+    return ((after - before - 1) - nested)[np.argsort(after)].astype(float)
 
-    def add(i: int, v: int) -> None:
-        i += 1
-        while i <= n:
-            tree[i] += v
-            i += i & -i
 
-    def total(i: int) -> int:          # sum over positions < i
-        s = 0
-        while i > 0:
-            s += tree[i]
-            i -= i & -i
-        return s
-    last: dict[int, int] = {}
-    out = []
-    for i, c in enumerate(codes.tolist()):
-        j = last.get(c)
-        if j is not None:
-            out.append(total(i) - total(j + 1))   # distinct URLs referenced since
-            add(j, -1)
-        add(i, 1)
-        last[c] = i
-    return np.asarray(out, float)
+def _smaller_after(v: np.ndarray) -> np.ndarray:
+    """For each k, #{m > k : v[m] < v[k]} (``v``: distinct non-negative ints), by a bottom-up
+    merge sort in NumPy: at each level, each element of a left block counts the smaller ones
+    of the block beside it (a search in that sorted block), then pairs of blocks are merged
+    (log₂ n levels of vectorised passes instead of a Python loop per element)."""
+    n = len(v)
+    count = np.zeros(n, np.int64)
+    vals, origin = np.asarray(v, np.int64).copy(), np.arange(n)   # sorted within blocks
+    pos = np.arange(n)
+    span = int(vals.max(initial=0)) + 1              # block · span + value: one sorted key
+    size = 1
+    while size < n:
+        block = pos // size
+        left = (block & 1) == 0
+        right_keys = (block * span + vals)[~left]
+        beside = (block[left] + 1) * span
+        count[origin[left]] += (np.searchsorted(right_keys, beside + vals[left])
+                                - np.searchsorted(right_keys, beside))
+        merged = np.argsort((pos // (2 * size)) * span + vals, kind="stable")
+        vals, origin = vals[merged], origin[merged]
+        size *= 2
+    return count
