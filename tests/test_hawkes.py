@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from wagon.fitting.arrivals import arrival_report, arrival_verdict
 from wagon.fitting.hawkes import Hawkes, HawkesStream, fit_hawkes
@@ -77,6 +77,30 @@ def test_the_fit_recovers_known_parameters_within_its_intervals():
         assert [r["parameter"] for r in fit.table()] == ["mu", "eta", "beta"]
         assert "Hawkes: mu" in fit.summary()
     assert sum(covered) >= 8, covered
+
+
+@pytest.mark.parametrize("times", [
+    pytest.param(lambda: _stream(TRUE, 3000, 7), id="hawkes"),
+    pytest.param(lambda: _stream(Hawkes(0.2, 0.3, 0.05), 3000, 8), id="slow-decay"),
+    pytest.param(lambda: np.cumsum(np.random.default_rng(5).exponential(1.0, 2000)),
+                 id="poisson")])
+def test_the_fit_is_the_most_likely_process(times):
+    """The profile search finds a likelihood at least as high as SciPy's L-BFGS-B over
+    (μ, η, β) from a grid of 12 starts (the likelihood itself checked above)."""
+    t = np.sort(times())
+    t -= t[0]
+    span = float(t[-1])
+    fit = fit_hawkes(t)
+    rate = len(t) / span
+
+    def negative(x: np.ndarray) -> float:
+        return -Hawkes(*x).loglik(t, span)
+    starts = [[(1 - eta) * rate, eta, d * rate] for eta in (0.1, 0.5, 0.9)
+              for d in (0.01, 0.3, 10.0, 100.0)]
+    best = min(optimize.minimize(negative, x0, method="L-BFGS-B",
+                                 bounds=[(1e-9, None), (0.0, 0.999999), (1e-9, None)]).fun
+               for x0 in starts)
+    assert fit.loglik >= -best - 1e-6 * abs(best)
 
 
 def test_poisson_processes_are_not_called_clustered():
