@@ -28,21 +28,24 @@ def _smaller_after(v: np.ndarray) -> np.ndarray:
     """For each k, #{m > k : v[m] < v[k]} (``v``: distinct non-negative ints), by a bottom-up
     merge sort in NumPy: at each level, each element of a left block counts the smaller ones
     of the block beside it (a search in that sorted block), then pairs of blocks are merged
-    (log₂ n levels of vectorised passes instead of a Python loop per element)."""
+    (log₂ n levels of vectorised passes instead of a Python loop per element). Positions and
+    values as int32 where they fit, the searched keys as int64: half the memory."""
     n = len(v)
-    count = np.zeros(n, np.int64)
-    vals, origin = np.asarray(v, np.int64).copy(), np.arange(n)   # sorted within blocks
-    pos = np.arange(n)
+    small = np.int32 if max(n, int(np.max(v, initial=0)) + 1) < 2**31 else np.int64
+    count = np.zeros(n, small)
+    vals, origin = np.asarray(v).astype(small), np.arange(n, dtype=small)   # sorted in blocks
+    pos = np.arange(n, dtype=small)
     span = int(vals.max(initial=0)) + 1              # block · span + value: one sorted key
     size = 1
     while size < n:
         block = pos // size
         left = (block & 1) == 0
-        right_keys = (block * span + vals)[~left]
-        beside = (block[left] + 1) * span
+        right_keys = block[~left].astype(np.int64) * span + vals[~left]
+        beside = (block[left] + 1).astype(np.int64) * span
         count[origin[left]] += (np.searchsorted(right_keys, beside + vals[left])
-                                - np.searchsorted(right_keys, beside))
-        merged = np.argsort((pos // (2 * size)) * span + vals, kind="stable")
+                                - np.searchsorted(right_keys, beside)).astype(small)
+        del block, left, right_keys, beside
+        merged = np.argsort((pos // (2 * size)).astype(np.int64) * span + vals, kind="stable")
         vals, origin = vals[merged], origin[merged]
         size *= 2
     return count
