@@ -28,7 +28,9 @@ Poisson once that change is taken out.
 - **Clustered arrivals**: when the verdict is not Poisson, a Hawkes process (``hawkes``) is
   fitted to the starts in operational time (Λ(t): the profile taken out, one arrival a unit on
   average) and judged by time rescaling; it is ``chosen`` (what ``wagon synth`` draws by
-  default) when its AIC is below that of the Poisson process of the same mean rate. Over a
+  default) when its likelihood ratio against the Poisson process of the same mean rate
+  exceeds χ²₂'s 1 % point (``hawkes.CRITICAL_LR``; AIC's rule calls 12–14 % of Poisson
+  streams clustered: the decay fits chance coincidences once η > 0). Over a
   long log it is fitted to the first ``HAWKES_MAX`` starts (4 s; clustering is a matter of
   seconds to hours, and that many starts hold it).
 - **Ties**: starts recorded on a grid (whole seconds, milliseconds...) tie; they are judged as

@@ -104,9 +104,10 @@ def test_the_fit_is_the_most_likely_process(times):
 
 
 def test_poisson_processes_are_not_called_clustered():
-    """AIC prefers the Poisson process to the Hawkes one it nests on Poisson draws."""
+    """The likelihood-ratio rule keeps the Poisson process on Poisson draws (AIC's called
+    12–14 % of them clustered once the fit found the maximum: bench/hawkes_null_bench.py)."""
     calls = [fit_hawkes(np.cumsum(np.random.default_rng(s).exponential(1.0, 2000)))
-             .better_than_poisson for s in range(8)]
+             .better_than_poisson for s in range(20)]
     assert sum(calls) <= 1, calls
 
 
