@@ -37,7 +37,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from scipy import optimize
 
 from .gaps import exponential_a2, ljung_box
@@ -51,11 +50,11 @@ DOMAINS = ("positive", "unit", "positive")          # μ, η, β
 DECAY_GRID = np.geomspace(1e-3, 1e3, 13)
 DECAY_XTOL = 1e-6               # Brent's tolerance on log β
 ETA_ITER = 60                   # safeguarded Newton steps for η, at most
+ETA_GAIN = 1e-12                # η found when a Newton step would gain less log-likelihood
 #: chosen over the Poisson process when 2(ℓ_Hawkes − ℓ_Poisson) exceeds this: χ²₂'s 1 % point
 #: (two parameters more). AIC's rule (> 4) called 12–14 % of Poisson streams clustered, as the
 #: decay is free to fit chance coincidences once η > 0 (bench/hawkes_null_bench.py)
 CRITICAL_LR = 9.21
-ETA_GAIN = 1e-12                # η found when a Newton step would gain less log-likelihood
 BURN_IN = 20.0                  # cluster lifetimes 1/(β(1 − η)) a stream is warmed up over
 
 

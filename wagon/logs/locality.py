@@ -12,8 +12,8 @@ def stack_distances(codes: np.ndarray, limit: int | None = None) -> np.ndarray:
     ``limit`` requests (None: all), in the stream's order. The distance of a reference at i
     whose URL was last referenced at p is the number of distinct URLs in (p, i): the window's
     i − p − 1 references less those whose own previous reference lies in it too, i.e. less
-    the pairs of consecutive references (a, b) nested in (p, i) (counted for every pair at once:
-    ``_nested``)."""
+    the pairs of consecutive references (a, b) nested in (p, i): a > p and b < i, counted for
+    every pair at once (``_smaller_after`` over the pairs ordered by a)."""
     codes = np.asarray(codes)[:limit]
     order = np.argsort(codes, kind="stable")
     same = codes[order[1:]] == codes[order[:-1]]
