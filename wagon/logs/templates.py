@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -44,6 +45,7 @@ KEPT_METHODS = ("POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 #: prefix (NASA, EPA and the sample log: none), a catalogue's items or users' names have
 #: hundreds; below it, a value may be a person's but is then also one of few pages
 DYNAMIC_VALUES = 50
+TEMPLATED_CACHE = 8192                  # URLs whose templates a process keeps (~3 MB)
 _MARK = "{}"                            # a dynamic position in a prefix, before naming
 _EXT = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
@@ -159,9 +161,12 @@ def _query(query: str, names: _Names) -> tuple[str, list[tuple[str, str]]]:
     return "&".join(parts), values
 
 
+@lru_cache(maxsize=TEMPLATED_CACHE)
 def templated(url: str, dynamic: frozenset[str] = frozenset(), keep_query: bool = False
               ) -> tuple[str, list[tuple[str, str]]]:
-    """``url``'s template and the (placeholder, value) pairs it took (module docstring)."""
+    """``url``'s template and the (placeholder, value) pairs it took (module docstring);
+    kept for the URLs met again (a worker's next partition holds most of the site's URLs
+    again, and its referers the same pages). Read-only: the list is shared."""
     if url == TUNNEL or (url.endswith(LONG) and len(url) > MAX_URL_CHARS):
         return template_path(url), []
     path, q, query = url.replace("{", "%7B").replace("}", "%7D").partition("?")
