@@ -30,22 +30,11 @@ def status_shares(site: Site, urls: set[str]) -> dict[str, dict[str, float]]:
     """For each URL of ``urls`` (the model's pages and objects) answered otherwise than with
     content at least once: answer → share of its requests, sorted by URL."""
     rows, out = site.statuses, {}
-    if not len(rows):
-        return out
-    starts = np.array([lo for lo, _ in _groups(rows, 1)])
-    totals = np.add.reduceat(rows[:, 2], starts).tolist()
-    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(rows)]))
-    answers = logged_answers(rows[:, 1])
-    sums: dict[int, dict[str, float]] = {}
-    for at in np.flatnonzero(answers).tolist():       # rows answered otherwise than content
-        g = int(group[at])
-        mine = sums.setdefault(g, {})
-        a = str(int(answers[at]))
-        mine[a] = mine.get(a, 0.0) + int(rows[at, 2]) / float(totals[g])
-    for g, shares in sums.items():
-        url = site.urls[int(rows[starts[g], 0])]
-        if url in urls:
-            out[url] = {a: round(v, 6) for a, v in sorted(shares.items())}
+    answered = logged_answers(rows[:, 1]) != 0       # once for all rows, not once a URL
+    for lo, hi in _groups(rows, 1):
+        url = site.urls[int(rows[lo, 0])]
+        if answered[lo:hi].any() and url in urls:
+            out[url] = _shares(rows[lo:hi, 1], rows[lo:hi, 2])
     return dict(sorted(out.items()))
 
 
