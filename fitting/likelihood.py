@@ -241,8 +241,7 @@ def _grid_draws(frozen, obs, n: int, rng: np.random.Generator) -> tuple[np.ndarr
     values drawn within a step of the window (outside it they are never recorded there), a
     uniform phase, kept when ⌊U + g/step⌋ is in the window."""
     lo, hi = obs.cell_window()
-    near = _truncated(frozen, (lo - 1) * obs.step if math.isfinite(lo) else None,
-                      (hi + 1) * obs.step if math.isfinite(hi) else None)
+    near = _truncated(frozen, *obs.latent_window())
     cells, latent, have = [], [], 0
     for _ in range(1000):
         m = max(2 * (n - have), 64)
@@ -274,16 +273,14 @@ def latent_mean(frozen, obs) -> float:
     if not obs.truncated or ((obs.lower is None or low >= obs.lower)
                              and (obs.upper is None or high <= obs.upper)):
         return float(frozen.mean())
+    a, b = obs.latent_window()
     if obs.kind == "grid":
         lo, hi = (np.array(obs.cell_window()) * obs.step).tolist()
+        a = max(a, float(low))
 
         def keep(g: float) -> float:          # P(lo ≤ ⌊U + g/step⌋·step ≤ hi)
             return float(np.clip(min(g - lo + obs.step, hi + obs.step - g) / obs.step, 0, 1))
-        a, b = max(lo - obs.step, float(frozen.support()[0])), hi + obs.step
     else:
-        a, b = (-math.inf if obs.lower is None else obs.lower,
-                math.inf if obs.upper is None else obs.upper)
-
         def keep(g: float) -> float:
             return 1.0
     points = [p for p in (lo, hi) if a < p < b] or None if obs.kind == "grid" else None

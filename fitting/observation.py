@@ -63,6 +63,16 @@ class Observation:
         hi = math.inf if self.upper is None else math.floor(self.upper / self.step + 1e-9)
         return lo, hi
 
+    def latent_window(self) -> tuple[float, float]:
+        """[a, b] holding every true value whose recording is kept: a grid's first and last
+        possible cells widened by a step (a value is recorded within a step below it),
+        a truncation's bounds; ±inf where unbounded."""
+        if self.kind == "grid":
+            lo, hi = self.cell_window()
+            return (lo - 1) * self.step, (hi + 1) * self.step
+        return (-math.inf if self.lower is None else self.lower,
+                math.inf if self.upper is None else self.upper)
+
     def check(self, x: np.ndarray, name: str = "sample") -> None:
         """ValueError (one line) when values could not have been recorded this way."""
         if self.kind == "counts" and not np.all(x == np.round(x)):

@@ -90,16 +90,13 @@ class _Law:
 
     def _positive_window(self) -> bool:
         """Whether every draw lies in [a, b] with 0 ≤ a and 0 < b < ∞ (the law's support
-        within its observation's window, a grid step wider): their mean is then finite and
-        positive without computing it."""
-        obs = self.observation
-        if obs is None:
+        within its observation's ``latent_window``): their mean is then finite and positive
+        without computing it."""
+        if self.observation is None:
             return False
-        pad = obs.step if obs.kind == "grid" else 0.0
         low, high = self.frozen.support()
-        a = max(low, -math.inf if obs.lower is None else obs.lower - pad)
-        b = min(high, math.inf if obs.upper is None else obs.upper + pad)
-        return a >= 0 and 0 < b < math.inf
+        a, b = self.observation.latent_window()
+        return max(low, a) >= 0 and 0 < min(high, b) < math.inf
 
     def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Values as the model says they were: a think-time law fitted to times recorded on a
