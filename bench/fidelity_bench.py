@@ -21,16 +21,17 @@ before it is multiplied (as ``wagon fit`` spreads a log's grid times): nginx's m
 0.4 s at K = 400, and 0.4-s steps counted in whole seconds alias into burstiness at the finest
 octave (NASA and EPA, 3 seeds each: +0.3 to +0.9 log₂ units at 2 s and acf(1) differing in 6
 of 6, where their exports were −0.5 to −0.05 and differed in none). Each is stopped by its PID
-(``wagon.experiment.servers.start``), whatever happens. K is ``--speedup``, by default the log's
-span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most ``--max-speedup``
-(1,250: netnea's month is then a replay of 35 min): a request and its answer take about a millisecond on loopback, K ms of the model's,
-and the replay's own timing must stay finer than the second its requests are counted in
-(netnea's month in 100 s, K = 26,411: the octaves 2 s–1 h of its replay 0.8–2.7 log₂ units
-low, its think time, acf(1) and Hurst differing; at K = 2,499, 1,056 s: a client's first
-gap 3 s where the export has 1, acf(1) of requests/s 0.345 against the log's 0.296, differing
-in 3 of 3 seeds of an earlier run; at K = 1,250, 2,111 s: the first gap 1 s, acf(1) 0.291,
-its acf 1–10 gap the export's, seed 2 of 2026-11-29); redirects are answers (``--no-follow``: the log holds the requests its clients sent after one), no network is
-emulated (a modeled millisecond is K of the replay's).
+(``wagon.experiment.servers.start``), whatever happens. K is ``--speedup``, by default the
+log's span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most
+``--max-speedup`` (1,250: netnea's month is then a replay of 35 min): a request and its answer
+take about a millisecond on loopback, K ms of the model's, and the replay's own timing must
+stay finer than the second its requests are counted in (netnea's month in 100 s, K = 26,411:
+the octaves 2 s–1 h of its replay 0.8–2.7 log₂ units low, its think time, acf(1) and Hurst
+differing; at K = 2,499, 1,056 s: a client's first gap 3 s where the export has 1, acf(1) of
+requests/s 0.345 against the log's 0.296, differing in 3 of 3 seeds of an earlier run; at K =
+1,250, 2,111 s: the first gap 1 s, acf(1) 0.291, its acf 1–10 gap the export's, seed 2 of
+2026-11-29); redirects are answers (``--no-follow``: the log holds the requests its clients
+sent after one), no network is emulated (a modeled millisecond is K of the replay's).
 
 A log recorded in windows (elastic's: the first minute of every hour) is a sample of its site's
 time. Its model's time is recorded time (the windows end to end), and so is ``wagon compare``'s
