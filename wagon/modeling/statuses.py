@@ -30,11 +30,11 @@ def status_shares(site: Site, urls: set[str]) -> dict[str, dict[str, float]]:
     """For each URL of ``urls`` (the model's pages and objects) answered otherwise than with
     content at least once: answer → share of its requests, sorted by URL."""
     rows, out = site.statuses, {}
-    answered = logged_answers(rows[:, 1]) != 0       # once for all rows, not once a URL
+    answers = logged_answers(rows[:, 1])             # once for all rows, not once a URL
     for lo, hi in _groups(rows, 1):
         url = site.urls[int(rows[lo, 0])]
-        if answered[lo:hi].any() and url in urls:
-            out[url] = _shares(rows[lo:hi, 1], rows[lo:hi, 2])
+        if answers[lo:hi].any() and url in urls:
+            out[url] = _shares(answers[lo:hi], rows[lo:hi, 2])
     return dict(sorted(out.items()))
 
 
@@ -49,10 +49,11 @@ def _groups(rows: np.ndarray, width: int) -> list[tuple[int, int]]:
 
 
 def _shares(answers: np.ndarray, n: np.ndarray) -> dict[str, float]:
-    """Answer (other than content) → share of ``n`` (rows of one key), sorted."""
+    """Answer (``logged_answers``' other than content, 0) → share of ``n`` (rows of one key),
+    sorted."""
     total = float(n.sum())
     out: dict[str, float] = {}
-    for a, k in zip(logged_answers(answers).tolist(), n.tolist()):
+    for a, k in zip(answers.tolist(), n.tolist()):
         if a:
             out[str(a)] = out.get(str(a), 0.0) + k / total
     return {a: round(s, 6) for a, s in sorted(out.items())}
@@ -73,5 +74,6 @@ def move_statuses(site: Site, page_index: dict[int, int]) -> list[dict]:
                                                              and b not in page_index):
                 continue
             out.append({"from": page_index[a], "to": None if b is None else page_index[b],
-                        "moves": int(n.sum()), "statuses": _shares(rows[lo:hi, width], n)})
+                        "moves": int(n.sum()),
+                        "statuses": _shares(logged_answers(rows[lo:hi, width]), n)})
     return sorted(out, key=lambda r: (r["from"], r["to"] is None, r["to"] or 0))
