@@ -241,22 +241,54 @@ def _served_while(server, run) -> tuple[dict, list[tuple[float, int]]]:
         t.join()
 
 
+@contextlib.contextmanager
+def _send_buffer_peak(port: int):
+    """The largest send buffer the kernel grew for the server's connections on ``port`` while the
+    block runs (``ss``'s ``tb``, sampled every 0.05 s): what the server may have handed the kernel
+    that its client has not read yet, so the server logs its request that much early."""
+    peak, stop = [0], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            out = subprocess.run(["ss", "-tmnH", "state", "established", f"sport = :{port}"],
+                                 capture_output=True, text=True).stdout
+            peak[0] = max([peak[0], *map(int, re.findall(r"\btb(\d+)", out))])
+            stop.wait(0.05)
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        t.join()
+
+
+def _felt(took: np.ndarray, transfer: float, rate_kbps: int, sndbuf: int) -> bool:
+    """The server's own request times are the emulated transfer's, less what its send buffer (and
+    the 64 KiB asyncio or nginx may hold above it) still held when it wrote the last byte, and
+    at most 15 % more."""
+    early = (sndbuf + 65_536) / (rate_kbps * 1e3 / 8)
+    return sndbuf > 0 and bool(np.all((took > transfer - early) & (took < 1.15 * transfer)))
+
+
 def test_the_server_is_held_as_long_as_the_emulated_client_downloads(tmp_path):
     """4 MB to clients of 16 Mbit/s and 20 ms (a 2.0 s transfer), three new sessions a second for
-    6 s, HTTP/1.0: nginx's own $request_time is within 15 % of the emulated transfer time, and
+    6 s, HTTP/1.0: nginx's own $request_time is the emulated transfer time (less what the kernel
+    held in its send buffer, seen by ``ss``, up to 15 % more), and
     the connections nginx holds (stub_status) follow Little's law, λ·W = 3/s × 2.02 s."""
     size, rate, rtt, lam, n = 4_000_000, 16_000, 0.020, 3.0, 18
     transfer = size * 8 / (rate * 1e3)
     scenario = write_scenario_file(tmp_path / "b.jsonl", [("/big.bin", size, [])], [],
                                    [f"{rtt * 1e3:g}ms-{rate}kbps/http10x1"],
                                    [(i / lam, 0, [(0, 0.0)]) for i in range(n)])
-    with nginx(big_site(tmp_path, size), tmp_path / "ng") as server:
+    with nginx(big_site(tmp_path, size), tmp_path / "ng") as server, \
+            _send_buffer_peak(server.port) as sndbuf:
         s, samples = _served_while(server, lambda: replay(str(scenario), ReplayOptions(
             target=server.url, results=str(tmp_path / "r.csv"))))
         log = server.access(expect=n)
     assert s["errors"]["total"] == 0 and len(log) == n
     took = np.array([a.request_time for a in log])
-    assert np.all(np.abs(took / transfer - 1) < 0.15), (transfer, took.min(), took.max())
+    assert _felt(took, transfer, rate, sndbuf[0]), (transfer, took.min(), took.max(), sndbuf)
     steady = [a for t, a in samples if transfer + 1.0 < t < n / lam - 0.3]
     assert len(steady) > 20
     little = lam * (rtt + transfer)
@@ -266,8 +298,8 @@ def test_the_server_is_held_as_long_as_the_emulated_client_downloads(tmp_path):
 
 
 def test_the_embedded_server_feels_the_emulated_client(tmp_path):
-    """The same with ``wagon serve --access-log``: its own request time within 15 % (3 MB: a
-    1.5 s transfer)."""
+    """The same with ``wagon serve --access-log``: its own request time (3 MB: a 1.5 s transfer;
+    the send buffer held ~0.3 MB, 0.15 s of it, here and ~0.5 MB on CI once)."""
     size, rate = 3_000_000, 16_000
     transfer = size * 8 / (rate * 1e3)
     site = big_site(tmp_path, size)
@@ -280,7 +312,8 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
         scenario = write_scenario_file(tmp_path / "b.jsonl", [("/big.bin", size, [])], [],
                                        [f"20ms-{rate}kbps/http11"],
                                        [(0.2 * i, 0, [(0, 0.0)]) for i in range(3)])
-        s = replay(str(scenario), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
+        with _send_buffer_peak(port) as sndbuf:
+            s = replay(str(scenario), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
     finally:
         proc.terminate()
         proc.wait(10)
@@ -290,7 +323,7 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
               for line in (tmp_path / "a.log").read_text().splitlines()]
     took = np.array([float(x[5]) for x in logged if x[2] == "/big.bin"])
     assert len(took) == 3 and all(int(x[4]) == size for x in logged)
-    assert np.all(np.abs(took / transfer - 1) < 0.15), (transfer, took)
+    assert _felt(took, transfer, rate, sndbuf[0]), (transfer, took, sndbuf)
 
 
 def test_connect_costs_one_round_trip_and_the_first_byte_two_plus_service(tmp_path):
