@@ -191,10 +191,13 @@ class PacketPath:
         self.close()
 
     def _claim_block(self, device: str) -> None:
-        """The first /17 of CLIENT_RANGE no other path routes, routed to ``device``."""
+        """The first /17 of CLIENT_RANGE no other path routes, routed to ``device`` (with the
+        topology's initial congestion window for the server's connections to the clients)."""
+        cwnd = self.opts.topology.initcwnd if self.opts.topology else None
+        metric = ("initcwnd", str(cwnd)) if cwnd else ()
         for block in CLIENT_RANGE.subnets(new_prefix=BLOCK):
             try:
-                _ip("route", "add", str(block), "dev", device)
+                _ip("route", "add", str(block), "dev", device, *metric)
             except PathError as e:
                 if "File exists" in str(e):
                     continue

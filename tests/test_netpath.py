@@ -119,6 +119,22 @@ def test_reno_through_a_lossy_shared_link_follows_mathis_law():
     assert law / 1.5 < rate < law * 1.5
 
 
+@pytest.mark.parametrize("cwnd", [2, None])
+def test_the_servers_first_flight_is_the_topologys_initcwnd(cwnd):
+    """``[server] initcwnd``: on a 100-ms path of 100 Mbit/s, the bytes the client receives
+    in the first round trip after the first byte (its own clock: the next flight waits for
+    the ACKs, one round trip later) are initcwnd segments — 2 with the topology's route
+    metric, 10 without (Linux's, RFC 6928)."""
+    net = parse_classes("100ms-100000kbps")[0].network
+    server = Sender(40 * MSS)
+    with PacketPath([net], PathOptions(topology=Topology((), {}, cwnd))) as path, \
+            path.inside():
+        marks = download(path.sources().address(0, 0), server.port)
+    first = next(t for t, got in marks if got)
+    flight = max(got for t, got in marks if t < first + net.rtt_ms / 2000)
+    assert flight == (cwnd or 10) * MSS, (cwnd, flight)
+
+
 def test_nginx_feels_a_large_transfer_and_sees_a_client_per_session(tmp_path):
     """nginx's own $request_time for a 1 MiB object over T1-DSL is most of the emulated
     transfer (its send buffer holds the rest, as over a real path); replayed sessions reach it

@@ -204,6 +204,9 @@ def test_a_links_red_reaches_the_relays_queue_in_bytes(tmp_path):
     ('[[link]]\nname = "x"\nrate = "1Mbit"\nclasses = ["lan"]\nqueue_kb = 10\n'
      'red = {min_kb = 5, max_kb = 20}\n', "max_kb: 20 is not a number in"),
     ('[links]\n', "unknown key 'links'"),
+    ('[server]\ninitcwnd = 0\n', "initcwnd is a whole number of segments"),
+    ('[server]\ninitcwnd = 2.5\n', "initcwnd is a whole number of segments"),
+    ('[server]\ninitrwnd = 4\n', r"\[server\] has one key, initcwnd"),
     ('[[link]\n', "not TOML"),
 ])
 def test_a_bad_topology_is_one_line_naming_what(tmp_path, text, says):

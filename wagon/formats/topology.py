@@ -18,6 +18,9 @@ links of the classes whose class or network is NAME); docs/formats.md gives the 
     [access.modem]
     loss = {p = 0.002, r = 0.25, k = 1.0, h = 0.0}
 
+    [server]
+    initcwnd = 2               # segments the server's first flight to a client may hold
+
 A loss is a probability (Bernoulli) or a Gilbert–Elliott chain given as ``p``, ``r`` (and ``k``,
 ``h``: the chances a packet gets through in the good and the bad state, 1 and 0 by default) or
 as ``mean`` and ``burst`` (the simple form: loss only in the bad state, bursts of mean length
@@ -98,10 +101,13 @@ class SharedLink:
 
 @dataclass(frozen=True)
 class Topology:
-    """The shared links, and the access links' losses by class or network name."""
+    """The shared links, the access links' losses by class or network name, and the initial
+    congestion window (segments) of the server's connections to the clients (None: its
+    kernel's)."""
 
     links: tuple[SharedLink, ...]
     access: dict[str, Loss]
+    initcwnd: int | None = None
 
 
 _RATE = re.compile(r"\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*(bit|kbit|mbit|gbit)(?:/s)?\s*", re.I)
@@ -202,10 +208,10 @@ def _link(where: str, t: object) -> SharedLink:
 def read_topology(path: str | os.PathLike) -> Topology:
     """Read and check a topology file; TopologyError (one line) on anything it cannot use."""
     doc = read_toml(path, TopologyError)
-    unknown = set(doc) - {"link", "access"}
+    unknown = set(doc) - {"link", "access", "server"}
     if unknown:
         raise TopologyError(f"{path}: unknown key {sorted(unknown)[0]!r} (the tables: [[link]], "
-                            "[access.NAME])")
+                            "[access.NAME], [server])")
     if not isinstance(doc.get("link", []), list) or not isinstance(doc.get("access", {}), dict):
         raise TopologyError(f"{path}: [[link]] is an array of tables, [access.NAME] tables")
     links = tuple(_link(f"{path}: link {i + 1}", t) for i, t in enumerate(doc.get("link", [])))
@@ -223,4 +229,15 @@ def read_topology(path: str | os.PathLike) -> Topology:
         if not isinstance(t, dict) or set(t) != {"loss"}:
             raise TopologyError(f"{path}: [access.{name}] has one key, loss")
         access[name] = _loss(f"{path}: [access.{name}] loss", t["loss"])
-    return Topology(links, access)
+    return Topology(links, access, _initcwnd(path, doc.get("server", {})))
+
+
+def _initcwnd(path: str | os.PathLike, t: object) -> int | None:
+    """``[server] initcwnd``: whole segments, 1 to 1,000 (the kernel's route metric)."""
+    if not isinstance(t, dict) or set(t) - {"initcwnd"}:
+        raise TopologyError(f"{path}: [server] has one key, initcwnd")
+    n = t.get("initcwnd")
+    if n is not None and (type(n) is not int or not 1 <= n <= 1000):
+        raise TopologyError(f"{path}: [server] initcwnd is a whole number of segments, 1 to "
+                            f"1,000 (got {n!r:.40})")
+    return n
