@@ -302,3 +302,32 @@ def test_s_clients_timeout_is_the_replays_connect_timeout():
     rtt = read_recipe(shipped()["sclient-rtt"])
     assert replay_options(rtt.cells()[0].settings, "http://127.0.0.1/", None).connect_timeout \
         == 10.0
+
+
+def test_iptne_loss_plays_the_papers_site_behind_its_router():
+    """``iptne-loss``'s site is the one Williamson, Simmonds & Arlitt describe (3,000 documents,
+    about 30 MB, median 3,600 bytes, mean 9,963, none over 1.4 MB, hits with a Zipf slope of
+    −0.8 by a least-squares fit of log hits on log rank), and its cells put every one of their
+    four subnetworks' clients behind the one 100 Mbit/s router link of their buffer, from a
+    server whose first flight is 2 segments."""
+    import json
+
+    import numpy as np
+    from wagon.formats.topology import read_topology
+    recipe = read_recipe(shipped()["iptne-loss"])
+    model = json.loads(recipe.resolve("iptne-variable.json").read_text())
+    size = np.array([p["size"] for p in model["site"]["pages"]])
+    hits = np.sort([p["hits"] for p in model["site"]["pages"]])[::-1]
+    assert len(size) == 3000 and abs(size.sum() / 30e6 - 1) < 0.01
+    assert np.median(size) == 3600 and abs(size.mean() - 9963) < 1 and size.max() <= 1.4e6
+    slope = np.polyfit(np.log(np.arange(1, len(hits) + 1)), np.log(hits), 1)[0]
+    assert abs(slope + 0.8) < 0.01, slope
+    queues = set()
+    for cell in recipe.cells():
+        topo = read_topology(str(recipe.resolve(cell.settings["replay"]["topology"])))
+        (link,) = topo.links
+        queues.add(link.down.queue)
+        assert topo.initcwnd == 2                      # a TCP of 2002 (RFC 2581)
+        assert link.up.rate == link.down.rate == 100e6 / 8 and sorted(link.classes) == [
+            f"{r}ms-100000kbps" for r in (2, 4, 6, 8)]
+    assert queues == {3.5e3, 5.5e3, 9.5e3, 64e3}      # 2, 4, 8 kB + the packet on the wire
