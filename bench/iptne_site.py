@@ -7,10 +7,9 @@ The law is SURGE's hybrid (Barford & Crovella 1998): the lognormal up to K, and 
 its remaining mass q = 1 − LN(K) on the Pareto, here conditioned on ending by the paper's
 largest document; μ and σ solved so that the site has the paper's median and mean. The sizes
 are the law's quantiles at (i − ½)/3,000, not random draws, so the site is that law's and no
-seed's. Popularity
-is by rank, hits ∝ rank^−0.8, the ranks in an order drawn apart from the sizes (ProWGen's
-default: no size–popularity correlation). Sessions are 4 clicks (4 requests a persistent
-connection, the paper's Section 5.4), the recipe's closed loop draws no think time.
+seed's. Popularity is by rank, hits ∝ rank^−0.8, the ranks in an order drawn apart from the
+sizes (ProWGen's default: no size–popularity correlation). Sessions are 4 clicks (4 requests a
+persistent connection, the paper's Section 5.4), the recipe's closed loop draws no think time.
 
     python bench/iptne_site.py [--out data/recipes/iptne-variable.json]
 """
@@ -66,11 +65,11 @@ def main() -> None:
             f"bench/iptne_site.py: {N:,} static documents, {size.sum() / 1e6:.1f} MB, median "
             f"{np.median(size):,.0f} bytes, mean {size.mean():,.0f}, largest {size.max():,}; sizes "
             f"the quantiles of SURGE's hybrid law, a lognormal (mu {mu:.3f}, sigma {sigma:.3f}) up "
-            f"to 10,000 bytes and its mass above ({q:.4f}) on a Pareto tail (alpha 1.2, k 10,000) "
-            "ending by the paper's largest document, 1.4 MB; hits by rank, rank^-0.8, the ranks "
-            f"drawn apart from the sizes. A session is {CLICKS} clicks, one document "
-            "each: 4 requests a persistent connection (their Section 5.4); a closed loop draws "
-            "no think time."),
+            f"to {K:,.0f} bytes and its mass above ({q:.4f}) on a Pareto tail (alpha {ALPHA:g}, k "
+            f"{K:,.0f}) ending by the paper's largest document, {LARGEST / 1e6:g} MB; hits by rank, "
+            f"rank^{SLOPE:g}, the ranks drawn apart from the sizes. A session is {CLICKS} clicks, "
+            f"one document each: {CLICKS} requests a persistent connection (their Section 5.4); a "
+            "closed loop draws no think time."),
         "variables": {
             "interarrival": {"best": "exponential", "params": {"scale": 1.0}},
             "clicks": {"best": "geometric", "params": {"p": 1.0, "loc": CLICKS - 1},

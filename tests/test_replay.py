@@ -223,44 +223,39 @@ def test_connections_seen_by_the_server(tmp_path, site_and_scenario, protocol, p
         assert len(starts) == len(same)
 
 
-def _served_while(server, run) -> tuple[dict, list[tuple[float, int]]]:
-    """Run ``run()`` while sampling the server's open connections every 0.1 s."""
+@contextlib.contextmanager
+def _sampled(read, every: float):
+    """``read()`` every ``every`` s on a thread while the block runs: (seconds since the block
+    began, value) pairs, the list growing until the block ends."""
     samples, stop = [], threading.Event()
 
     def sample():
         t0 = time.monotonic()
         while not stop.is_set():
-            samples.append((time.monotonic() - t0, server.active() - 1))   # not the sampler
-            time.sleep(0.1)
+            samples.append((time.monotonic() - t0, read()))
+            stop.wait(every)
     t = threading.Thread(target=sample)
     t.start()
     try:
+        yield samples
+    finally:
+        stop.set()
+        t.join()
+
+
+def _served_while(server, run) -> tuple[dict, list[tuple[float, int]]]:
+    """Run ``run()`` while sampling the server's open connections every 0.1 s."""
+    with _sampled(lambda: server.active() - 1, 0.1) as samples:       # not the sampler
         return run(), samples
-    finally:
-        stop.set()
-        t.join()
 
 
-@contextlib.contextmanager
-def _send_buffer_peak(port: int):
-    """The largest send buffer the kernel grew for the server's connections on ``port`` while the
-    block runs (``ss``'s ``tb``, sampled every 0.05 s): what the server may have handed the kernel
-    that its client has not read yet, so the server logs its request that much early."""
-    peak, stop = [0], threading.Event()
-
-    def sample():
-        while not stop.is_set():
-            out = subprocess.run(["ss", "-tmnH", "state", "established", f"sport = :{port}"],
-                                 capture_output=True, text=True).stdout
-            peak[0] = max([peak[0], *map(int, re.findall(r"\btb(\d+)", out))])
-            stop.wait(0.05)
-    t = threading.Thread(target=sample)
-    t.start()
-    try:
-        yield peak
-    finally:
-        stop.set()
-        t.join()
+def _send_buffer(port: int) -> int:
+    """The largest send buffer the kernel has grown for the server's connections on ``port``
+    (``ss``'s ``tb``): what the server may have handed the kernel that its client has not read
+    yet, so the server logs its request that much early."""
+    out = subprocess.run(["ss", "-tmnH", "state", "established", f"sport = :{port}"],
+                         capture_output=True, text=True).stdout
+    return max(map(int, re.findall(r"\btb(\d+)", out)), default=0)
 
 
 def _felt(took: np.ndarray, transfer: float, rate_kbps: int, sndbuf: int) -> bool:
@@ -282,13 +277,14 @@ def test_the_server_is_held_as_long_as_the_emulated_client_downloads(tmp_path):
                                    [f"{rtt * 1e3:g}ms-{rate}kbps/http10x1"],
                                    [(i / lam, 0, [(0, 0.0)]) for i in range(n)])
     with nginx(big_site(tmp_path, size), tmp_path / "ng") as server, \
-            _send_buffer_peak(server.port) as sndbuf:
+            _sampled(lambda: _send_buffer(server.port), 0.05) as buffers:
         s, samples = _served_while(server, lambda: replay(str(scenario), ReplayOptions(
             target=server.url, results=str(tmp_path / "r.csv"))))
         log = server.access(expect=n)
     assert s["errors"]["total"] == 0 and len(log) == n
     took = np.array([a.request_time for a in log])
-    assert _felt(took, transfer, rate, sndbuf[0]), (transfer, took.min(), took.max(), sndbuf)
+    sndbuf = max(b for _, b in buffers)
+    assert _felt(took, transfer, rate, sndbuf), (transfer, took.min(), took.max(), sndbuf)
     steady = [a for t, a in samples if transfer + 1.0 < t < n / lam - 0.3]
     assert len(steady) > 20
     little = lam * (rtt + transfer)
@@ -312,7 +308,7 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
         scenario = write_scenario_file(tmp_path / "b.jsonl", [("/big.bin", size, [])], [],
                                        [f"20ms-{rate}kbps/http11"],
                                        [(0.2 * i, 0, [(0, 0.0)]) for i in range(3)])
-        with _send_buffer_peak(port) as sndbuf:
+        with _sampled(lambda: _send_buffer(port), 0.05) as buffers:
             s = replay(str(scenario), ReplayOptions(target=f"http://127.0.0.1:{port}/"))
     finally:
         proc.terminate()
@@ -323,7 +319,8 @@ def test_the_embedded_server_feels_the_emulated_client(tmp_path):
               for line in (tmp_path / "a.log").read_text().splitlines()]
     took = np.array([float(x[5]) for x in logged if x[2] == "/big.bin"])
     assert len(took) == 3 and all(int(x[4]) == size for x in logged)
-    assert _felt(took, transfer, rate, sndbuf[0]), (transfer, took, sndbuf)
+    sndbuf = max(b for _, b in buffers)
+    assert _felt(took, transfer, rate, sndbuf), (transfer, took, sndbuf)
 
 
 def test_connect_costs_one_round_trip_and_the_first_byte_two_plus_service(tmp_path):
