@@ -29,7 +29,7 @@ from array import array
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from multiprocessing.connection import wait as wait_any
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -118,6 +118,7 @@ class ReplayOptions:
     queue_ms: float = 200.0                    # packet: each link's queue, in its time
     seed: int = 0                              # packet: the losses' random stream
     topology: str | None = None                # packet: a topology file (formats.topology)
+    topology_links: Mapping[str, Mapping[str, Any]] | None = None  # keys set on its links
     path_block: str | None = None              # packet: the path's client block (set by the
     path_shift: int = 0                        # run) and its classes' spacing
     ca_file: str | None = None                 # HTTPS: the CAs that verify the server
@@ -637,7 +638,7 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
     networks = [c.network for c in sc.classes]
     names = [(c.name, c.network.name) for c in sc.classes]
     path_opts = PathOptions(opts.queue_ms, loss=opts.loss, seed=opts.seed,
-                            topology=_topology(opts.topology, names),
+                            topology=_topology(opts.topology, names, opts.topology_links),
                             beat_s=opts.watchdog / BEATS)
     try:
         with PacketPath(networks, path_opts, names) as net:
@@ -655,13 +656,14 @@ def _replay(path: str, sc: Scenario, opts: ReplayOptions, thresholds: list[Thres
         "class_shift": net.shift, "relay": net.report}})
 
 
-def _topology(path: str | None, names: list[tuple[str, str]]) -> Topology | None:
-    """The topology file at ``path`` (None: none), every name in it one of the scenario's
-    classes or networks (ReplayError: one line)."""
+def _topology(path: str | None, names: list[tuple[str, str]],
+              links: Mapping[str, Mapping[str, Any]] | None) -> Topology | None:
+    """The topology file at ``path`` (None: none) with ``links``' keys set, every name in it
+    one of the scenario's classes or networks (ReplayError: one line)."""
     if path is None:
         return None
     try:
-        topology = read_topology(path)
+        topology = read_topology(path, links)
     except TopologyError as e:
         raise ReplayError(str(e)) from None
     known = {n for pair in names for n in pair}

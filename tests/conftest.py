@@ -48,6 +48,13 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.timed)
 
 
+#: the packet path (``--network packet``) needs root and a TUN device; under CI=true its tests
+#: run, and fail if they cannot
+needs_packet_path = pytest.mark.skipif(
+    not IN_CI and (os.geteuid() != 0 or not os.path.exists("/dev/net/tun")),
+    reason="the packet path needs root and /dev/net/tun")
+
+
 def require_tool(name: str) -> str:
     """The path of an external program; skip without it, except under CI, where it fails."""
     path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")

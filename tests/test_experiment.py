@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from wagon.experiment.recipe import RecipeError, read_recipe, shipped
 from wagon.experiment.servers import NGINX_TEMPLATE
 from wagon.formats.scenario import read_scenario
 
-from .conftest import require_tool
+from .conftest import needs_packet_path, require_tool
 
 TWO_BY_TWO = """
 [experiment]
@@ -117,6 +118,18 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
     ("[experiment]\nname = 'x'\n[workload]\nmodel = 'nowhere.json'\n", "nowhere.json"),
     ("[experiment]\nname = 'x'\n[axes]\n'replay.topology' = ['nowhere.toml']\n",
      "replay.topology: "),
+    ("[experiment]\nname = 'x'\n[axes]\n'topology.router.queue_kb' = [8, 4]\n",
+     "cell topology.router.queue_kb=8: an axis on topology.LINK.KEY needs replay.topology"),
+    ("[experiment]\nname = 'x'\n[axes]\n'topology.queue_kb' = [8, 4]\n",
+     "name it topology.LINK.KEY, KEY one of"),
+    ("[experiment]\nname = 'x'\n[axes]\n'topology.router.classes' = ['lan']\n",
+     "name it topology.LINK.KEY, KEY one of"),
+    ("[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = "
+     "'topologies/iptne-router.toml'\n[axes]\n'topology.route.queue_kb' = [8]\n",
+     "no link named 'route' to set queue_kb of (its links: router)"),
+    ("[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = "
+     "'topologies/iptne-router.toml'\n[axes]\n'topology.router.queue_kb' = [8, 1]\n",
+     "queue_kb: 1 is not a number in [1.5"),
     ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'h2'\n", "cell 0 (the one cell): HTTP/2 in "
      "plain text (h2c) is served by nginx alone"),                  # the default server: wagon
     ("[experiment]\nname = 'x'\n[server]\nkind = 'nginx'\n[workload]\nclasses = "
@@ -130,6 +143,7 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "['nowhere.conf']\n", "cell 0 (server.template=nowhere.conf): server.template "),
 ])
 def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
+    shutil.copytree(shipped()["iptne-loss"].parent / "topologies", tmp_path / "topologies")
     recipe = tmp_path / "r.toml"
     recipe.write_text(text)
     r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])
@@ -304,6 +318,33 @@ def test_s_clients_timeout_is_the_replays_connect_timeout():
         == 10.0
 
 
+@needs_packet_path
+def test_an_axis_on_a_topologys_link_sets_what_the_packets_cross(tmp_path):
+    """An axis on ``topology.x.rate`` plays each cell behind a link of its rate, not the file's
+    100 Mbit/s: by nginx's own log, four closed-loop users asking a 1 KB document get at most
+    400 kbit/s × the run's 4 s (and one answer each in flight) of bodies through at 400 kbit/s,
+    and at 4 Mbit/s at least three times the answers."""
+    require_tool("nginx")
+    (tmp_path / "t.toml").write_text('[[link]]\nname = "x"\nrate = "100Mbit"\n'
+                                     'classes = ["2ms-100000kbps"]\n')
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f"""[experiment]\nname = "link-axis"\nrepetitions = 1\nduration = 3
+drain = 1\npause = 0\n[workload]\nmodel = "{shipped()['iptne-loss'].parent / 'file-1k.json'}"
+classes = "2ms-100000kbps/http11"\nusers = 4\n[server]\nkind = "nginx"\n[replay]
+network = "packet"\ntopology = "t.toml"\n[axes]\n"topology.x.rate" = ["400kbit", "4Mbit"]\n""")
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--out", str(tmp_path / "run"),
+                                  "--quiet"])
+    assert r.exit_code == 0, r.output
+    answers, bodies = [], []
+    for cell in (0, 1):
+        log = [line.split() for line in (tmp_path / "run" / "cells" / f"c{cell:03d}-r0" /
+                                         "server" / "access.log").read_text().splitlines()]
+        answers.append(len(log))
+        bodies.append(sum(int(f[6]) for f in log))            # $body_bytes_sent
+    assert 0 < bodies[0] <= 400e3 / 8 * 4 + 4 * 1024, bodies
+    assert answers[1] >= 3 * answers[0], answers
+
+
 def test_iptne_loss_plays_the_papers_site_behind_its_router():
     """``iptne-loss``'s site is the one Williamson, Simmonds & Arlitt describe (3,000 documents,
     about 30 MB, median 3,600 bytes, mean 9,963, none over 1.4 MB, hits with a Zipf slope of
@@ -324,7 +365,8 @@ def test_iptne_loss_plays_the_papers_site_behind_its_router():
     assert abs(slope + 0.8) < 0.01, slope
     queues = set()
     for cell in recipe.cells():
-        topo = read_topology(str(recipe.resolve(cell.settings["replay"]["topology"])))
+        topo = read_topology(recipe.resolve(cell.settings["replay"]["topology"]),
+                             cell.topology_links)
         (link,) = topo.links
         queues.add(link.down.queue)
         assert topo.initcwnd == 2                      # a TCP of 2002 (RFC 2581)

@@ -25,13 +25,11 @@ from wagon.formats.topology import Direction, SharedLink, Topology
 from wagon.replay import ReplayOptions, replay
 from wagon.replay.netpath import CLIENT_RANGE, PacketPath, PathOptions
 
-from .conftest import IN_CI
+from .conftest import needs_packet_path
 from .servers import (MSS, MTU, Sender, apache, bound_client, download, nginx, steady_rate,
                       write_scenario_file)
 
-pytestmark = pytest.mark.skipif(    # under CI=true they run, and fail if they cannot
-    not IN_CI and (os.geteuid() != 0 or not os.path.exists("/dev/net/tun")),
-    reason="the packet path needs root and /dev/net/tun")
+pytestmark = needs_packet_path
 
 SYN = 60                     # bytes of a SYN and of a SYN-ACK with Linux's options
 

@@ -217,6 +217,33 @@ def test_a_bad_topology_is_one_line_naming_what(tmp_path, text, says):
     assert "\n" not in str(e.value) and str(f) in str(e.value)
 
 
+def test_keys_set_on_a_named_link_replace_the_files(tmp_path):
+    """``links`` (an experiment's axis on topology.LINK.KEY) sets that link's keys in both
+    directions, as if the file said them, and leaves the other links as the file has them."""
+    f = tmp_path / "t.toml"
+    f.write_text('[[link]]\nname = "x"\nrate = "8Mbit"\nclasses = ["lan"]\n'
+                 '[[link]]\nname = "y"\nrate = "2Mbit"\nclasses = ["wan"]\nqueue_kb = 20\n')
+    x, y = read_topology(f, {"x": {"queue_kb": 9.5, "rate": "1Mbit"}}).links
+    for side in (x.up, x.down):
+        assert (side.queue, side.rate) == (9_500, 125_000)
+    assert (y.up.queue, y.up.rate) == (20_000, 250_000)
+
+
+@pytest.mark.parametrize("links, says", [
+    ({"z": {"queue_kb": 8}}, "no link named 'z' to set queue_kb of \\(its links: x\\)"),
+    ({"x": {"name": "w"}}, "link 'x': its name is not a setting"),
+    ({"x": {"queue_kb": 0.5}}, "queue_kb: 0.5 is not a number in"),
+    ({"x": {"rate": 3}}, "not a rate"),
+    ({"x": {"colour": "red"}}, "unknown key 'colour'"),
+])
+def test_a_bad_key_set_on_a_link_is_one_line_naming_what(tmp_path, links, says):
+    f = tmp_path / "t.toml"
+    f.write_text('[[link]]\nname = "x"\nrate = "8Mbit"\nclasses = ["lan"]\n')
+    with pytest.raises(TopologyError, match=says) as e:
+        read_topology(f, links)
+    assert "\n" not in str(e.value) and str(f) in str(e.value)
+
+
 def test_a_topology_needs_the_packet_path_and_names_the_scenarios_classes(tmp_path):
     """--topology without --network packet, and a file naming a class the scenario lacks, are
     one line each (ReplayError: exit status 2) before anything is played."""
@@ -227,5 +254,5 @@ def test_a_topology_needs_the_packet_path_and_names_the_scenarios_classes(tmp_pa
     with pytest.raises(ReplayError, match="--topology needs --network packet"):
         check_network(ReplayOptions(target="http://127.0.0.1:1/", topology=str(f)))
     with pytest.raises(ReplayError, match="'modem' is none of the scenario's classes"):
-        _topology(str(f), [("t1-dsl/http11", "t1-dsl")])
-    assert _topology(str(f), [("modem/http10x4", "modem")]).links[0].name == "x"
+        _topology(str(f), [("t1-dsl/http11", "t1-dsl")], None)
+    assert _topology(str(f), [("modem/http10x4", "modem")], None).links[0].name == "x"

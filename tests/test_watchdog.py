@@ -25,16 +25,13 @@ from wagon import read_results
 from wagon.cli import main
 from wagon.replay.watchdog import Watched, _lagging
 
-from .conftest import IN_CI
+from .conftest import needs_packet_path
 from .procs import alive, children, cmdline
 from .servers import nginx
 from .test_netpath import _namespaces, _relay_of
 from .test_replay import sessions_whole, site_and_scenario  # noqa: F401 (a fixture)
 
 BOUND = 1.0
-needs_root = pytest.mark.skipif(
-    not IN_CI and (os.geteuid() != 0 or not os.path.exists("/dev/net/tun")),
-    reason="the packet path needs root and /dev/net/tun")
 
 
 def _start(scenario, server, results, *extra: str, bound: float = BOUND) -> subprocess.Popen:
@@ -154,7 +151,7 @@ def test_a_lost_parent_leaves_nothing_and_wagon_recover_settles(tmp_path, site_a
     assert summary["requests"]["ok"] <= len(served)
 
 
-@needs_root
+@needs_packet_path
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP])
 def test_a_lost_relay_stops_the_run_at_once_and_leaves_no_namespace(tmp_path,
                                                                     site_and_scenario, sig):
@@ -181,7 +178,7 @@ def test_a_lost_relay_stops_the_run_at_once_and_leaves_no_namespace(tmp_path,
     assert _gone_soon([relay]) == [] and inside not in _namespaces() - before
 
 
-@needs_root
+@needs_packet_path
 def test_a_lagging_relay_stops_the_run_with_its_reason(tmp_path, site_and_scenario):
     """The packet relay kept alive but behind its schedule (the test stops it 150 ms of every
     200: the packets due meanwhile on 90-ms WAN paths go out up to 150 ms late): its

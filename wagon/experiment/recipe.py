@@ -10,7 +10,8 @@ A recipe has these tables (docs/experiments.md shows whole recipes)::
     [replay]      network, protocol, workers, emulation, warmup, loss, topology (a file,
                   relative to the recipe's folder: shared links, Gilbert–Elliott losses),
                   connect_timeout (S-Client's T)
-    [axes]        "TABLE.KEY" = [values …]: every combination is a cell
+    [axes]        "TABLE.KEY" = [values …]: every combination is a cell; "topology.LINK.KEY"
+                  sets KEY (queue_kb, rate, …) of replay.topology's link LINK
     [[plot]]      x, y (a measure or a list), series, title, logx, logy: a figure of the table
 
 Every value an axis names must be settable in its table: an axis on ``server.KeepAliveTimeout``
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.kind import wrong_kind
-from ..formats.topology import TopologyError, read_topology
+from ..formats.topology import LINK_KEYS, TopologyError, read_topology
 from ..formats.limits import (MAX_PAGES, MAX_RATE, MAX_RUN_S, MAX_USERS, MAX_WORKERS,
                               SPEEDUP)
 from ..source import read_toml
@@ -89,6 +90,15 @@ class Cell:
     index: int
     axes: dict[str, Any]                    # "table.key" → this cell's value
     settings: dict[str, dict[str, Any]]     # table → key → value (server: kind, template, …)
+
+    @property
+    def topology_links(self) -> dict[str, dict[str, Any]]:
+        """What the cell's axes set on its topology's links: link name → key → value."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, value in self.settings["topology"].items():
+            link, key = name.rsplit(".", 1)
+            out.setdefault(link, {})[key] = value
+        return out
 
     @property
     def label(self) -> str:
@@ -162,6 +172,7 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
     if not tables["experiment"].get("name"):
         raise RecipeError(f"{path}: [experiment] needs a name")
     tables["server"] = _server(path, doc.get("server", {}))
+    tables["topology"] = {}                 # set by axes on "topology.LINK.KEY" only
     for m in tables["experiment"]["measures"]:
         if m not in MEASURE_GROUPS:
             raise RecipeError(f"{path}: [experiment] measures: unknown {m!r} (the measures: "
@@ -181,9 +192,12 @@ def read_recipe(path: str | os.PathLike) -> Recipe:
         except ServerError as e:
             raise RecipeError(f"{path}: [server] {e}") from None
         topology = cell.settings["replay"]["topology"]
+        if cell.topology_links and not topology:
+            raise RecipeError(f"{path}: cell {cell.label}: an axis on topology.LINK.KEY needs "
+                              "replay.topology, the file whose link it sets")
         if topology:
             try:
-                read_topology(recipe.resolve(topology))
+                read_topology(recipe.resolve(topology), cell.topology_links)
             except TopologyError as e:
                 raise RecipeError(f"{path}: replay.topology: {e}") from None
         w, run = cell.settings["workload"], cell.settings["experiment"]
@@ -251,18 +265,22 @@ def _axes(path: Path, given: Any, tables: dict) -> dict[str, list]:
             raise RecipeError(f"{path}: [axes] {name}: quote the axis' name, as "
                               f"\"{name}.{next(iter(values), 'KEY')}\" = [...]")
         table, _, key = name.partition(".")
-        if table not in (*TABLES, "server") or not key:
+        if table not in (*TABLES, "server", "topology") or not key:
             raise RecipeError(f"{path}: axis {name!r}: name it TABLE.KEY, TABLE one of "
-                              f"{', '.join((*TABLES, 'server'))}")
+                              f"{', '.join((*TABLES, 'server'))}, or topology.LINK.KEY")
         if table in TABLES and key not in TABLES[table]:
             raise RecipeError(f"{path}: axis {name!r}: [{table}] has no key {key!r}")
+        if table == "topology" and ("." not in key or key.rsplit(".", 1)[1] not in
+                                    LINK_KEYS - {"name", "classes"}):
+            raise RecipeError(f"{path}: axis {name!r}: name it topology.LINK.KEY, KEY one of "
+                              f"{', '.join(sorted(LINK_KEYS - {'name', 'classes'}))}")
         if key == "name" or table == "experiment" and key in ("repetitions", "measures"):
             raise RecipeError(f"{path}: axis {name!r}: not a setting of a cell")
         if not isinstance(values, list) or not values:
             raise RecipeError(f"{path}: axis {name!r}: give a list of one or more values")
         if len({repr(v) for v in values}) != len(values):
             raise RecipeError(f"{path}: axis {name!r}: a value is repeated")
-        spec = TABLES.get(table, SERVER_KEYS).get(key)
+        spec = TABLES.get(table, SERVER_KEYS if table == "server" else {}).get(key)
         for v in values:
             if spec is not None:
                 _check_type(path, name, v, spec[0])

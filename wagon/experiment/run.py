@@ -199,7 +199,8 @@ def play(recipe: Recipe, run: Run, sites: dict[tuple, Path], out: Path) -> dict:
                            pid=server.pid) as sampler:
             summary = replay(str(scenario), replace(
                 replay_options(s, server.url, str(run.folder / "results.csv"), run.seed),
-                topology=str(recipe.resolve(r["topology"])) if r["topology"] else None))
+                topology=str(recipe.resolve(r["topology"])) if r["topology"] else None,
+                topology_links=run.cell.topology_links))
         sampler.write_csv(run.folder / "status.csv")
         status = sampler.summary(server.capacity)
         logged = _lines(server.access_log)

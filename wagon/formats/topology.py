@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..source import read_toml
@@ -205,8 +206,11 @@ def _link(where: str, t: object) -> SharedLink:
                       Direction(down, queue, delay, loss, red), tuple(classes), share)
 
 
-def read_topology(path: str | os.PathLike) -> Topology:
-    """Read and check a topology file; TopologyError (one line) on anything it cannot use."""
+def read_topology(path: str | os.PathLike,
+                  links: Mapping[str, Mapping[str, object]] | None = None) -> Topology:
+    """Read and check a topology file; TopologyError (one line) on anything it cannot use.
+    ``links``: keys of named links that replace the file's (an experiment's axis on
+    ``topology.LINK.KEY``: one file, its queue or rate varied), checked as the file's are."""
     doc = read_toml(path, TopologyError)
     unknown = set(doc) - {"link", "access", "server"}
     if unknown:
@@ -214,7 +218,8 @@ def read_topology(path: str | os.PathLike) -> Topology:
                             "[access.NAME], [server])")
     if not isinstance(doc.get("link", []), list) or not isinstance(doc.get("access", {}), dict):
         raise TopologyError(f"{path}: [[link]] is an array of tables, [access.NAME] tables")
-    links = tuple(_link(f"{path}: link {i + 1}", t) for i, t in enumerate(doc.get("link", [])))
+    tables = _set_links(path, doc.get("link", []), links or {})
+    links = tuple(_link(f"{path}: link {i + 1}", t) for i, t in enumerate(tables))
     names = [link.name for link in links]
     if len(set(names)) < len(names):
         raise TopologyError(f"{path}: two links named {max(names, key=names.count)!r}")
@@ -230,6 +235,21 @@ def read_topology(path: str | os.PathLike) -> Topology:
             raise TopologyError(f"{path}: [access.{name}] has one key, loss")
         access[name] = _loss(f"{path}: [access.{name}] loss", t["loss"])
     return Topology(links, access, _initcwnd(path, doc.get("server", {})))
+
+
+def _set_links(path: str | os.PathLike, tables: list,
+               links: Mapping[str, Mapping[str, object]]) -> list:
+    """The file's [[link]] tables with the keys ``links`` sets by link name put in."""
+    names = [t.get("name") if isinstance(t, dict) else None for t in tables]
+    for name, keys in links.items():
+        if name not in names:
+            raise TopologyError(f"{path}: no link named {name!r} to set "
+                                f"{', '.join(keys)} of (its links: "
+                                f"{', '.join(map(str, names)) or 'none'})")
+        if "name" in keys:
+            raise TopologyError(f"{path}: link {name!r}: its name is not a setting")
+    return [{**t, **links[n]} if isinstance(n, str) and n in links else t
+            for t, n in zip(tables, names)]
 
 
 def _initcwnd(path: str | os.PathLike, t: object) -> int | None:
