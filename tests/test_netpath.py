@@ -39,14 +39,15 @@ WAGON = ["modem", "t1-dsl", "wan", "satellite"]
 
 def test_a_round_trip_is_the_class_rtt_within_a_millisecond():
     """A TCP connect (as tcping) on an idle path, for each of WAGON's classes at once (each
-    client its own path): the RTT, the SYN up and the SYN-ACK down; the best of eight, as ping's
-    minimum (the machine is shared: a late wake-up only adds)."""
+    client its own path): the RTT, the SYN up and the SYN-ACK down; the best of 24, as ping's
+    minimum (the machine is shared: a late wake-up only adds; on a virtual machine whose
+    wake-ups from idle run 0.3-1 ms late the best of 8 missed by up to 0.3 ms)."""
     nets = [NETWORKS[name] for name in WAGON]
     server = Sender()
 
     def best(k: int) -> float:
         times = []
-        for i in range(8):
+        for i in range(24):
             s = bound_client(pool.address(i, k))
             t = time.perf_counter()
             s.connect(("127.0.0.1", server.port))
