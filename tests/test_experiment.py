@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +19,9 @@ from wagon.experiment.servers import NGINX_TEMPLATE
 from wagon.formats.scenario import read_scenario
 
 from .conftest import needs_packet_path, require_tool
+
+#: the topology file iptne-loss ships (a recipe in a test's folder names it by its full path)
+ROUTER = shipped()["iptne-loss"].parent / "topologies" / "iptne-router.toml"
 
 TWO_BY_TWO = """
 [experiment]
@@ -124,11 +126,11 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "name it topology.LINK.KEY, KEY one of"),
     ("[experiment]\nname = 'x'\n[axes]\n'topology.router.classes' = ['lan']\n",
      "name it topology.LINK.KEY, KEY one of"),
-    ("[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = "
-     "'topologies/iptne-router.toml'\n[axes]\n'topology.route.queue_kb' = [8]\n",
+    (f"[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = '{ROUTER}'\n"
+     "[axes]\n'topology.route.queue_kb' = [8]\n",
      "no link named 'route' to set queue_kb of (its links: router)"),
-    ("[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = "
-     "'topologies/iptne-router.toml'\n[axes]\n'topology.router.queue_kb' = [8, 1]\n",
+    (f"[experiment]\nname = 'x'\n[replay]\nnetwork = 'packet'\ntopology = '{ROUTER}'\n"
+     "[axes]\n'topology.router.queue_kb' = [8, 1]\n",
      "queue_kb: 1 is not a number in [1.5"),
     ("[experiment]\nname = 'x'\n[replay]\nprotocol = 'h2'\n", "cell 0 (the one cell): HTTP/2 in "
      "plain text (h2c) is served by nginx alone"),                  # the default server: wagon
@@ -143,7 +145,6 @@ def test_a_two_by_two_recipe_plays_each_cell_against_its_own_server(tmp_path):
      "['nowhere.conf']\n", "cell 0 (server.template=nowhere.conf): server.template "),
 ])
 def test_a_recipe_wagon_cannot_run_is_one_line(tmp_path, text, message):
-    shutil.copytree(shipped()["iptne-loss"].parent / "topologies", tmp_path / "topologies")
     recipe = tmp_path / "r.toml"
     recipe.write_text(text)
     r = CliRunner().invoke(main, ["experiment", str(recipe), "--dry-run"])

@@ -71,6 +71,8 @@ POSITIVE = {"experiment.repetitions", "experiment.duration", "experiment.hurst_b
 NOT_NEGATIVE = {"experiment.seed", "experiment.drain", "experiment.pause", "replay.warmup",
                 "replay.loss", "workload.users"}
 MAX_CELLS = 10_000
+#: the keys of a topology's link an axis "topology.LINK.KEY" may set (one value a cell)
+AXIS_LINK_KEYS = LINK_KEYS - {"name", "classes"}
 CHOICES = {"workload.arrivals": ARRIVALS, "replay.network": NETWORK_MODES}
 #: the highest value of a number (docs/experiments.md; ``formats.limits``)
 AT_MOST = {"experiment.repetitions": MAX_CELLS, "experiment.seed": 2**63 - 1,
@@ -270,10 +272,10 @@ def _axes(path: Path, given: Any, tables: dict) -> dict[str, list]:
                               f"{', '.join((*TABLES, 'server'))}, or topology.LINK.KEY")
         if table in TABLES and key not in TABLES[table]:
             raise RecipeError(f"{path}: axis {name!r}: [{table}] has no key {key!r}")
-        if table == "topology" and ("." not in key or key.rsplit(".", 1)[1] not in
-                                    LINK_KEYS - {"name", "classes"}):
+        if table == "topology" and ("." not in key or
+                                    key.rsplit(".", 1)[1] not in AXIS_LINK_KEYS):
             raise RecipeError(f"{path}: axis {name!r}: name it topology.LINK.KEY, KEY one of "
-                              f"{', '.join(sorted(LINK_KEYS - {'name', 'classes'}))}")
+                              f"{', '.join(sorted(AXIS_LINK_KEYS))}")
         if key == "name" or table == "experiment" and key in ("repetitions", "measures"):
             raise RecipeError(f"{path}: axis {name!r}: not a setting of a cell")
         if not isinstance(values, list) or not values:

@@ -207,9 +207,9 @@ def _link(where: str, t: object) -> SharedLink:
 
 
 def read_topology(path: str | os.PathLike,
-                  links: Mapping[str, Mapping[str, object]] | None = None) -> Topology:
+                  link_keys: Mapping[str, Mapping[str, object]] | None = None) -> Topology:
     """Read and check a topology file; TopologyError (one line) on anything it cannot use.
-    ``links``: keys of named links that replace the file's (an experiment's axis on
+    ``link_keys``: keys of named links that replace the file's (an experiment's axis on
     ``topology.LINK.KEY``: one file, its queue or rate varied), checked as the file's are."""
     doc = read_toml(path, TopologyError)
     unknown = set(doc) - {"link", "access", "server"}
@@ -218,7 +218,7 @@ def read_topology(path: str | os.PathLike,
                             "[access.NAME], [server])")
     if not isinstance(doc.get("link", []), list) or not isinstance(doc.get("access", {}), dict):
         raise TopologyError(f"{path}: [[link]] is an array of tables, [access.NAME] tables")
-    tables = _set_links(path, doc.get("link", []), links or {})
+    tables = _set_links(path, doc.get("link", []), link_keys or {})
     links = tuple(_link(f"{path}: link {i + 1}", t) for i, t in enumerate(tables))
     names = [link.name for link in links]
     if len(set(names)) < len(names):
