@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -244,6 +245,49 @@ def test_a_stopped_experiment_leaves_no_server_running(tmp_path, sig, status):
         assert not table.exists()
 
 
+def test_a_results_row_the_format_refuses_stops_its_run_and_the_cells_go_on(tmp_path,
+                                                                             monkeypatch):
+    """A run whose requests file has a row ``read_results`` refuses (here: one answer's last
+    byte put before its first, as unordered kernel timestamps once made them) is a row of the
+    table, stopped ``results_refused`` with the reader's line, counted stopped per cell and on
+    the console; the next cell is played and measured (it was: the reader's error ended the
+    experiment, that cell's row and every later one lost)."""
+    from wagon.experiment import run as runner
+    real = runner.replay
+
+    def replay_then_spoil_cell_0(scenario, options):
+        summary = real(scenario, options)
+        if "c000-r0" in options.results:
+            path = Path(options.results)
+            with open(path, newline="") as f:
+                rows = list(csv.reader(f))
+            head = rows[0]
+            start, first = head.index("start"), head.index("first_byte")
+            row = next(r for r in rows[1:] if r[head.index("error")] == "")
+            row[head.index("last_byte")] = repr((float(row[start]) + float(row[first])) / 2)
+            with open(path, "w", newline="") as f:
+                csv.writer(f, lineterminator="\n").writerows(rows)
+        return summary
+
+    monkeypatch.setattr(runner, "replay", replay_then_spoil_cell_0)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(TWO_BY_TWO.replace('"server.kind" = ["wagon", "nginx"]\n', ""))
+    r = CliRunner().invoke(main, ["experiment", str(recipe), "--out", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    rows = _table(tmp_path / "run" / "table.csv")
+    assert [x["replay.protocol"] for x in rows] == ["http10x1", "http11"]
+    spoiled, played = rows
+    assert spoiled["stopped_by"] == "results_refused"
+    assert "c000-r0/results.csv:" in spoiled["stopped_why"]
+    assert "last_byte must not be before first_byte" in spoiled["stopped_why"]
+    assert spoiled["page_finished"] == spoiled["requests_ok"] == ""      # nothing read
+    assert int(spoiled["sessions"]) > 0 and spoiled["generator_lagged"] in ("True", "False")
+    assert played["stopped_by"] == "" and int(played["page_finished"]) > 0
+    assert [x["stopped"] for x in _table(tmp_path / "run" / "summary.csv")] == ["1", "0"]
+    assert "cell 0 rep 0: pages - done" in r.output and "STOPPED (results_refused: " in r.output
+    assert "2 runs;" in r.output and "; 1 stopped early" in r.output
+
+
 def test_a_plot_point_is_the_mean_of_the_repetitions_with_its_t_interval():
     from scipy import stats
     from wagon.report.experiment import series
@@ -351,7 +395,7 @@ def test_iptne_loss_plays_the_papers_site_behind_its_router():
     about 30 MB, median 3,600 bytes, mean 9,963, none over 1.4 MB, hits with a Zipf slope of
     −0.8 by a least-squares fit of log hits on log rank), and its cells put every one of their
     four subnetworks' clients behind the one 100 Mbit/s router link of their buffer, from a
-    server whose first flight is 2 segments."""
+    server whose first flight is 2 segments of 536 bytes."""
     import json
 
     import numpy as np
@@ -371,6 +415,7 @@ def test_iptne_loss_plays_the_papers_site_behind_its_router():
         (link,) = topo.links
         queues.add(link.down.queue)
         assert topo.initcwnd == 2                      # a TCP of 2002 (RFC 2581)
+        assert topo.mss == 536                         # IP-TNE's clients' (their Section 4.1)
         assert link.up.rate == link.down.rate == 100e6 / 8 and sorted(link.classes) == [
             f"{r}ms-100000kbps" for r in (2, 4, 6, 8)]
     assert queues == {3.5e3, 5.5e3, 9.5e3, 64e3}      # 2, 4, 8 kB + the packet on the wire

@@ -54,7 +54,11 @@ def row_text(row: dict) -> str:
     """One run's line: the page response time (censored), requests, server, generator."""
     def num(key: str, fmt: str) -> str:
         return _text(row.get(key), fmt)
+    from ..experiment.summary import stopped_early  # lazy: SciPy (loaded by then)
     flag = "  GENERATOR LAGGED" if row.get("generator_lagged") else ""
+    if stopped_early(row):
+        why = row.get("stopped_why")
+        flag += f"  STOPPED ({row['stopped_by']}" + (f": {why})" if why else ")")
     return (f"cell {row['cell']} rep {row['repetition']}: pages {num('page_finished', 'd')} "
             f"done, {num('page_cut', 'd')} cut; page time mean {num('page_mean_with_cut_s', '.2f')}"
             f" s (done only {num('page_mean_finished_s', '.2f')}), KM median "
@@ -160,14 +164,17 @@ def command(recipe, out, cells_text, repetitions, dry_run, quiet) -> None:
         for why in skipped:
             click.echo(f"wagon: {why} (its columns: table.csv's header)", err=True)
     click.echo(table_text(rows, list(r.axes)))
-    from ..experiment.summary import differences, summarise  # lazy: SciPy
+    from ..experiment.summary import differences, stopped_early, summarise  # lazy: SciPy
     summaries = summarise(rows, list(r.axes))
     click.echo("\nper cell: mean [95 % interval, Student t]\n" + summary_text(summaries,
                                                                           list(r.axes)))
     for line in differences(summaries, [k for k, _, fmt in SHOWN if fmt]):
         click.echo(line)
     lagged = sum(bool(row.get("generator_lagged")) for row in rows)
+    stopped = sum(stopped_early(row) for row in rows)
     click.echo(f"{len(rows)} runs; table: {folder / 'table.csv'}, per cell: "
                f"{folder / 'summary.csv'}" + (
         f"; {lagged} lagged: the generator, not only the server, slowed them (its warning is "
-        "in the table)" if lagged else ""))
+        "in the table)" if lagged else "") + (
+        f"; {stopped} stopped early (why: the table's stopped_by and stopped_why)"
+        if stopped else ""))

@@ -31,7 +31,7 @@ from ..analysis.selfsim import hurst_report
 from ..formats.atomic import atomic_write
 from ..formats.classes import ClassError
 from ..formats.model import ModelError, load_model
-from ..formats.results import measured, pages_path, read_results
+from ..formats.results import ResultsError, measured, pages_path, read_results
 from ..formats.site import build_site
 from ..replay import ReplayError, ReplayOptions, replay
 from ..replay.events import IN_FLIGHT, NOT_STARTED, UNFINISHED
@@ -43,7 +43,7 @@ from .closed import clicks_needed, closed_loop
 from .recipe import Cell, Recipe, RecipeError
 from .servers import has_placeholder, start
 from .status import StatusSampler
-from .summary import summarise
+from .summary import stopped_early, summarise
 
 __all__ = ["run_experiment", "check_cells", "generator", "Run", "Interrupted", "LAG_FLAG_MS"]
 
@@ -57,6 +57,9 @@ class Interrupted(Exception):
 #: packet relay put out its packets later than this at the 99th percentile (a path's delay
 #: grown by the relay's own, every client's)
 LAG_FLAG_MS = 10.0
+#: ``stopped_by`` of a run whose results file has a row the format refuses (``read_results``'s
+#: one line in ``stopped_why``): the run is in the table without the measures read from it
+RESULTS_REFUSED = "results_refused"
 #: seconds between status samples, and the longest a status page may take (on loopback it
 #: takes about a millisecond; an Apache that keeps it waiting has no worker free)
 STATUS_EVERY = 0.25
@@ -233,12 +236,14 @@ def measure(results: Path, summary: dict, status: dict, logged: int | None,
                            "stopped_by": summary.get("stopped_by", ""),
                            "stopped_why": "; ".join(f"{p['name']} lost: {p['cause']}" for p in
                                                     summary.get("dead_processes", []))}
-    req = read_results(results)
-    run_file = req.attrs["run"]
-    req = req[measured(req, run_file)]
+    try:
+        req, pages = _results(results, "pages" in groups)
+    except ResultsError as err:   # a row the format refuses: this run's row says which (a
+        if not stopped_early(row):  # stop of its own, a signal, a lost relay, stays), and the
+            row["stopped_by"] = RESULTS_REFUSED                     # cells go on
+        row["stopped_why"] = "; ".join(filter(None, (row["stopped_why"], str(err))))
+        groups = [g for g in groups if g in ("server", "generator")]
     if "pages" in groups:
-        pages = read_results(pages_path(results))
-        pages = pages[measured(pages, run_file)]
         row.update(_flat("page_", page_times(pages, summary["duration_s"], req).summary()))
     if "requests" in groups:
         ok = req[req["error"] == ""]
@@ -259,6 +264,18 @@ def measure(results: Path, summary: dict, status: dict, logged: int | None,
     if "hurst" in groups:
         row.update(hurst(req["start"].dropna().to_numpy(), hurst_bin, window))
     return row
+
+
+def _results(results: Path, pages: bool) -> tuple[Any, Any]:
+    """The run's requests and (``pages``) pages in its measured window; ResultsError when a
+    file or a row of it is refused."""
+    req = read_results(results)
+    run_file = req.attrs["run"]
+    req = req[measured(req, run_file)]
+    if not pages:
+        return req, None
+    page_rows = read_results(pages_path(results))
+    return req, page_rows[measured(page_rows, run_file)]
 
 
 def path_columns(network: dict | None) -> dict[str, Any]:

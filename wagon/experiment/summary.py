@@ -34,6 +34,12 @@ def _numeric(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def stopped_early(row: dict) -> bool:
+    """Did the run stop before its end (a signal, a lost process, a lagging relay, refused
+    results), not at its time limit or the end of its arrivals?"""
+    return row.get("stopped_by") not in (None, "", "max_time", "duration")
+
+
 def summarise(rows: list[dict], axes: Sequence[str]) -> list[dict]:
     """Per cell (in the rows' order): its axes, ``repetitions`` (the runs), ``lagged`` (how many
     the generator flagged), ``stopped`` (how many stopped early), and per numeric measure
@@ -48,9 +54,7 @@ def summarise(rows: list[dict], axes: Sequence[str]) -> list[dict]:
                                    **{a: first[a] for a in axes}, "server": first["server"],
                                    "repetitions": len(runs),
                                    "lagged": sum(bool(r.get("generator_lagged")) for r in runs),
-                                   "stopped": sum(bool(r.get("stopped_by")) and r["stopped_by"]
-                                                  not in ("max_time", "duration")
-                                                  for r in runs)}
+                                   "stopped": sum(stopped_early(r) for r in runs)}
         names = dict.fromkeys(k for r in runs for k, v in r.items()
                               if k not in IDENTITY and k not in axes and _numeric(v))
         for name in names:
