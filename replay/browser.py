@@ -801,19 +801,21 @@ class Client:
             fn(visit)
 
     # ---- the run stops -----------------------------------------------------------------------
-    def abandon(self) -> list[Call]:
-        """The run stopped: what was issued ends ``in_flight`` (settled now), what was not
-        ``not_started``; the page in progress ends now; the connections close. Returns the
+    def abandon(self, at: float | None = None) -> list[Call]:
+        """The run stopped at ``at`` (None: now): what was issued ends ``in_flight``, settled at
+        the stop (at its start if it began later, when the loop reached this session after
+        the stop: a loaded loop ends 256 sessions over a second), what was not
+        ``not_started``; the page in progress ends then; the connections close. Returns the
         requests so settled, which ``record_stop`` records when the loop has the time."""
-        now = clock()
+        stop = clock() if at is None else at
         for c in self.open:
             if c.start is not None:
-                c.error, c.last_byte = IN_FLIGHT, now
+                c.error, c.last_byte = IN_FLIGHT, max(stop, c.start)
             else:
                 c.error = NOT_STARTED
         cut, self.open = list(self.open), {}
         if self.visit_now is not None:
-            self.visit_now.done = now
+            self.visit_now.done = max(stop, self.visit_now.start)
         self.close()
         return cut
 

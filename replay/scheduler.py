@@ -186,7 +186,7 @@ class Scheduler:
                 previous_done = visit.done if visit.done is not None else clock()
             completed = True
         except asyncio.CancelledError:
-            self.unplayed.append((client, client.abandon(),
+            self.unplayed.append((client, client.abandon(self.stop_at),
                                   [(page, s.view(k), s.own_url(k))
                                    for k, (page, _) in enumerate(s.clicks) if k >= begun]))
             raise

@@ -484,7 +484,10 @@ def test_a_slow_transfer_is_never_a_timeout_but_the_request_cap_is_one(tmp_path)
 def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     """Stopped at --max-time: every session due by then has a row for each of its requests
     (done, in flight, or not started); sessions due after it have none; what nginx answered is
-    in the file as done or in flight. Pages in flight count with their time so far."""
+    in the file as done or in flight. Pages in flight count with their time so far, and what
+    was in flight ends at the stop itself, however late the loop reached its session (it ended
+    when the session was cancelled: under a lagging loop 256 sessions' rows ran 1.1 s past the
+    run's end, which the reader refuses)."""
     site = big_site(tmp_path, 400_000)
     (site / "p.html").write_bytes(b"p" * 2000)
     pages = [("/p.html", 2000, [0, 0]), ("/big.bin", 400_000, [])]
@@ -514,7 +517,8 @@ def test_every_request_of_the_run_has_exactly_one_outcome_at_max_time(tmp_path):
     assert got[got["error"] == ""]["last_byte"].max() <= s["duration_s"]
     assert kinds[""] <= len(served) <= kinds[""] + kinds["in_flight"]
     flying = got[got["error"] == "in_flight"]
-    assert flying["start"].notna().all() and (abs(flying["last_byte"] - 2.0) < 0.1).all()
+    assert flying["start"].notna().all()
+    assert (flying["last_byte"] - s["duration_s"]).abs().max() < 1e-5        # the stop's time
     assert got[got["error"] == "not_started"]["start"].isna().all()
     pages_file = read_results(tmp_path / "r.pages.csv")
     assert pages_file["done"].notna().all()
@@ -564,7 +568,7 @@ class _Clicking:
             await asyncio.sleep(0)
         return PageVisit(0, 0, page, intended, clock(), done=clock())
 
-    def abandon(self) -> list: return []
+    def abandon(self, at: float | None = None) -> list: return []
     def close(self) -> None: ...
 
     def record_stop(self, cut: list, clicks: list[tuple[int, int]]) -> int:
