@@ -192,9 +192,12 @@ class PacketPath:
 
     def _claim_block(self, device: str) -> None:
         """The first /17 of CLIENT_RANGE no other path routes, routed to ``device`` (with the
-        topology's initial congestion window for the server's connections to the clients)."""
-        cwnd = self.opts.topology.initcwnd if self.opts.topology else None
-        metric = ("initcwnd", str(cwnd)) if cwnd else ()
+        topology's initial congestion window and segment size for the server's connections to
+        the clients: the route's MTU bounds what the server sends, its advmss what it asks
+        the clients to send)."""
+        t = self.opts.topology
+        metric = (("initcwnd", str(t.initcwnd)) if t and t.initcwnd else ()) + (
+            ("mtu", str(t.mss + 40), "advmss", str(t.mss)) if t and t.mss else ())
         for block in CLIENT_RANGE.subnets(new_prefix=BLOCK):
             try:
                 _ip("route", "add", str(block), "dev", device, *metric)

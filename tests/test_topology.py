@@ -206,7 +206,10 @@ def test_a_links_red_reaches_the_relays_queue_in_bytes(tmp_path):
     ('[links]\n', "unknown key 'links'"),
     ('[server]\ninitcwnd = 0\n', "initcwnd is a whole number of segments"),
     ('[server]\ninitcwnd = 2.5\n', "initcwnd is a whole number of segments"),
-    ('[server]\ninitrwnd = 4\n', r"\[server\] has one key, initcwnd"),
+    ('[server]\ninitrwnd = 4\n', r"\[server\] has two keys, initcwnd and mss"),
+    ('[server]\nmss = 1500\n', "mss is a whole number of bytes, 536 to 1,460 .got 1500"),
+    ('[server]\nmss = 535\n', "mss is a whole number of bytes, 536 to 1,460"),
+    ('[server]\nmss = 536.0\n', "mss is a whole number of bytes"),
     ('[[link]\n', "not TOML"),
 ])
 def test_a_bad_topology_is_one_line_naming_what(tmp_path, text, says):

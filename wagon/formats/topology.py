@@ -20,6 +20,7 @@ links of the classes whose class or network is NAME); docs/formats.md gives the 
 
     [server]
     initcwnd = 2               # segments the server's first flight to a client may hold
+    mss = 536                  # bytes a segment between the server and a client may hold
 
 A loss is a probability (Bernoulli) or a Gilbert–Elliott chain given as ``p``, ``r`` (and ``k``,
 ``h``: the chances a packet gets through in the good and the bad state, 1 and 0 by default) or
@@ -103,14 +104,18 @@ class SharedLink:
 @dataclass(frozen=True)
 class Topology:
     """The shared links, the access links' losses by class or network name, and the initial
-    congestion window (segments) of the server's connections to the clients (None: its
-    kernel's)."""
+    congestion window (segments) and maximum segment size (bytes) of the server's connections
+    to the clients (None: its kernel's)."""
 
     links: tuple[SharedLink, ...]
     access: dict[str, Loss]
     initcwnd: int | None = None
+    mss: int | None = None
 
 
+#: a segment's bounds: the least every IPv4 host accepts (RFC 879), and the path's own
+#: (replay.netpath: a 1,500-byte MTU less 40 bytes of headers)
+MIN_MSS, MAX_MSS = 536, 1460
 _RATE = re.compile(r"\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*(bit|kbit|mbit|gbit)(?:/s)?\s*", re.I)
 _UNIT = {"bit": 1.0, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 LINK_KEYS = {"name", "rate", "up", "down", "delay_ms", "queue_kb", "classes", "share", "loss",
@@ -234,7 +239,7 @@ def read_topology(path: str | os.PathLike,
         if not isinstance(t, dict) or set(t) != {"loss"}:
             raise TopologyError(f"{path}: [access.{name}] has one key, loss")
         access[name] = _loss(f"{path}: [access.{name}] loss", t["loss"])
-    return Topology(links, access, _initcwnd(path, doc.get("server", {})))
+    return Topology(links, access, *_server(path, doc.get("server", {})))
 
 
 def _set_links(path: str | os.PathLike, tables: list,
@@ -252,12 +257,16 @@ def _set_links(path: str | os.PathLike, tables: list,
             for t, n in zip(tables, names)]
 
 
-def _initcwnd(path: str | os.PathLike, t: object) -> int | None:
-    """``[server] initcwnd``: whole segments, 1 to 1,000 (the kernel's route metric)."""
-    if not isinstance(t, dict) or set(t) - {"initcwnd"}:
-        raise TopologyError(f"{path}: [server] has one key, initcwnd")
-    n = t.get("initcwnd")
+def _server(path: str | os.PathLike, t: object) -> tuple[int | None, int | None]:
+    """``[server] initcwnd`` (whole segments, 1 to 1,000) and ``mss`` (bytes, 536 to 1,460):
+    the kernel's route metrics toward the clients."""
+    if not isinstance(t, dict) or set(t) - {"initcwnd", "mss"}:
+        raise TopologyError(f"{path}: [server] has two keys, initcwnd and mss")
+    n, mss = t.get("initcwnd"), t.get("mss")
     if n is not None and (type(n) is not int or not 1 <= n <= 1000):
         raise TopologyError(f"{path}: [server] initcwnd is a whole number of segments, 1 to "
                             f"1,000 (got {n!r:.40})")
-    return n
+    if mss is not None and (type(mss) is not int or not MIN_MSS <= mss <= MAX_MSS):
+        raise TopologyError(f"{path}: [server] mss is a whole number of bytes, {MIN_MSS} to "
+                            f"{MAX_MSS:,} (got {mss!r:.40})")
+    return n, mss
