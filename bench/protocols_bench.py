@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from wagon.replay import ReplayOptions, h2lib, http2 as engine_h2, replay  # noqa: E402
 from wagon.replay.identity import DEFAULT_AGENT  # noqa: E402
 from parts import run_parts  # noqa: E402
-from replay_bench import wrk_keepalive  # noqa: E402
+from replay_bench import (KEEPALIVE_CLICKS, closed_loop_scenario, engine_run,  # noqa: E402
+                          wrk_keepalive)
 from tests.servers import certificate, nginx, replay_on_h2, write_scenario_file  # noqa: E402
 
 OBJECTS = 9
@@ -97,15 +98,15 @@ def _cpu_line(label: str, ours: list[float], theirs: list[float], base: str,
 
 
 def keepalive(tmp: Path) -> None:
+    """Part 1: replay_bench's part 1 over TLS, its closed loop and its 200,000 requests."""
     cert = _certificate(tmp)
-    clicks = 600
-    scenario = _scenario(tmp, "lan/http11", 50, clicks)
+    scenario = closed_loop_scenario(tmp, "lan/http11", 50, KEEPALIVE_CLICKS)
     ours, theirs, cpu, wrk_cpu = [], [], [], []
     with nginx(_site(tmp), tmp / "ng1", access_log=False, tls=cert) as server:
         for _ in range(RUNS):
-            got, spent = _timed(_ours, scenario, server, cert[0])
-            ours.append(got)
-            cpu.append(spent / (50 * clicks) * 1e6)
+            rate, spent, n, s = engine_run(scenario, server.url, str(cert[0]))
+            ours.append((rate, s["errors"]["total"]))
+            cpu.append(spent / n * 1e6)
             rate, spent, n = wrk_keepalive(server.url)
             theirs.append((rate, 0))
             wrk_cpu.append(spent / n * 1e6)
