@@ -179,9 +179,9 @@ def test_a_replay_through_the_path_is_one_client_per_session_to_nginx(tmp_path):
     assert relay["clients"] >= 6 and relay["queue_drops"] == relay["lost"] == 0
 
 
-@pytest.mark.parametrize("loss", [0.05, 0.10])
-def test_a_lossy_path_records_every_request_in_order(tmp_path, loss):
-    """At 5 % and 10 % loss both ways, with three seeds of the relay's losses, retransmissions
+@pytest.mark.parametrize("loss, seeds", [(0.05, (1, 2)), (0.10, (3, 4))])
+def test_a_lossy_path_records_every_request_in_order(tmp_path, loss, seeds):
+    """At 5 % and 10 % loss both ways, two seeds of the relay's losses each, retransmissions
     fill gaps and a read's kernel stamp may be older than bytes read before it (issue 39: rows
     whose last byte preceded their first byte, refused by wagon's own reader, lost a recipe's
     cell). The run's results are read back by the reader, every time in order (start ≤ first
@@ -194,20 +194,18 @@ def test_a_lossy_path_records_every_request_in_order(tmp_path, loss):
         tmp_path / "s.jsonl", [("/p.html", 30_000, [0, 1])], [("/a.gif", 60_000),
                                                                ("/b.gif", 90_000)],
         ["20ms-20000kbps/http11"], [(0.05 * i, 0, [(0, 0.0), (0, 0.0)]) for i in range(4)])
-    lost = set()
     with nginx(site, tmp_path / "ng") as ng:
-        for seed in (1, 2, 3):
+        for seed in seeds:
             results, before = tmp_path / f"r{seed}.csv", len(ng.combined())
             s = replay(str(scenario), ReplayOptions(target=ng.url, network="packet", loss=loss,
                                                     seed=seed, results=str(results), fail_on=()))
             rows = read_results(results)
             assert len(rows) == s["requests"]["total"] == 4 * 2 * 3
+            assert s["network"]["relay"]["lost"] > 0
             done = rows[rows["error"].fillna("") == ""]
             assert (done["start"] <= done["first_byte"]).all() and \
                 (done["first_byte"] <= done["last_byte"]).all()
             assert len(done) <= len(ng.combined()) - before   # nginx served what they say did
-            lost.add(s["network"]["relay"]["lost"])
-    assert len(lost) == 3 and min(lost) > 0               # three seeds, three draws of loss
 
 
 def _namespaces() -> set[int]:
