@@ -39,16 +39,19 @@ WAGON = ["modem", "t1-dsl", "wan", "satellite"]
 
 def test_a_round_trip_is_the_class_rtt_within_a_millisecond():
     """A TCP connect (as tcping) on an idle path, for each of WAGON's classes at once (each
-    client its own path): the RTT, the SYN up and the SYN-ACK down; the best of 24, as ping's
-    minimum (the machine is shared: a late wake-up only adds; on a virtual machine whose
-    wake-ups from idle run 0.3-1 ms late the best of 8 missed by up to 0.3 ms)."""
+    client its own path): the RTT, the SYN up and the SYN-ACK down; the best of 8 to 24, as
+    ping's minimum (the machine is shared: a late wake-up only adds; on a virtual machine whose
+    wake-ups from idle run 0.3-1 ms late the best of 8 missed by up to 0.3 ms): past the 8th,
+    connects stop once the best is within the millisecond (the satellite's 24 took 12 s)."""
     nets = [NETWORKS[name] for name in WAGON]
+    wants = [net.rtt_ms / 1000 + SYN / (net.up_kbps * 125) + SYN / (net.down_kbps * 125)
+             for net in nets]
     server = Sender()
 
     def best(k: int) -> float:
-        times = []
-        for i in range(24):
-            s = bound_client(pool.address(i, k))
+        times: list[float] = []
+        while len(times) < 8 or len(times) < 24 and abs(min(times) - wants[k]) >= 1e-3:
+            s = bound_client(pool.address(len(times), k))
             t = time.perf_counter()
             s.connect(("127.0.0.1", server.port))
             times.append(time.perf_counter() - t)
@@ -58,8 +61,7 @@ def test_a_round_trip_is_the_class_rtt_within_a_millisecond():
         pool = path.sources()
         with ThreadPoolExecutor(len(nets)) as ex:
             got = list(ex.map(best, range(len(nets))))
-    for net, t in zip(nets, got):
-        want = net.rtt_ms / 1000 + SYN / (net.up_kbps * 125) + SYN / (net.down_kbps * 125)
+    for net, t, want in zip(nets, got, wants):
         assert t == pytest.approx(want, abs=1e-3), net.name
 
 
