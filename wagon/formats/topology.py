@@ -113,9 +113,9 @@ class Topology:
     mss: int | None = None
 
 
-#: a segment's bounds: the least every IPv4 host accepts (RFC 879), and the path's own
-#: (replay.netpath: a 1,500-byte MTU less 40 bytes of headers)
-MIN_MSS, MAX_MSS = 536, 1460
+#: ``[server]``'s keys: their unit and bounds (mss: the least every IPv4 host accepts, RFC
+#: 879, to the path's own, replay.netpath's 1,500-byte MTU less 40 bytes of headers)
+SERVER_KEYS = {"initcwnd": ("segments", 1, 1000), "mss": ("bytes", 536, 1460)}
 _RATE = re.compile(r"\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*(bit|kbit|mbit|gbit)(?:/s)?\s*", re.I)
 _UNIT = {"bit": 1.0, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 LINK_KEYS = {"name", "rate", "up", "down", "delay_ms", "queue_kb", "classes", "share", "loss",
@@ -260,13 +260,11 @@ def _set_links(path: str | os.PathLike, tables: list,
 def _server(path: str | os.PathLike, t: object) -> tuple[int | None, int | None]:
     """``[server] initcwnd`` (whole segments, 1 to 1,000) and ``mss`` (bytes, 536 to 1,460):
     the kernel's route metrics toward the clients."""
-    if not isinstance(t, dict) or set(t) - {"initcwnd", "mss"}:
+    if not isinstance(t, dict) or set(t) - set(SERVER_KEYS):
         raise TopologyError(f"{path}: [server] has two keys, initcwnd and mss")
-    n, mss = t.get("initcwnd"), t.get("mss")
-    if n is not None and (type(n) is not int or not 1 <= n <= 1000):
-        raise TopologyError(f"{path}: [server] initcwnd is a whole number of segments, 1 to "
-                            f"1,000 (got {n!r:.40})")
-    if mss is not None and (type(mss) is not int or not MIN_MSS <= mss <= MAX_MSS):
-        raise TopologyError(f"{path}: [server] mss is a whole number of bytes, {MIN_MSS} to "
-                            f"{MAX_MSS:,} (got {mss!r:.40})")
-    return n, mss
+    for key, (unit, lo, hi) in SERVER_KEYS.items():
+        v = t.get(key)
+        if v is not None and (type(v) is not int or not lo <= v <= hi):
+            raise TopologyError(f"{path}: [server] {key} is a whole number of {unit}, {lo:,} "
+                                f"to {hi:,} (got {v!r:.40})")
+    return t.get("initcwnd"), t.get("mss")
