@@ -509,8 +509,9 @@ async def _housekeeping(stats: Stats, recorder: CsvRecorder | None,
     while True:
         tick += 0.1
         await asyncio.sleep(max(tick - clock(), 0))
-        now, was, waited_before = clock(), cpu, waited
-        cpu, waited = time.process_time(), run_queue()
+        was, waited_before = cpu, waited
+        cpu = time.process_time()
+        waited, now = run_queue.with_clock(clock)
         stats.loop_lag(max(now - tick, 0.0), cpu - was,
                        None if None in (waited, waited_before) else waited - waited_before)
         if now - tick > 0.1:                     # ticks were missed: start again from now

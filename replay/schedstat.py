@@ -7,12 +7,19 @@ blocked in the kernel (a disk write held back, a page read back from swap, a sto
 wait tells the two apart by measurement; the load average cannot (it counts both, and every
 other process). Every thread counts, not only the loop's: a thread that holds the GIL while it
 waits for a core keeps the loop waiting on the GIL, which is not a run-queue wait of the
-loop's thread (CI saw half of such a stall put on "disk, swap, or stopped")."""
+loop's thread.
+
+A wait and the loop's clock are read together (``with_clock``): read one after the other, a core
+lost between the two readings fell in one sample's lag and the next sample's wait, and CI once
+put 1.37 s of a stall, all of it a run-queue wait, on "disk, swap, or stopped"."""
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 __all__ = ["RunQueueWait"]
+
+_TRIES = 4          # readings of the wait around the clock before the last one is taken as is
 
 
 class RunQueueWait:
@@ -44,7 +51,22 @@ class RunQueueWait:
         return waits or None
 
     def __call__(self) -> float | None:
-        now = self._read()
+        return self._add(self._read())
+
+    def with_clock(self, clock: Callable[[], float]) -> tuple[float | None, float]:
+        """The wait so far, as a call gives it, and ``clock()`` read between two equal readings
+        of it: the kernel writes a thread's wait when it gets a core back, so equal readings
+        mean no core was lost between them, and the time and the wait agree."""
+        before, now = self._read(), clock()
+        for _ in range(_TRIES):
+            after = self._read()
+            if after == before:
+                break
+            before, now = after, clock()
+        return self._add(after), now
+
+    def _add(self, now: dict[str, int] | None) -> float | None:
+        """The total so far, with what each thread in ``now`` waited since the last reading."""
         if now is None:
             return None
         self.total += sum(w - self.last.get(tid, 0) for tid, w in now.items())
