@@ -26,7 +26,7 @@ from wagon.synth.site import resolve_site
 
 from .servers import free_port, nginx, wait_port
 
-SPEEDUP = 200.0
+SPEEDUP = 400.0
 SESSIONS = 300
 TMIN, TMAX = 0.5, 600.0     # the session rules, in modeled seconds
 
