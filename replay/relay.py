@@ -40,6 +40,7 @@ LATE = 0.001              # a packet put out later than this after it was due is
 LAG_STOP = 0.05           # a heartbeat says "lagging" when over 1 % of its packets were this late
 LAG_BIN = 1e-4            # the lag histogram's bins (s): its p99 to 0.1 ms, for 2 s at most
 LAG_BINS = 20_000         # (a later packet falls in the last bin; the p99 is then the max)
+WAIT_MAX = 0.02           # select's longest wait: Linux ends a wait of t up to t/1000 late
 NICE = -10                # the relay's priority: its lag is every client's (root may raise it)
 PR_SET_PDEATHSIG = 1
 
@@ -208,7 +209,7 @@ def run(relay: Relay, client: int, server: int, stop: int, beat: int, every: flo
             _beat(beat, relay.beat_sign())
             next_beat = clock() + every
         timeout = min(due[0][0] if due else next_beat, next_beat) - clock()
-        ready = select.select(watch, [], [], max(timeout, 0.0))[0]
+        ready = select.select(watch, [], [], min(max(timeout, 0.0), WAIT_MAX))[0]
         if stop in ready:
             return
         for fd in ready:

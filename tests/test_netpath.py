@@ -42,7 +42,9 @@ def test_a_round_trip_is_the_class_rtt_within_a_millisecond():
     client its own path): the RTT, the SYN up and the SYN-ACK down; the best of 8 to 24, as
     ping's minimum (the machine is shared: a late wake-up only adds; on a virtual machine whose
     wake-ups from idle run 0.3-1 ms late the best of 8 missed by up to 0.3 ms): past the 8th,
-    connects stop once the best is within the millisecond (the satellite's 24 took 12 s)."""
+    connects stop once the best is within the millisecond (the satellite's 24 took 12 s). The
+    relay's waits in select once ended up to 1/1000 of their length late (Linux's timer slack):
+    the satellite's median connect was 1.4-3.0 ms late, 24 of 24 over 1.2 ms in 2 of 17 runs."""
     nets = [NETWORKS[name] for name in WAGON]
     wants = [net.rtt_ms / 1000 + SYN / (net.up_kbps * 125) + SYN / (net.down_kbps * 125)
              for net in nets]
