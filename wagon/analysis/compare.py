@@ -25,7 +25,8 @@ that the number of values does not decide; each is a one-sided test at level α
   0.05) for shares, exponents, correlations and H. Every number has a standard error, so no
   interval has zero width: a share's is Agresti–Coull's (x + 2 successes in n + 4), the Zipf
   slope's a multinomial bootstrap of the clicks per page (the regression's own error measures
-  the misfit of a Zipf line, not the slope's sampling noise).
+  the misfit of a Zipf line, not the slope's sampling noise), acf(1)'s from its spread over
+  blocks of seconds (a workload's seconds are not independent: ``digest._acf1_error``).
 Rows one side cannot give are ``n/a``, with the reason (``why``). A scenario synthesized with
 ``--speedup k``, and its replay, are compared with their times multiplied by k (the run file
 records the speedup).
