@@ -295,13 +295,20 @@ OWN_URLS = 2
 #: an answer that is never a page view (a navigation answered 204 stays where it was: the HTML
 #: standard's "process a navigate response"): an analytics beacon's, an XHR's
 NO_CONTENT = 204
-#: the answers a browser follows at once (a page's request for the next URL)
-REDIRECTS = (301, 302, 303, 307, 308)
 #: the redirects a browser follows with the form's own method (RFC 9110 15.4: the others, a
 #: POST's 301, 302 and 303, with a GET): a form after another's 303 is a click of its own
 KEEP_METHOD = (307, 308)
 #: requests after a form looked at for its follow-up (those of one client in ``tmin``)
 FOLLOW_LOOKAHEAD = 64
+
+
+def _gaps(t: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Each request's time since its client's previous request (inf for a client's first),
+    requests in client then time order."""
+    gap = np.full(len(t), np.inf)
+    if len(t) > 1:
+        gap[1:] = np.where(c[1:] == c[:-1], np.diff(t), np.inf)
+    return gap
 
 
 def _actions(req: Requests) -> np.ndarray:
@@ -539,7 +546,8 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
     # their Referer belong to the form's click (not to an older click of that URL)
     kept_at = np.cumsum(~followed) - 1
     shown = (req.url[order[followed]].astype(np.int64), kept_at[form_of[followed]])
-    order = order[~followed]
+    gap = _gaps(req.time[order], client[order])[~followed]   # a follow-up is a request too:
+    order = order[~followed]                                 # a frame 1 s after it joins it
     t, c = req.time[order], client[order]
     url, status, size = req.url[order], req.status[order], req.size[order]
     is_object = all_objects[order]
@@ -548,10 +556,6 @@ def sessionize_kept(req: Requests, rules: SessionRules = SessionRules()
 
     first = np.ones(n, bool)
     first[1:] = c[1:] != c[:-1]
-    gap = np.empty(n)
-    gap[:1] = np.inf
-    gap[1:] = np.diff(t)
-    gap[first] = np.inf
     lapse = first | (gap > rules.tmax)                 # nothing earlier to belong to
     segment = np.maximum.accumulate(np.where(lapse, np.arange(n), 0)) if n else first
     parent = _referer_parents(url, ref, segment, shown)
