@@ -169,44 +169,45 @@ PER_ACF_BLOCK = 8          # seconds a block holds at least (fewer seconds: fewe
 
 def _acf1(p: np.ndarray) -> Value:
     """Pearson correlation of requests per second with the next second's, from exact integer
-    sums (no copy of the series: np.corrcoef's would hold it twice more), and its standard
-    error (``_acf1_error``)."""
+    sums (no copy of the series: np.corrcoef's would hold it twice more), summed over the
+    ``ACF_BLOCKS`` blocks whose spread gives its standard error (``_acf1_error``)."""
     why = _busy(p, 4)
     if why:
         return why
     x, y = p[:-1], p[1:]
-    n, sx, sy = len(x), int(x.sum()), int(y.sum())
-    cxy = n * _dot(x, y) - sx * sy
-    cxx, cyy = n * _dot(x, x) - sx * sx, n * _dot(y, y) - sy * sy
+    n = len(x)
+    blocks = min(ACF_BLOCKS, n // PER_ACF_BLOCK)
+    edges = np.linspace(0, n, max(blocks, 1) + 1).astype(np.int64)
+    sums = [_lag_sums(x[lo:hi], y[lo:hi]) for lo, hi in zip(edges[:-1], edges[1:])]
+    _, sx, sy, sxy, sxx, syy = (sum(column) for column in zip(*sums))
+    cxy = n * sxy - sx * sy
+    cxx, cyy = n * sxx - sx * sx, n * syy - sy * sy
     if not cxx or not cyy:
         return "the same number of requests every second but the first or the last"
     r = max(-1.0, min(1.0, cxy / math.sqrt(cxx * cyy)))
-    return r, _acf1_error(x, y, r)
+    return r, (_acf1_error(sums, sx / n, sy / n, r) if blocks >= 2 else 1 / math.sqrt(n + 1))
 
 
-def _acf1_error(x: np.ndarray, y: np.ndarray, r: float) -> float:
-    """The standard error of the correlation ``r`` of ``x`` with ``y`` (a series and itself a
-    second later) from the series' own spread (batch means): r − ρ ≈ Σₖ dₖ / √(SxxSyy), with
-    dₖ = Sxyₖ − r(Sxxₖ + Syyₖ)/2 the centred sums of ``ACF_BLOCKS`` consecutive blocks, whose
-    Σ dₖ² · B/(B − 1) estimates the variance of Σ dₖ when the blocks are nearly independent
-    — as the seconds of a web workload are not (1/√n, the white-noise error, was a third of
-    the spread of acf(1) over a model's seeds). Fewer than 2 blocks: 1/√n."""
-    n = len(x)
-    blocks = min(ACF_BLOCKS, n // PER_ACF_BLOCK)
-    if blocks < 2:
-        return 1 / math.sqrt(n + 1)
-    mx, my = float(x.mean()), float(y.mean())
-    edges = np.linspace(0, n, blocks + 1).astype(np.int64)
-    d, sxx, syy = np.empty(blocks), 0.0, 0.0
-    for k, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
-        xs, ys, m = x[lo:hi], y[lo:hi], hi - lo
-        bx, by = int(xs.sum()), int(ys.sum())
-        cxy = _dot(xs, ys) - mx * by - my * bx + m * mx * my
-        cxx = _dot(xs, xs) - 2 * mx * bx + m * mx * mx
-        cyy = _dot(ys, ys) - 2 * my * by + m * my * my
-        d[k] = cxy - r * (cxx + cyy) / 2
+def _lag_sums(xs: np.ndarray, ys: np.ndarray) -> tuple[int, ...]:
+    """A block's seconds, Σx, Σy, Σxy, Σx², Σy², exactly."""
+    return len(xs), int(xs.sum()), int(ys.sum()), _dot(xs, ys), _dot(xs, xs), _dot(ys, ys)
+
+
+def _acf1_error(sums: list[tuple[int, ...]], mx: float, my: float, r: float) -> float:
+    """The standard error of the correlation ``r`` of a series ``x`` with itself a second
+    later (``y``; means ``mx``, ``my``) from the series' own spread (batch means), each block's
+    ``sums`` (seconds, Σx, Σy, Σxy, Σx², Σy²): r − ρ ≈ Σₖ dₖ / √(SxxSyy), with
+    dₖ = Sxyₖ − r(Sxxₖ + Syyₖ)/2 the blocks' centred sums, whose Σ dₖ² · B/(B − 1) estimates
+    the variance of Σ dₖ when the blocks are nearly independent — as the seconds of a web
+    workload are not (1/√n, the white-noise error, was a third of the spread of acf(1) over a
+    model's seeds)."""
+    d, sxx, syy = np.empty(len(sums)), 0.0, 0.0
+    for k, (m, bx, by, bxy, bxx, byy) in enumerate(sums):
+        cxx = bxx - 2 * mx * bx + m * mx * mx
+        cyy = byy - 2 * my * by + m * my * my
+        d[k] = bxy - mx * by - my * bx + m * mx * my - r * (cxx + cyy) / 2
         sxx, syy = sxx + cxx, syy + cyy
-    return math.sqrt(blocks / (blocks - 1) * float(d @ d) / (sxx * syy))
+    return math.sqrt(len(sums) / (len(sums) - 1) * float(d @ d) / (sxx * syy))
 
 
 def _hurst(p: np.ndarray) -> Value:
