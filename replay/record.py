@@ -45,6 +45,9 @@ PERCENTILES = (50, 90, 99)
 BUSY_CPU = 0.9                      # above this share of a core the generator is saturated
 STALL_S = 0.005                     # event-loop lag above this is a stall, and has a cause
 OWN_SHARE = 0.25                    # of the stall time its own work: the generator's doing
+#: a sped-up replay's exchanges, times K, said when their p90 reaches this (s of the
+#: scenario's time): the grain a server logs its requests in
+SPEEDUP_GRAIN_S = 1.0
 
 
 #: a request's durations, the histograms they go to
@@ -387,6 +390,22 @@ class Stats:
                 f"{100 * g['cpu']:.0f}% of a core"
                 + (f", {away:.2f} s of stalls while it was not running" if away else "")
                 + f": {cause}; its latencies include that delay. Rerun on a quieter machine."]
+
+
+def speedup_warnings(s: dict, speedup: float) -> list[str]:
+    """What a scenario's ``--speedup`` K did to its timing in a replay that emulated no
+    network: each real millisecond of an exchange (the server's and the machine's: a process
+    woken from an idle wait runs late, ``bench/wakeup_bench.py``) is K of the scenario's, so a
+    click's later requests reach the server that much later than the scenario placed them.
+    Said when the exchanges' p90, times K, reaches ``SPEEDUP_GRAIN_S``."""
+    p90 = s["latency"]["request_all"]["p90"]
+    if speedup <= 1 or p90 is None or speedup * p90 / 1e3 < SPEEDUP_GRAIN_S:
+        return []
+    return [f"at --speedup {speedup:g} an exchange's p90 ({p90:.2f} ms) is "
+            f"{speedup * p90 / 1e3:.1f} s of the scenario's time: a click's requests after "
+            "its first reach the server that much later than the scenario places them (a "
+            "server's log read back in the scenario's time shows more clicks and objects "
+            "spread later). A lower --speedup keeps them."]
 
 
 def _elsewhere(stalls: dict, m: dict) -> str:

@@ -50,7 +50,7 @@ from .limits import raise_nofile
 from .parts import lost_path, part_paths, pending_run_path, publish, remove_parts
 from .metrics import Tally
 from .progress import Board, Progress
-from .record import CsvRecorder, Stats
+from .record import CsvRecorder, Stats, speedup_warnings
 from .salvage import settle_part
 from .scheduler import Scheduler, class_override
 from .schedstat import RunQueueWait
@@ -732,6 +732,8 @@ def finish(states: list[dict], dead: list[str], info: dict, opts: ReplayOptions,
                              max((s["cpu"] for s in states if s["cpu"] is not None),
                                  default=None),
                              complete=stopped_by is None)
+    if not opts.emulation:                # else the exchanges hold the scenario's networks
+        summary["warnings"] += speedup_warnings(summary, info.get("speedup", 1.0))
     summary["thresholds"] = check(summary, thresholds)
     summary["stopped_by"] = stopped_by
     summary["dead_workers"] = dead
