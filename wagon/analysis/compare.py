@@ -16,7 +16,8 @@ that the number of values does not decide; each is a one-sided test at level α
   distribution functions), ``same`` when its upper bound is within the margin (0.1),
   ``differs`` when its lower bound is beyond it, ``undecided`` otherwise, with why (too few
   values: ``n_same`` a side are needed). Both samples are first put on the coarser time
-  resolution of the two (a log's whole seconds). The KS p-value and the Wasserstein distance
+  resolution of the two (a log's whole seconds; two logs are read on one clock before, by
+  ``workload.on_one_clock``). The KS p-value and the Wasserstein distance
   between the logs of the values (a scale shift of 2 % is 0.02) are shown beside;
 - numbers: the difference B − A with its normal bounds from both sides' standard errors;
   ``close`` when both lie within ± the margin, ``differs`` when one lies beyond, ``undecided``
@@ -88,15 +89,17 @@ def _recorded(w: Digest, resolution: float, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray]:
     """(inter-arrival gaps, think times) as a log with timestamps of ``resolution`` seconds
     would record them: gaps between the grid cells of the starts (a log's own starts, spread
-    within their cell by its sessions, back in the cell they were logged in); think times of a
-    finer side as differences of floored times (a uniform phase), which is how a log records
-    them."""
+    within their cell by its sessions, back in the cell they were logged in); think times
+    off that grid (a finer side's, or a log's that ends a click at its logged durations) as
+    differences of floored times (a uniform phase), which is how a log records them; those on
+    it stay as they are."""
     if not resolution > 0:
         return np.diff(w.starts), w.think
     gaps = np.diff(np.floor(w.starts / resolution)) * resolution
-    if resolution <= w.resolution:
+    cells = w.think / resolution
+    if np.allclose(cells, np.round(cells), rtol=0, atol=1e-6):
         return gaps, w.think
-    return gaps, np.floor(rng.random(len(w.think)) + w.think / resolution) * resolution
+    return gaps, np.floor(rng.random(len(w.think)) + cells) * resolution
 
 
 def _share(x: float, n: int) -> Value:

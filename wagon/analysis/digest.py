@@ -68,6 +68,7 @@ class Digest:
     read: ParseStats | None = None     # a log's: lines parsed, malformed, skipped, left out
     robot_requests: int = 0            # a log's requests of robots, left out of the tallies
     windows: np.ndarray | None = None  # a log's recording windows: its times are recorded time
+    stamps: float | None = None        # a log read on a coarser clock (resolution): its own
 
 
 def html_or_image(urls: list[str], url: np.ndarray, is_page: np.ndarray) -> np.ndarray:

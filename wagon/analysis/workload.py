@@ -1,10 +1,17 @@
 """Any workload wagon knows — an access log, a scenario, a replay's results — as one set of
-arrays, so that analyses (Hurst, comparisons) treat them alike."""
+arrays, so that analyses (Hurst, comparisons) treat them alike.
+
+Two logs compared are read on one clock (``on_one_clock``): when one stamps finer than the
+other (netnea's microseconds against an export's or a server's whole seconds), it is read again
+with its times floored to the coarser grid (``sessions.coarsened``), as a server stamping that
+coarsely would have logged it, before its sessions are rebuilt: Tmin and Tmax on whole seconds
+cut clicks where exact times do not (a form's follow-up 1.5 s after it, logged 2 s after), so a
+log read on a finer clock than the other differs from it by the reading alone."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -12,11 +19,11 @@ from ..formats.kind import what_is
 from ..formats.results import PAGE_COLUMNS, pages_path, read_results
 from ..formats.scenario import ScenarioError, SessionBatch, read_scenario
 from ..logs.parse import parse_logs
-from ..logs.sessions import (OBJECT_EXTENSIONS, dilate, extension_flags, merge_partials,
-                             sessionize_kept)
+from ..logs.sessions import (OBJECT_EXTENSIONS, coarsened, dilate, extension_flags,
+                             merge_partials, sessionize_kept)
 from ..synth.timeline import offered_requests
 
-__all__ = ["Workload", "load_workload", "workload_kind", "WorkloadError"]
+__all__ = ["Workload", "load_workload", "workload_kind", "WorkloadError", "on_one_clock"]
 
 
 class WorkloadError(ValueError):
@@ -51,6 +58,7 @@ class Workload:
     referers: list[str] | None = None   # the layout has none)
     page_hits: np.ndarray | None = None
     robot_requests: int = 0        # a log's requests of robots, left out of the arrays
+    stamps: float | None = None    # a log read on a coarser clock (resolution): its own
 
     def clicks_per_page(self) -> np.ndarray:
         """Clicks per page URL (any order, some maybe zero): ``page_hits``, or the page
@@ -82,10 +90,11 @@ def _kind(path: str) -> str:
     return "log"
 
 
-def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
-              ) -> Workload:
+def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float,
+              clock: float = 0.0) -> Workload:
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     req = dilate(req, speedup)
+    own, req = req.resolution, coarsened(req, clock)
     partial, human = sessionize_kept(req)   # robots out: what a model is made of
     s = merge_partials([partial])
     req = req.take(np.flatnonzero(human))
@@ -95,7 +104,8 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
                     s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
                     referer=req.referer, referers=list(req.referers),
                     page_hits=np.fromiter(s.site.page_hits.values(), np.int64),
-                    robot_requests=int(len(human) - human.sum()))
+                    robot_requests=int(len(human) - human.sum()),
+                    stamps=(own or 0.0) if req.resolution != own else None)
 
 
 def _replay_speedup(run: dict | None) -> float:
@@ -188,14 +198,32 @@ def workload_kind(paths: list[str]) -> str:
 
 
 def load_workload(paths: list[str] | str, fmt: str = "auto", base_month: str | None = None,
-                  log_speedup: float = 1.0) -> Workload:
+                  log_speedup: float = 1.0, clock: float = 0.0) -> Workload:
     """A workload from a scenario, a replay results CSV, or access logs (kind detected);
     ``log_speedup``: logs written during a replay at that speedup, read in the scenario's
-    seconds (``sessions.dilate``: sessions rebuilt by the rules in those seconds)."""
+    seconds (``sessions.dilate``: sessions rebuilt by the rules in those seconds); ``clock``:
+    logs read on a grid of that many seconds when coarser than their stamps (module
+    docstring)."""
     paths = [paths] if isinstance(paths, str) else list(paths)
     kind = workload_kind(paths)
     if kind == "scenario":
         return _from_scenario(paths[0])
     if kind == "replay":
         return _from_replay(paths[0])
-    return _from_log(paths, fmt, base_month, log_speedup)
+    return _from_log(paths, fmt, base_month, log_speedup, clock)
+
+
+T = TypeVar("T")
+
+
+def on_one_clock(read: Callable[[list[str], float], T], a: list[str], b: list[str]
+                 ) -> tuple[T, T]:
+    """Two workloads, each ``read(paths, clock)`` (a ``kind`` and a ``resolution`` each), on
+    one clock (module docstring): of two logs, the one stamped finer read again on the
+    other's grid. A scenario or replay results (exact times) are read as they are."""
+    sides = [read(a, 0.0), read(b, 0.0)]
+    if all(s.kind == "log" for s in sides):
+        fine, coarse = sorted(range(2), key=lambda k: sides[k].resolution)
+        if sides[fine].resolution < sides[coarse].resolution:
+            sides[fine] = read((a, b)[fine], sides[coarse].resolution)
+    return sides[0], sides[1]

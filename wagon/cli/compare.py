@@ -18,6 +18,13 @@ def recorded_line(windows) -> str:
             "taken out, as wagon fit models it")
 
 
+def clock_line(stamps: float, clock: float) -> str:
+    """What reading a log on the other log's coarser clock means, said once."""
+    return (f"stamped every {stamps:g} s, read on the other log's clock of {clock:g} s (its "
+            "times floored to it), as a server stamping that coarsely would have logged it: "
+            "both logs' sessions and clicks rebuilt alike")
+
+
 def windowed(windows) -> dict | None:
     """A log's recording windows as counts (None: recorded throughout)."""
     if windows is None:
@@ -55,8 +62,7 @@ def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
     verdicts, then one overall verdict (same, differs or undecided). The exit status is 0
     whatever the verdict (2: bad input)."""
     from ..analysis.compare import compare, overall, rows_text, verdict_line  # lazy: SciPy
-    sides = {"a": inputs.workload([a], fmt, log_speedup=speedup, digested=True),
-             "b": inputs.workload([b], fmt, log_speedup=speedup, digested=True)}
+    sides = dict(zip("ab", inputs.digests(a, b, fmt, speedup)))
     read = {k: d.read for k, d in sides.items() if d.read is not None}
     for k, st in read.items():         # what a log's reading left out, as wagon fit says it
         click.echo("\n".join(f"{k.upper()}: {line}" for line in st.summary_lines()), err=True)
@@ -65,10 +71,16 @@ def command(a, b, fmt, alpha, margin, tolerance, speedup, as_json) -> None:
                        "(a model has none)", err=True)
         if sides[k].windows is not None:
             click.echo(f"{k.upper()}: {recorded_line(sides[k].windows)}", err=True)
+        if sides[k].stamps is not None:
+            click.echo(f"{k.upper()}: {clock_line(sides[k].stamps, sides[k].resolution)}",
+                       err=True)
     rows = compare(sides["a"], sides["b"], CompareOptions(alpha, tolerance, margin))
     verdict = overall(rows)
     click.echo(dumps({"a": a, "b": b, "verdict": verdict, "rows": rows,
                       "read": {k: {**st.as_dict(), "robot_requests": sides[k].robot_requests,
-                                   "recording_windows": windowed(sides[k].windows)}
+                                   "recording_windows": windowed(sides[k].windows),
+                                   "stamps_s": sides[k].stamps,
+                                   "read_on_clock_s": sides[k].resolution
+                                   if sides[k].stamps is not None else None}
                                for k, st in read.items()}})
                if as_json else f"{rows_text(rows)}\n{verdict_line(verdict)}")

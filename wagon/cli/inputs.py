@@ -1,6 +1,7 @@
 """The files commands read, each failure a one-line error (exit 2), never a traceback."""
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from ..formats.kind import what_is
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from ..analysis.digest import Digest
     from ..analysis.workload import Workload
 
-__all__ = ["model", "scenario", "workload", "are_logs"]
+__all__ = ["model", "scenario", "workload", "workloads", "digests", "are_logs"]
 
 
 def model(path: str) -> Model:
@@ -36,15 +37,37 @@ def are_logs(paths: tuple[str, ...] | list[str]) -> bool:
 
 
 def workload(paths: list[str], fmt: str = "auto", base_month: str | None = None,
-             log_speedup: float = 1.0, digested: bool = False) -> Workload | Digest:
-    """A log (or logs), a scenario or replay results; ``digested``: as ``wagon compare`` reads
-    them (``analysis.logdigest.load_digest``: logs streamed)."""
-    from ..analysis.logdigest import load_digest  # lazy: the log parser, with it, only
-    from ..analysis.workload import WorkloadError, load_workload  # lazy: for commands reading
-    from ..formats.results import ResultsError  # lazy: workloads (advise, synth need a model
-    from ..logs.parse import LogError  # lazy: only)
+             log_speedup: float = 1.0) -> Workload:
+    """A log (or logs), a scenario or replay results."""
+    from ..analysis.workload import load_workload  # lazy: for commands reading workloads
+    with _read_errors():                           # (advise, synth need a model only)
+        return load_workload(list(paths), fmt, base_month, log_speedup)
+
+
+def digests(a: str, b: str, fmt: str = "auto", log_speedup: float = 1.0
+            ) -> tuple[Digest, Digest]:
+    """Two workloads as ``wagon compare`` reads them (``analysis.logdigest.load_digests``:
+    logs streamed, two logs on one clock)."""
+    from ..analysis.logdigest import load_digests  # lazy: the log parser, with it, only
+    with _read_errors():
+        return load_digests([a], [b], fmt, None, log_speedup)
+
+
+def workloads(a: str, b: str, fmt: str = "auto") -> tuple[Workload, Workload]:
+    """Two workloads compared, two logs on one clock (``analysis.workload.on_one_clock``)."""
+    from ..analysis.workload import load_workload, on_one_clock  # lazy: see workload
+    with _read_errors():
+        return on_one_clock(lambda paths, clock: load_workload(paths, fmt, clock=clock),
+                            [a], [b])
+
+
+@contextlib.contextmanager
+def _read_errors():
+    """A workload's reading errors as WagonError (one line)."""
+    from ..analysis.workload import WorkloadError  # lazy: see workload
+    from ..formats.results import ResultsError  # lazy: see workload
+    from ..logs.parse import LogError  # lazy: see workload
     try:
-        return (load_digest if digested else load_workload)(list(paths), fmt, base_month,
-                                                            log_speedup)
+        yield
     except (WorkloadError, LogError, ScenarioError, ResultsError) as e:
         raise WagonError(str(e)) from None

@@ -55,8 +55,7 @@ def _page(inputs_: tuple[str, ...], as_compare: bool, fmt: str, with_fit: bool) 
     if as_compare:
         if len(inputs_) != 2:
             raise WagonError("--compare takes exactly two inputs")
-        return compare_report(inputs.workload([inputs_[0]], fmt),
-                              inputs.workload([inputs_[1]], fmt))
+        return compare_report(*inputs.workloads(inputs_[0], inputs_[1], fmt))
     if inputs_[0].endswith(".json"):
         return model_report(inputs.model(inputs_[0]), f"wagon model: {inputs_[0]}")
     w = inputs.workload(inputs_, fmt)

@@ -233,6 +233,18 @@ def dilate(req: Requests, k: float, base: float | None = None) -> Requests:
                    cell=req.cell * k)
 
 
+def coarsened(req: Requests, step: float) -> Requests:
+    """``req`` as a log stamping every ``step`` seconds would have recorded it: each time
+    floored to that grid (``step`` a decimal grid, 1 s or a power of ten below, as a log's).
+    Two logs read on one clock are sessionized alike (``wagon compare``: Tmin and Tmax on
+    floored stamps cut clicks where exact times do not); ``req`` itself when its own grid is
+    as coarse."""
+    if not step > (req.resolution or 0.0) or not len(req):
+        return req
+    cells = np.floor((on_grid(req.time, req.resolution or 0.0) + TIME_SLACK) / step)
+    return replace(req, time=cells * step, resolution=step)
+
+
 def float_resolution(t: np.ndarray) -> float:
     """The coarsest grid of 1 s, 0.1 s, ... 1 µs that float times ``t`` lie on within their
     float64 rounding (two ulps of the largest); 0.0 (exact) when none: for ``Requests`` built

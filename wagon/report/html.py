@@ -201,13 +201,20 @@ def _fits(w: Workload) -> str:
     return ("<h2>Fitted laws</h2>" + "".join(out)) if out else ""
 
 
+def _clock(w: Workload) -> str:
+    """A log read on the other log's coarser clock, said (``workload.on_one_clock``)."""
+    return ("" if w.stamps is None else
+            f", stamped every {w.stamps:g} s, read on the other's clock of {w.resolution:g} s")
+
+
 def compare_report(a: Workload, b: Workload,
                    options: CompareOptions = CompareOptions()) -> str:
     """The comparison table and its overall verdict, with page popularity and variance-time
     plots of both workloads."""
     digests = [digest(w) for w in (a, b)]
     rows = compare(*digests, options)
-    body = [f"<p>A: {html.escape(a.name)} ({a.kind}); B: {html.escape(b.name)} ({b.kind})</p>"]
+    body = [f"<p>A: {html.escape(a.name)} ({a.kind}{_clock(a)}); B: {html.escape(b.name)} "
+            f"({b.kind}{_clock(b)})</p>"]
     if a.kind == b.kind == "replay":
         sa, sb = (summary_rows(read_results(w.source).attrs["run"] or {}) for w in (a, b))
         body += ["<h2>Summaries side by side</h2>", table(
