@@ -353,9 +353,6 @@ class Generator:
         else:
             thinks = np.maximum(self.think.draw(total, rng), 0.0)
         thinks[ptr[:-1]] = 0.0
-        if self.think_rho > 0 and not o.deterministic:
-            thinks = together(thinks, ptr, self.think_rho,
-                              np.random.default_rng([o.seed, first_id, 6]))
         pages = np.empty(total, np.int64)
         current = self.site.entries(n, rng)
         pages[ptr[:-1]] = current
@@ -365,13 +362,18 @@ class Generator:
             alive, current = alive[keep], current[keep]
             current = self.site.next_pages(current, rng)
             pages[ptr[alive] + step] = current
+        free = np.ones(total, bool)           # think times the session's copula may move
         if self.site.thinks is not None and not o.deterministic:
             moved = np.ones(total, bool)
             moved[ptr[:-1]] = False
             at = np.flatnonzero(moved)
-            thinks[at] = self.site.thinks.draw(pages[at - 1], pages[at], thinks[at],
-                                               np.random.default_rng([o.seed, first_id, 5]),
-                                               self.think.within)
+            thinks[at], own = self.site.thinks.draw(pages[at - 1], pages[at], thinks[at],
+                                                    np.random.default_rng([o.seed, first_id, 5]),
+                                                    self.think.within)
+            free[at[own]] = False             # a transition's own law: its values stay there
+        if self.think_rho > 0 and not o.deterministic:
+            thinks = together(thinks, ptr, self.think_rho,
+                              np.random.default_rng([o.seed, first_id, 6]), free)
         once = self.site.once
         if once is not None:
             pages = once.pages_of(pages)
@@ -389,20 +391,21 @@ def _think_rho(model: Model | None) -> float:
     return float((think.get("dependence") or {}).get("rho", 0.0))
 
 
-def together(values: np.ndarray, ptr: np.ndarray, rho: float, rng: np.random.Generator
-             ) -> np.ndarray:
-    """A session's values but its first (``ptr``: where each session begins) made to go
-    together as a one-factor Gaussian copula of correlation ``rho`` says — a factor a session
-    plus a value's own noise — by putting the values drawn in the order of the copula's
-    scores (Iman & Conover 1982): the same values, so the same law, only their places
-    moved."""
-    runs = np.diff(ptr) - 1                          # a session's values to move
+def together(values: np.ndarray, ptr: np.ndarray, rho: float, rng: np.random.Generator,
+             free: np.ndarray | None = None) -> np.ndarray:
+    """A session's values but its first (``ptr``: where each session begins), and but those
+    not ``free`` (a transition's own think times), made to go together as a one-factor
+    Gaussian copula of correlation ``rho`` says — a factor a session plus a value's own
+    noise — by putting the values drawn in the order of the copula's scores (Iman & Conover
+    1982): the same values, so the same law, only their places moved."""
+    moved = np.ones(len(values), bool) if free is None else free.copy()
+    moved[ptr[:-1]] = False
+    where = np.flatnonzero(moved)
+    runs = np.bincount(np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))[where],
+                       minlength=len(ptr) - 1)     # a session's values to move
     runs = runs[runs > 0]
     if not len(runs):
         return values
-    moved = np.ones(len(values), bool)
-    moved[ptr[:-1]] = False
-    where = np.flatnonzero(moved)
     score = (math.sqrt(rho) * np.repeat(rng.standard_normal(len(runs)), runs)
              + math.sqrt(1 - rho) * rng.standard_normal(len(where)))
     out = values.copy()

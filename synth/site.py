@@ -120,12 +120,14 @@ Within = Callable[[float, float, int, np.random.Generator], "np.ndarray | None"]
 @dataclass
 class TransitionThinks:
     """Think times per transition (the model's ``site.thinks``): sorted keys ``from · pages +
-    to``, each row's cumulative bin probabilities, the bins' edges."""
+    to``, each row's cumulative bin probabilities, the bins' edges, and the other moves'
+    (``rest``; None in a model before version 11: the global law's draws kept for them)."""
 
     pages: int
     keys: np.ndarray
     cum: np.ndarray
     log_edges: np.ndarray
+    rest: np.ndarray | None = None
 
     @classmethod
     def of(cls, thinks: dict | None, pages: int) -> "TransitionThinks | None":
@@ -133,33 +135,44 @@ class TransitionThinks:
             return None
         rows = sorted(thinks["transitions"], key=lambda r: r[0] * pages + r[1])
         counts = np.array([r[2] for r in rows], float)
+        rest = np.asarray(thinks["rest"], float) if thinks.get("rest") else None
         return cls(pages, np.array([a * pages + b for a, b, _ in rows], np.int64),
                    np.cumsum(counts, axis=1) / counts.sum(axis=1, keepdims=True),
-                   np.log(np.asarray(thinks["edges"], float)))
+                   np.log(np.asarray(thinks["edges"], float)),
+                   None if rest is None else np.cumsum(rest) / rest.sum())
 
     def draw(self, before: np.ndarray, after: np.ndarray, thinks: np.ndarray,
-             rng: np.random.Generator, within: Within | None = None) -> np.ndarray:
-        """``thinks`` with those of the moves ``before`` → ``after`` that have their own law
-        drawn from it: a bin by its counts, then a value inside it: ``within(lo, hi, n,
-        rng)`` (the think law given that its value was recorded in the bin: on a log's
+             rng: np.random.Generator, within: Within | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """``thinks`` with those of the moves ``before`` → ``after`` drawn from their own
+        transition's bins, the others' from ``rest`` (when the model has it), and which moves
+        had their own (a mask): a bin by its counts, then a value inside it: ``within(lo, hi,
+        n, rng)`` (the think law given that its value was recorded in the bin: on a log's
         grid, a bin holds a few recorded values, not a spread of them), else log-uniform."""
         key = before * self.pages + after
         at = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-        own = np.flatnonzero(self.keys[at] == key)
-        row = at[own]
-        b = (rng.random(len(own))[:, None] > self.cum[row]).sum(axis=1)
-        b = np.minimum(b, self.cum.shape[1] - 1)
+        mine = self.keys[at] == key
+        rest = ~mine if self.rest is not None else np.zeros(len(key), bool)
+        out = thinks.copy()
+        out[mine] = self._values(self.cum[at[mine]], rng, within)
+        if rest.any():
+            out[rest] = self._values(np.broadcast_to(self.rest, (int(rest.sum()),
+                                                                 len(self.rest))), rng, within)
+        return out, mine
+
+    def _values(self, cum: np.ndarray, rng: np.random.Generator, within: Within | None
+                ) -> np.ndarray:
+        """One think time per row of cumulative bin probabilities ``cum`` (``draw``)."""
+        b = np.minimum((rng.random(len(cum))[:, None] > cum).sum(axis=1), cum.shape[1] - 1)
         lo, hi = self.log_edges[b], self.log_edges[b + 1]
-        drawn = np.exp(lo + rng.random(len(own)) * (hi - lo))
+        drawn = np.exp(lo + rng.random(len(cum)) * (hi - lo))
         for k in np.unique(b).tolist() if within is not None else []:
             these = np.flatnonzero(b == k)
             got = within(float(np.exp(self.log_edges[k])), float(np.exp(self.log_edges[k + 1])),
                          len(these), rng)
             if got is not None:
                 drawn[these] = got
-        out = thinks.copy()
-        out[own] = drawn
-        return out
+        return drawn
 
 
 def _row_keys(ptr: np.ndarray, cum: np.ndarray) -> np.ndarray:

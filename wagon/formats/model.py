@@ -51,7 +51,7 @@ __all__ = ["Model", "ModelError", "Variable", "load_model", "save_model", "valid
            "VARIABLES", "MODEL_FORMAT", "MODEL_VERSION", "CI_METHODS", "DELAY_QUANTILES",
            "PARAM_LAWS", "PARAM_ALPHABETS", "LIST_SEPARATORS", "MAX_DISTINCT", "status_key"]
 
-MODEL_VERSION = 10          # 2 adds, all optional (version 1 models are read as they are):
+MODEL_VERSION = 11          # 2 adds, all optional (version 1 models are read as they are):
                             # site.pages[].variants, site.remainder, variables.*.observation,
                             # arrivals.profile; 3 adds, optional: agents.sessions,
                             # variables.*.se, ci, ci_method, ci_note, ci_bootstrap,
@@ -64,7 +64,7 @@ MODEL_VERSION = 10          # 2 adds, all optional (version 1 models are read as
                             # site.pages[].views[].page_absent, site.pages[].sizes; 8
                             # adds, optional: site.redirects; 9 adds, optional:
                             # variables.think.dependence; 10 adds, optional:
-                            # site.move_statuses
+                            # site.move_statuses; 11 adds, optional: site.thinks.rest
 
 #: a page parameter's laws and the fields each needs besides ``n`` (docs/formats.md)
 PARAM_LAWS = {"int": ("min", "max", "distinct", "zipf"), "token": ("distinct", "zipf"),
@@ -544,7 +544,8 @@ def _check_move_statuses(rows: object, pages: int, path: str) -> None:
 
 def _check_thinks(thinks: object, pages: int, path: str) -> None:
     """``site.thinks`` (version 7, optional): bin ``edges`` > 0 (s) in order and rows
-    ``[from page, to page, counts per bin]`` of existing pages, counting at least one."""
+    ``[from page, to page, counts per bin]`` of existing pages, counting at least one;
+    ``rest`` (version 11, optional): the other moves' counts per bin, at least one."""
     if thinks is None:
         return
     edges = thinks.get("edges") if isinstance(thinks, dict) else None
@@ -563,6 +564,10 @@ def _check_thinks(thinks: object, pages: int, path: str) -> None:
                f"site.thinks row {r[:2]} is malformed: one count per bin")
         _check(r[0] < pages and r[1] < pages, path,
                f"site.thinks row {r[:2]} names a page that does not exist")
+    rest = thinks.get("rest")
+    _check(rest is None or (isinstance(rest, list) and len(rest) == len(edges) - 1
+                            and all(_count(c) for c in rest) and sum(rest) > 0), path,
+           "site.thinks.rest needs a count per bin, at least one")
 
 
 def _check_redirects(redirects: object, forms: set[str], path: str) -> None:

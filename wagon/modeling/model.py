@@ -414,13 +414,21 @@ def transition_thinks(rows: np.ndarray, page_index: dict[int, int], edges: np.nd
                       ) -> dict | None:
     """The model's ``site.thinks``: the bin edges (s) and, per transition between kept pages
     with at least MIN_THINKS think times, its counts per bin (the Customer Behavior Model
-    Graph's think times); None when no transition has enough."""
+    Graph's think times), and ``rest``: the counts of every other move's (a transition with
+    its own law takes its think times out of the global law's sample: the others' are what
+    is left, not the whole); None when no transition has enough."""
     per: dict[tuple[int, int], np.ndarray] = {}
+    every = np.zeros(len(edges) - 1, np.int64)
     for a, b, k, n in rows.tolist():
+        every[k] += n
         if a in page_index and b in page_index:
             per.setdefault((page_index[a], page_index[b]), np.zeros(len(edges) - 1, np.int64))[k] += n
     kept = [[a, b, c.tolist()] for (a, b), c in sorted(per.items()) if c.sum() >= MIN_THINKS]
-    return {"edges": [round(float(e), 6) for e in edges], "transitions": kept} if kept else None
+    if not kept:
+        return None
+    rest = every - np.sum([c for _, _, c in kept], axis=0)
+    return ({"edges": [round(float(e), 6) for e in edges], "transitions": kept}
+            | ({"rest": rest.tolist()} if rest.sum() else {}))
 
 
 def kept_views(views: list[View], most: int = MAX_VIEWS) -> list[View]:
