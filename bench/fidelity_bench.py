@@ -23,14 +23,20 @@ octave (NASA and EPA, 3 seeds each: +0.3 to +0.9 log₂ units at 2 s and acf(1) 
 of 6, where their exports were −0.5 to −0.05 and differed in none). Each is stopped by its PID
 (``wagon.experiment.servers.start``), whatever happens. K is ``--speedup``, by default the
 log's span over ``--replay-seconds`` (100 s: each replay within 5 min) but at most
-``--max-speedup`` (1,250: netnea's month is then a replay of 35 min): a request and its answer
+``--max-speedup`` (500: netnea's month is then a replay of 88 min): a request and its answer
 take about a millisecond on loopback, K ms of the model's, and the replay's own timing must
-stay finer than the second its requests are counted in (netnea's month in 100 s, K = 26,411:
-the octaves 2 s–1 h of its replay 0.8–2.7 log₂ units low, its think time, acf(1) and Hurst
-differing; at K = 2,499, 1,056 s: a client's first gap 3 s where the export has 1, acf(1) of
-requests/s 0.345 against the log's 0.296, differing in 3 of 3 seeds of an earlier run; at K =
-1,250, 2,111 s: the first gap 1 s, acf(1) 0.291, its acf 1–10 gap the export's, seed 2 of
-2026-11-29); redirects are answers (``--no-follow``: the log holds the requests its clients
+stay finer than the second its requests are counted in and than Tmin, which tells a click's
+requests from the next click (netnea's month in 100 s, K = 26,411: the octaves 2 s–1 h of its
+replay 0.8–2.7 log₂ units low, its think time, acf(1) and Hurst differing; at K = 2,499,
+1,056 s: a client's first gap 3 s where the export has 1, acf(1) of requests/s 0.345 against
+the log's 0.296, differing in 3 of 3 seeds of an earlier run; at K = 1,250, 2,111 s: the first
+gap 1 s, acf(1) 0.291, on the machine of 2026-11-29, but on another, whose processes wake
+1–3 ms late from an idle wait (``bench/wakeup_bench.py``), exchanges of 2.4 ms at the 90th
+percentile, 3 s of the log's: a form's follow-up past Tmin, 229 clicks read back from the 190
+the export has, the Zipf slope of page popularity differing; at K = 500 and 250, 192). Each
+replay prints its exchange times, its own p90 and p99, and K times them against Tmin, and
+the clicks wagon reads back from the server's log against those synth made; redirects are
+answers (``--no-follow``: the log holds the requests its clients
 sent after one), no network is emulated (a modeled millisecond is K of the replay's).
 
 A log recorded in windows (elastic's: the first minute of every hour) is a sample of its site's
@@ -105,9 +111,9 @@ import numpy as np
 import pywt
 from scipy import special
 
-from wagon import parse_bytes, sessionize
+from wagon import SessionRules, parse_bytes, sessionize
 from wagon.analysis.compare import compare
-from wagon.analysis.logdigest import load_digest
+from wagon.analysis.logdigest import load_digests
 from wagon.analysis.options import CompareOptions
 from wagon.experiment.servers import APACHE_TEMPLATE, NGINX_TEMPLATE, start
 from wagon.logs.sessions import sessionize_kept
@@ -235,13 +241,17 @@ def measure(log, syn, syn_times: np.ndarray, rows: list[dict], log_requests: int
             "stack_mu": [stack.get("stack distance: lognormal mu", {}).get(k)
                          for k in ("a", "b", "verdict")],
             "first_gap": [first_gap(t, np.asarray(r.host)) for t, r in ((times, log),
-                                                                        (syn_times, syn))]}
+                                                                        (syn_times, syn))],
+            "clicks": [clicks, sum(sessionize(syn).site.page_hits.values())]}
 
 
-def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req) -> dict:
-    """fit → synth → export combined → compare (the CLI), measured."""
+def exported(log: Path, model: Path, fit: dict, seed: int, work: Path, log_req,
+             duration: float | None = None) -> dict:
+    """fit → synth → export combined → compare (the CLI), measured; ``duration`` (s): the
+    synthetic traffic's, the log's span by default."""
     scenario, synthetic = work / f"s{seed}.jsonl", work / f"s{seed}.log"
-    synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
+    synth = json.loads(wagon("synth", str(model), "--duration", f"{duration or span(fit):.0f}",
+                             "--profile",
                              "model", "--seed", str(seed), "-o", str(scenario), "--force",
                              "--json"))
     wagon("export", str(scenario), "--to", "combined", "-o", str(synthetic), "--start",
@@ -301,12 +311,13 @@ def windows(fit: dict) -> np.ndarray | None:
 
 
 def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path, log_req,
-             first: float) -> dict:
+             first: float, duration: float | None = None) -> dict:
     """The same sessions K× faster, replayed against nginx (or Apache: module docstring)
     serving the built site; the server's log read back (times × K from ``first``, the log's
-    first second) and measured."""
+    first second) and measured, with the replay's exchange times (its own summary's, ms)."""
     scenario, site, run = work / f"r{seed}.jsonl", work / "site", work / "server"
-    synth = json.loads(wagon("synth", str(model), "--duration", f"{span(fit):.0f}", "--profile",
+    synth = json.loads(wagon("synth", str(model), "--duration", f"{duration or span(fit):.0f}",
+                             "--profile",
                              "model", "--seed", str(seed), "--speedup", f"{k:g}", "-o",
                              str(scenario), "--force", "--json"))
     wagon("site", "build", str(site), "--scenario", str(scenario))
@@ -326,7 +337,7 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     data = shuffled_as_logged(as_logged(served, first + (t + tick - t.min()) * k), fit, seed)
     out = work / "server.log"
     out.write_bytes(data)
-    rows = compare(load_digest([str(log)]), load_digest([str(out)]), CompareOptions())
+    rows = compare(*load_digests([str(log)], [str(out)]), CompareOptions())
     syn, _ = parse_bytes(data)
     r = measure(log_req, syn, np.asarray(syn.time, float), rows, fit["counts"]["requests_used"],
                 synth.get("clicks", 0), windows(fit))
@@ -334,7 +345,8 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
     return {**r, "speedup": k, "server": kind, "replay_s": float(t.max() - t.min()),
             "replay_requests": {key: said[key] for key in ("total", "ok", "failed",
                                                           "not_started")},
-            "errors": summary["errors"]["by_kind"], "load": summary["generator"]["machine"]}
+            "errors": summary["errors"]["by_kind"], "load": summary["generator"]["machine"],
+            "exchange_ms": {p: summary["latency"]["request"][p] for p in ("p50", "p90", "p99")}}
 
 
 def server_for(k: float) -> str:
@@ -388,6 +400,14 @@ def plot(runs: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def exchange(r: dict) -> str:
+    """A replay's exchange times (its own p90 and p99, ms) and what K makes of them in the
+    log's time, against Tmin: an exchange K× longer than Tmin splits a click in two."""
+    k, ms = r["speedup"], r["exchange_ms"]
+    return (f"exchange p90 {ms['p90']:.2f} ms, p99 {ms['p99']:.2f} ms: × K {k * ms['p90'] / 1e3:.2f}"
+            f" and {k * ms['p99'] / 1e3:.2f} s of the log's (Tmin {SessionRules().tmin:g} s)")
+
+
 def line(name: str, seed: int, half: str, r: dict, log_per_click: float) -> str:
     """One run's figures, as printed."""
     bad = [j for j, (d, h) in r["octaves"].items() if abs(d) > max(h, 1.0)]
@@ -399,7 +419,8 @@ def line(name: str, seed: int, half: str, r: dict, log_per_click: float) -> str:
             f"{100 * r['hour_gap']:.1f} pt; p99 size {r['p99_ratio']:.2f}; statuses "
             + " ".join(f"{k} {100 * st[1][k]:.2f}" for k in STATUS_CLASSES)
             + f" (gap {100 * r['status_gap']:.2f} pt); stack mu {r['stack_mu']}; a client's "
-            f"first gap {r['first_gap'][1]:.2f} s / {r['first_gap'][0]:.2f} s\n"
+            f"first gap {r['first_gap'][1]:.2f} s / {r['first_gap'][0]:.2f} s; clicks read "
+            f"{r['clicks'][1]:,} of {r['clicks'][0]:,} made\n"
             f"{'':28s}   differs: {', '.join(r['differs']) or 'none'}; undecided: "
             f"{', '.join(r['undecided']) or 'none'}")
 
@@ -411,7 +432,7 @@ def main() -> None:
     ap.add_argument("--replay", action="store_true", help="also the replay half, against nginx")
     ap.add_argument("--speedup", type=float, help="the replay's (default: span / --replay-seconds)")
     ap.add_argument("--replay-seconds", type=float, default=100.0)
-    ap.add_argument("--max-speedup", type=float, default=1250.0,
+    ap.add_argument("--max-speedup", type=float, default=500.0,
                     help="K at most this: an exchange's millisecond on loopback is K ms of the "
                          "model's (module docstring)")
     ap.add_argument("--plot", type=Path)
@@ -449,7 +470,8 @@ def main() -> None:
                           + f" [{r['replay']['replay_s']:.0f} s at --speedup {k:g} on "
                           f"{r['replay']['server']}; the replay's own count "
                           f"{r['replay']['replay_requests']}, errors {r['replay']['errors']}, "
-                          f"load {r['replay']['load']['load_1min']:.1f}]", flush=True)
+                          f"load {r['replay']['load']['load_1min']:.1f}; "
+                          + exchange(r["replay"]) + "]", flush=True)
                 runs.append(r)
                 if out:
                     out.write(json.dumps(r) + "\n")
