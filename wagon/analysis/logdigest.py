@@ -107,8 +107,6 @@ def log_digest(paths: list[str], fmt: str = "auto", base_month: str | None = Non
     out = digest_of(tallies, ", ".join(Path(p).name for p in paths), "log", resolution,
                     starts, clicks, think, page_hits)
     out.read, out.robot_requests, out.windows = read, robots, windows
-    if clock > (shared.resolution or 0.0) * speedup:           # read on a coarser clock
-        out.stamps = (shared.resolution or 0.0) * speedup
     return out
 
 

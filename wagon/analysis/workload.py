@@ -94,7 +94,7 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
               clock: float = 0.0) -> Workload:
     req, _ = parse_logs(paths, fmt, base_month=base_month)
     req = dilate(req, speedup)
-    own, req = req.resolution, coarsened(req, clock)
+    req = coarsened(req, clock)
     partial, human = sessionize_kept(req)   # robots out: what a model is made of
     s = merge_partials([partial])
     req = req.take(np.flatnonzero(human))
@@ -104,8 +104,7 @@ def _from_log(paths: list[str], fmt: str, base_month: str | None, speedup: float
                     s.session_start, s.samples["clicks"], s.samples["think"], s.resolution,
                     referer=req.referer, referers=list(req.referers),
                     page_hits=np.fromiter(s.site.page_hits.values(), np.int64),
-                    robot_requests=int(len(human) - human.sum()),
-                    stamps=(own or 0.0) if req.resolution != own else None)
+                    robot_requests=int(len(human) - human.sum()))
 
 
 def _replay_speedup(run: dict | None) -> float:
@@ -218,12 +217,15 @@ T = TypeVar("T")
 
 def on_one_clock(read: Callable[[list[str], float], T], a: list[str], b: list[str]
                  ) -> tuple[T, T]:
-    """Two workloads, each ``read(paths, clock)`` (a ``kind`` and a ``resolution`` each), on
-    one clock (module docstring): of two logs, the one stamped finer read again on the
-    other's grid. A scenario or replay results (exact times) are read as they are."""
+    """Two workloads, each ``read(paths, clock)`` (a ``kind``, a ``resolution`` and
+    ``stamps`` each), on one clock (module docstring): of two logs, the one stamped finer read
+    again on the other's grid, its own grid then in ``stamps``. A scenario or replay results
+    (exact times) are read as they are."""
     sides = [read(a, 0.0), read(b, 0.0)]
     if all(s.kind == "log" for s in sides):
         fine, coarse = sorted(range(2), key=lambda k: sides[k].resolution)
-        if sides[fine].resolution < sides[coarse].resolution:
+        own = sides[fine].resolution
+        if own < sides[coarse].resolution:
             sides[fine] = read((a, b)[fine], sides[coarse].resolution)
+            sides[fine].stamps = own
     return sides[0], sides[1]
