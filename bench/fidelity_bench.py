@@ -346,7 +346,7 @@ def replayed(log: Path, model: Path, fit: dict, seed: int, k: float, work: Path,
             "replay_requests": {key: said[key] for key in ("total", "ok", "failed",
                                                           "not_started")},
             "errors": summary["errors"]["by_kind"], "load": summary["generator"]["machine"],
-            "exchange_ms": {p: summary["latency"]["request"][p] for p in ("p50", "p90", "p99")}}
+            "exchange_ms": {p: summary["latency"]["request_all"][p] for p in ("p50", "p90", "p99")}}
 
 
 def server_for(k: float) -> str:
